@@ -1,0 +1,117 @@
+// Package helm is the thin layer over the Helm SDK: every call into
+// helm.sh/helm goes through here, so that moving to another Helm major
+// version touches one package.
+package helm
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/postrender"
+	"k8s.io/client-go/discovery"
+)
+
+// Chart is a loaded Helm chart.
+type Chart = chart.Chart
+
+// LoadChart loads a chart from a directory or a packaged .tgz file.
+func LoadChart(path string) (*Chart, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("reading local chart: %w", err)
+	}
+	c, err := loader.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("loading chart %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Capabilities is what templates see of the cluster (.Capabilities).
+type Capabilities struct {
+	// KubeVersion like "v1.37.2"; empty means Helm's default.
+	KubeVersion string
+	// APIVersions are group/versions and group/version/Kinds served.
+	APIVersions []string
+}
+
+// DiscoverCapabilities reads the cluster's version and served APIs.
+func DiscoverCapabilities(dc discovery.DiscoveryInterface) (*Capabilities, error) {
+	v, err := dc.ServerVersion()
+	if err != nil {
+		return nil, fmt.Errorf("reading Kubernetes version: %w", err)
+	}
+	versions, err := action.GetVersionSet(dc)
+	if err != nil {
+		return nil, fmt.Errorf("reading served API versions: %w", err)
+	}
+	return &Capabilities{KubeVersion: v.GitVersion, APIVersions: versions}, nil
+}
+
+// RenderOptions say what to render.
+type RenderOptions struct {
+	ReleaseName string
+	// Namespace is the release's target namespace.
+	Namespace string
+	Chart     *Chart
+	Values    map[string]any
+	// PostRenderer runs over the rendered manifest, CRDs included.
+	PostRenderer postrender.PostRenderer
+	// Capabilities of the target cluster; nil means Helm's defaults.
+	Capabilities *Capabilities
+	// IncludeCRDs adds the chart's crds/ directory to the manifest.
+	IncludeCRDs bool
+	// DisableSchemaValidation skips values.schema.json.
+	DisableSchemaValidation bool
+	// IsUpgrade renders as an upgrade (.Release.IsUpgrade).
+	IsUpgrade bool
+}
+
+// Rendered is the result of a render.
+type Rendered struct {
+	// Manifest is the multi-document YAML an install would apply (hooks excluded).
+	Manifest string
+	// Notes is the rendered NOTES.txt.
+	Notes string
+}
+
+// Render renders a chart without touching any cluster, as `helm template`
+// does, with the capabilities of the target cluster when given.
+func Render(ctx context.Context, opts RenderOptions) (*Rendered, error) {
+	install := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
+	install.ClientOnly = true
+	install.DryRun = true
+	install.DryRunOption = "client"
+	install.Replace = true
+	install.ReleaseName = opts.ReleaseName
+	install.Namespace = opts.Namespace
+	install.IncludeCRDs = opts.IncludeCRDs
+	install.PostRenderer = opts.PostRenderer
+	install.SkipSchemaValidation = opts.DisableSchemaValidation
+	install.IsUpgrade = opts.IsUpgrade
+	install.DisableOpenAPIValidation = true
+	if c := opts.Capabilities; c != nil {
+		if c.KubeVersion != "" {
+			kv, err := chartutil.ParseKubeVersion(c.KubeVersion)
+			if err != nil {
+				return nil, fmt.Errorf("parsing Kubernetes version %q: %w", c.KubeVersion, err)
+			}
+			install.KubeVersion = kv
+		}
+		install.APIVersions = c.APIVersions
+	}
+	values := opts.Values
+	if values == nil {
+		values = map[string]any{}
+	}
+	rel, err := install.RunWithContext(ctx, opts.Chart, values)
+	if err != nil {
+		return nil, fmt.Errorf("rendering chart %s: %w", opts.Chart.Name(), err)
+	}
+	return &Rendered{Manifest: strings.TrimSpace(rel.Manifest), Notes: rel.Info.Notes}, nil
+}

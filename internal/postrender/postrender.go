@@ -1,0 +1,91 @@
+// Package postrender implements the post-renderers of a release
+// (spec.postRenderers, spec.commonMetadata and the origin labels) as Helm
+// post-renderers. They run in-process on the Kustomize Go API: no binaries.
+package postrender
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"helm.sh/helm/v3/pkg/postrender"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Origin labels: every object a release renders carries the name and
+// namespace of the helmrelease_release that owns it.
+const (
+	OriginNameLabel      = "helmrelease.terraform.io/name"
+	OriginNamespaceLabel = "helmrelease.terraform.io/namespace"
+)
+
+// Chain runs post-renderers in order.
+type Chain []postrender.PostRenderer
+
+var _ postrender.PostRenderer = Chain(nil)
+
+// Run implements postrender.PostRenderer.
+func (c Chain) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
+	var err error
+	for _, r := range c {
+		if in, err = r.Run(in); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+// Build returns the chain of a release: the Kustomize post-renderers in
+// order, then the common metadata, then the origin labels (always last, so
+// no patch can remove them).
+func Build(kustomizations []Kustomize, common Metadata, originName, originNamespace string) Chain {
+	var chain Chain
+	for i := range kustomizations {
+		chain = append(chain, &kustomizations[i])
+	}
+	if len(common.Labels) > 0 || len(common.Annotations) > 0 {
+		chain = append(chain, common)
+	}
+	chain = append(chain, Metadata{Labels: map[string]string{
+		OriginNameLabel:      originName,
+		OriginNamespaceLabel: originNamespace,
+	}})
+	return chain
+}
+
+// Metadata sets labels and annotations on every object (spec.commonMetadata).
+type Metadata struct {
+	Labels      map[string]string
+	Annotations map[string]string
+}
+
+var _ postrender.PostRenderer = Metadata{}
+
+// Run implements postrender.PostRenderer.
+func (m Metadata) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
+	nodes, err := kio.FromBytes(in.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("parsing rendered manifest: %w", err)
+	}
+	for _, n := range nodes {
+		for k, v := range m.Labels {
+			if err := n.PipeE(kyaml.SetLabel(k, v)); err != nil {
+				return nil, fmt.Errorf("setting label %s on %s/%s: %w", k, n.GetKind(), n.GetName(), err)
+			}
+		}
+		for k, v := range m.Annotations {
+			if err := n.PipeE(kyaml.SetAnnotation(k, v)); err != nil {
+				return nil, fmt.Errorf("setting annotation %s on %s/%s: %w", k, n.GetKind(), n.GetName(), err)
+			}
+		}
+	}
+	out, err := kio.StringAll(nodes)
+	if err != nil {
+		return nil, fmt.Errorf("writing rendered manifest: %w", err)
+	}
+	return bytes.NewBufferString(out), nil
+}
+
+// errEmpty is returned for an empty patch.
+var errEmpty = errors.New("the patch is empty")

@@ -1,0 +1,136 @@
+package provider
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+)
+
+// valuesMap converts a dynamic HCL value to Helm values. Null is an empty
+// map; anything but an object or map is an error, since values are a map.
+func valuesMap(d types.Dynamic) (map[string]any, error) {
+	if d.IsNull() || d.IsUnderlyingValueNull() {
+		return map[string]any{}, nil
+	}
+	v, err := goValue(d.UnderlyingValue())
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("values must be an object, e.g. { replicaCount = 2 }, not %T", v)
+	}
+	return m, nil
+}
+
+// goValue converts a known Terraform value to what Helm expects of YAML:
+// maps, slices, strings, bools, int64 for whole numbers, float64 otherwise.
+func goValue(v attr.Value) (any, error) {
+	if v == nil || v.IsNull() {
+		return nil, nil
+	}
+	if v.IsUnknown() {
+		return nil, fmt.Errorf("value is not known yet")
+	}
+	switch t := v.(type) {
+	case basetypes.DynamicValue:
+		return goValue(t.UnderlyingValue())
+	case basetypes.StringValue:
+		return t.ValueString(), nil
+	case basetypes.BoolValue:
+		return t.ValueBool(), nil
+	case basetypes.NumberValue:
+		f := t.ValueBigFloat()
+		if f.IsInt() {
+			if i, acc := f.Int64(); acc == 0 {
+				return i, nil
+			}
+		}
+		x, _ := f.Float64()
+		if math.IsInf(x, 0) {
+			return nil, fmt.Errorf("number %s is out of range", f.String())
+		}
+		return x, nil
+	case basetypes.Int64Value:
+		return t.ValueInt64(), nil
+	case basetypes.Float64Value:
+		return t.ValueFloat64(), nil
+	case basetypes.ObjectValue:
+		return goMap(t.Attributes())
+	case basetypes.MapValue:
+		return goMap(t.Elements())
+	case basetypes.ListValue:
+		return goList(t.Elements())
+	case basetypes.TupleValue:
+		return goList(t.Elements())
+	case basetypes.SetValue:
+		return goList(t.Elements())
+	default:
+		return nil, fmt.Errorf("unsupported value type %s", v.Type(nil))
+	}
+}
+
+func goMap(in map[string]attr.Value) (map[string]any, error) {
+	out := make(map[string]any, len(in))
+	for k, v := range in {
+		g, err := goValue(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		out[k] = g
+	}
+	return out, nil
+}
+
+func goList(in []attr.Value) ([]any, error) {
+	out := make([]any, len(in))
+	for i, v := range in {
+		g, err := goValue(v)
+		if err != nil {
+			return nil, fmt.Errorf("[%d]: %w", i, err)
+		}
+		out[i] = g
+	}
+	return out, nil
+}
+
+// fullyKnown reports whether v and everything inside it is known.
+func fullyKnown(v attr.Value) bool {
+	if v == nil || v.IsNull() {
+		return true
+	}
+	if v.IsUnknown() {
+		return false
+	}
+	var children []attr.Value
+	switch t := v.(type) {
+	case basetypes.DynamicValue:
+		if t.IsUnderlyingValueUnknown() {
+			return false
+		}
+		return fullyKnown(t.UnderlyingValue())
+	case basetypes.ObjectValue:
+		for _, c := range t.Attributes() {
+			children = append(children, c)
+		}
+	case basetypes.MapValue:
+		for _, c := range t.Elements() {
+			children = append(children, c)
+		}
+	case basetypes.ListValue:
+		children = t.Elements()
+	case basetypes.SetValue:
+		children = t.Elements()
+	case basetypes.TupleValue:
+		children = t.Elements()
+	}
+	for _, c := range children {
+		if !fullyKnown(c) {
+			return false
+		}
+	}
+	return true
+}

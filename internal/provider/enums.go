@@ -1,0 +1,27 @@
+package provider
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+)
+
+var ociRegistryPattern = regexp.MustCompile(`^oci://[A-Za-z0-9.-]+(:[0-9]+)?/?$`)
+
+// enum is a closed set of string values; it feeds both the validator and the
+// description, so they cannot disagree.
+type enum []string
+
+func (e enum) validator() validator.String { return stringvalidator.OneOf(e...) }
+
+func (e enum) markdown() string {
+	q := make([]string, len(e))
+	for i, v := range e {
+		q[i] = "`" + v + "`"
+	}
+	return strings.Join(q, ", ")
+}
+
+var valuesFromKinds = enum{"ConfigMap", "Secret"}

@@ -1,0 +1,126 @@
+// Package provider is the Terraform glue of helmrelease: provider
+// configuration, resources and data sources, and their conversion to the
+// engine's types. It holds no Helm or Kubernetes logic of its own.
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"k8s.io/client-go/rest"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
+)
+
+var _ provider.Provider = (*helmReleaseProvider)(nil)
+
+// errConfigUnknown is returned by clients whose configuration is not known
+// yet (planning a cluster created in the same apply).
+var errConfigUnknown = errors.New("the provider's kubernetes configuration is not known until apply")
+
+// objectAsOptions converts nested objects leniently: unset attributes stay null.
+var objectAsOptions = basetypes.ObjectAsOptions{UnhandledNullAsEmpty: true, UnhandledUnknownAsEmpty: true}
+
+// providerData is what Configure hands to resources and data sources.
+type providerData struct {
+	clients    *kube.Clients
+	cacheDir   string
+	registries []registryModel
+}
+
+type helmReleaseProvider struct {
+	version string
+	getenv  func(string) string
+}
+
+// New returns the provider factory for version.
+func New(version string) func() provider.Provider {
+	return func() provider.Provider {
+		return &helmReleaseProvider{version: version, getenv: os.Getenv}
+	}
+}
+
+func (p *helmReleaseProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "helmrelease"
+	resp.Version = p.version
+}
+
+func (p *helmReleaseProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	resp.Schema = providerSchema()
+}
+
+func (p *helmReleaseProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var cfg providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	data := &providerData{cacheDir: cfg.CacheDir.ValueString()}
+	if !cfg.Registries.IsUnknown() {
+		resp.Diagnostics.Append(cfg.Registries.ElementsAs(ctx, &data.registries, false)...)
+	}
+
+	switch {
+	case !fullyKnown(cfg.Kubernetes):
+		// Planning before the cluster exists: what needs no cluster still works.
+		data.clients = kube.NewClients(func() (*rest.Config, error) { return nil, errConfigUnknown })
+	default:
+		var km kubernetesModel
+		if !cfg.Kubernetes.IsNull() {
+			resp.Diagnostics.Append(cfg.Kubernetes.As(ctx, &km, objectAsOptions)...)
+		}
+		kc, diags := km.kubeConfig(ctx)
+		resp.Diagnostics.Append(diags...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		kc, err := kc.WithEnvironment(p.getenv)
+		if err != nil {
+			attrError(&resp.Diagnostics, path.Root("kubernetes").AtName("insecure"), "Invalid KUBE_INSECURE", err.Error()+".", "Set KUBE_INSECURE to true or false, or unset it.")
+			return
+		}
+		if kc.ProxyURL != "" {
+			if err := kube.ValidateProxyURL(kc.ProxyURL); err != nil {
+				invalidValue(&resp.Diagnostics, path.Root("kubernetes").AtName("proxy_url"), "proxy URL", err, "Use a URL like http://proxy.example:3128 (schemes http, https or socks5).")
+				return
+			}
+		}
+		getenv := p.getenv
+		data.clients = kube.NewClients(func() (*rest.Config, error) {
+			cfg, err := kc.RESTConfig(getenv)
+			if err != nil {
+				return nil, fmt.Errorf("%w", err)
+			}
+			return cfg, nil
+		})
+	}
+	resp.DataSourceData = data
+	resp.ResourceData = data
+}
+
+func (p *helmReleaseProvider) Resources(context.Context) []func() resource.Resource {
+	return nil
+}
+
+func (p *helmReleaseProvider) DataSources(context.Context) []func() datasource.DataSource {
+	return []func() datasource.DataSource{NewTemplateDataSource}
+}
+
+// configureData extracts the provider data; nil before the provider is configured.
+func configureData(v any) (*providerData, error) {
+	if v == nil {
+		return nil, nil
+	}
+	d, ok := v.(*providerData)
+	if !ok {
+		return nil, fmt.Errorf("unexpected provider data %T: this is a bug in the provider", v)
+	}
+	return d, nil
+}

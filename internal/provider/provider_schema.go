@@ -1,0 +1,149 @@
+package provider
+
+import (
+	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+func providerSchema() schema.Schema {
+	kube := path.MatchRoot("kubernetes")
+	return schema.Schema{
+		MarkdownDescription: "The helmrelease provider installs, upgrades, tests and remediates Helm releases with the semantics of Flux's HelmRelease (helm-controller API v2).\n\n" +
+			"Cluster settings are taken, in this order, from the `kubernetes` attributes, the `KUBE_*` environment variables, the `KUBECONFIG` environment variable, and the in-cluster service account. The default kubeconfig file (`~/.kube/config`) is never read unless named. Settings that are unknown at plan time (a cluster created in the same apply) do not fail the plan.",
+		Attributes: map[string]schema.Attribute{
+			"kubernetes": schema.SingleNestedAttribute{
+				MarkdownDescription: "How to reach the Kubernetes cluster. Every attribute is optional; unset attributes fall back to their `KUBE_*` environment variable.",
+				Optional:            true,
+				Attributes: map[string]schema.Attribute{
+					"config_path": schema.StringAttribute{
+						MarkdownDescription: "Path of a kubeconfig file (`~` expands to the home directory). Environment: `KUBE_CONFIG_PATH`. Default: none.",
+						Optional:            true,
+						Validators:          []validator.String{stringvalidator.LengthAtLeast(1), stringvalidator.ConflictsWith(kube.AtName("kubeconfig"))},
+					},
+					"config_paths": schema.ListAttribute{
+						MarkdownDescription: "Paths of kubeconfig files, merged as kubectl merges `KUBECONFIG`. Environment: `KUBE_CONFIG_PATHS` (separated by `:`). Default: none.",
+						ElementType:         types.StringType,
+						Optional:            true,
+						Validators:          []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ConflictsWith(kube.AtName("kubeconfig"))},
+					},
+					"config_context": schema.StringAttribute{
+						MarkdownDescription: "Context of the kubeconfig to use. Environment: `KUBE_CTX`. Default: the kubeconfig's current context.",
+						Optional:            true,
+					},
+					"kubeconfig": schema.StringAttribute{
+						MarkdownDescription: "Raw kubeconfig YAML, for example the output of a cluster module. Default: none.",
+						Optional:            true,
+						Sensitive:           true,
+					},
+					"host": schema.StringAttribute{
+						MarkdownDescription: "URL of the Kubernetes API server, e.g. `https://10.0.0.1:6443`. Environment: `KUBE_HOST`. Default: the kubeconfig's.",
+						Optional:            true,
+					},
+					"token": schema.StringAttribute{
+						MarkdownDescription: "Bearer token. Environment: `KUBE_TOKEN`. Default: none.",
+						Optional:            true,
+						Sensitive:           true,
+					},
+					"cluster_ca_certificate": schema.StringAttribute{
+						MarkdownDescription: "PEM-encoded CA certificate of the API server. Environment: `KUBE_CLUSTER_CA_CERT_DATA`. Default: the kubeconfig's, else the system roots.",
+						Optional:            true,
+					},
+					"client_certificate": schema.StringAttribute{
+						MarkdownDescription: "PEM-encoded client certificate. Environment: `KUBE_CLIENT_CERT_DATA`. Default: none.",
+						Optional:            true,
+						Validators:          []validator.String{stringvalidator.AlsoRequires(kube.AtName("client_key"))},
+					},
+					"client_key": schema.StringAttribute{
+						MarkdownDescription: "PEM-encoded key of `client_certificate`. Environment: `KUBE_CLIENT_KEY_DATA`. Default: none.",
+						Optional:            true,
+						Sensitive:           true,
+						Validators:          []validator.String{stringvalidator.AlsoRequires(kube.AtName("client_certificate"))},
+					},
+					"insecure": schema.BoolAttribute{
+						MarkdownDescription: "Skip verification of the API server's certificate. Environment: `KUBE_INSECURE`. Default: `false`.",
+						Optional:            true,
+					},
+					"tls_server_name": schema.StringAttribute{
+						MarkdownDescription: "Server name used to verify the API server's certificate. Environment: `KUBE_TLS_SERVER_NAME`. Default: the host name of `host`.",
+						Optional:            true,
+					},
+					"proxy_url": schema.StringAttribute{
+						MarkdownDescription: "Proxy for requests to the API server (`http`, `https` or `socks5`). Environment: `KUBE_PROXY_URL`. Default: none.",
+						Optional:            true,
+					},
+					"exec": schema.SingleNestedAttribute{
+						MarkdownDescription: "Credential plugin run to get credentials (client.authentication.k8s.io), e.g. `aws eks get-token`. Default: none.",
+						Optional:            true,
+						Attributes: map[string]schema.Attribute{
+							"api_version": schema.StringAttribute{
+								MarkdownDescription: "API version of the ExecCredential exchanged with the plugin.",
+								Required:            true,
+								Validators: []validator.String{stringvalidator.OneOf(
+									"client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")},
+							},
+							"command": schema.StringAttribute{
+								MarkdownDescription: "Command to run.",
+								Required:            true,
+								Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+							},
+							"args": schema.ListAttribute{
+								MarkdownDescription: "Arguments of the command. Default: none.",
+								ElementType:         types.StringType,
+								Optional:            true,
+							},
+							"env": schema.MapAttribute{
+								MarkdownDescription: "Environment variables added for the command. Default: none.",
+								ElementType:         types.StringType,
+								Optional:            true,
+							},
+						},
+					},
+					"qps": schema.Float64Attribute{
+						MarkdownDescription: "Queries per second allowed to the API server. Default: `50`.",
+						Optional:            true,
+						Validators:          []validator.Float64{float64validator.AtLeast(1)},
+					},
+					"burst": schema.Int64Attribute{
+						MarkdownDescription: "Burst of queries allowed above `qps`. Default: `100`.",
+						Optional:            true,
+						Validators:          []validator.Int64{int64validator.AtLeast(1)},
+					},
+				},
+			},
+			"registries": schema.ListNestedAttribute{
+				MarkdownDescription: "Logins for OCI registries (`oci://` chart repositories), used lazily the first time a chart is pulled from the registry. Default: none (anonymous pulls).",
+				Optional:            true,
+				NestedObject: schema.NestedAttributeObject{
+					Attributes: map[string]schema.Attribute{
+						"url": schema.StringAttribute{
+							MarkdownDescription: "Registry, as `oci://host[:port]`.",
+							Required:            true,
+							Validators:          []validator.String{stringvalidator.RegexMatches(ociRegistryPattern, "must be oci://host[:port], e.g. oci://ghcr.io")},
+						},
+						"username": schema.StringAttribute{
+							MarkdownDescription: "User name.",
+							Required:            true,
+						},
+						"password": schema.StringAttribute{
+							MarkdownDescription: "Password or token.",
+							Required:            true,
+							Sensitive:           true,
+						},
+					},
+				},
+			},
+			"cache_dir": schema.StringAttribute{
+				MarkdownDescription: "Directory caching repository indexes and chart archives between runs. Default: `terraform-provider-helmrelease` in the user's cache directory.",
+				Optional:            true,
+				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
+		},
+		Blocks: map[string]schema.Block{},
+	}
+}

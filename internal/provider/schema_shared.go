@@ -1,0 +1,154 @@
+package provider
+
+import (
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+// Attribute schemas shared by helmrelease_template and helmrelease_release.
+
+func valuesFromAttribute() schema.ListNestedAttribute {
+	return schema.ListNestedAttribute{
+		MarkdownDescription: "ConfigMaps and Secrets in `namespace` to take values from (HelmRelease `spec.valuesFrom`), merged in order; `values` and `sensitive_values` are merged over them, and entries with a `target_path` are set last, over everything. Default: none.",
+		Optional:            true,
+		NestedObject: schema.NestedAttributeObject{
+			Attributes: map[string]schema.Attribute{
+				"kind": schema.StringAttribute{
+					MarkdownDescription: "Kind of the object: " + valuesFromKinds.markdown() + " (`kind`).",
+					Required:            true,
+					Validators:          []validator.String{valuesFromKinds.validator()},
+				},
+				"name": schema.StringAttribute{
+					MarkdownDescription: "Name of the object, in `namespace` (`name`).",
+					Required:            true,
+					Validators:          []validator.String{dnsSubdomain()},
+				},
+				"values_key": schema.StringAttribute{
+					MarkdownDescription: "Data key holding the values YAML, or the single value when `target_path` is set (`valuesKey`). Default: `values.yaml`.",
+					Optional:            true,
+					Validators:          []validator.String{stringvalidator.RegexMatches(dataKeyPattern, "must be a ConfigMap/Secret data key: letters, digits, '-', '_' and '.'")},
+				},
+				"target_path": schema.StringAttribute{
+					MarkdownDescription: "Path, in `helm --set` syntax, at which the value of `values_key` is set (`targetPath`); a value in quotes is set as a string. Default: none (the data is a values YAML document merged at the root).",
+					Optional:            true,
+					Validators:          []validator.String{targetPathValidator{}},
+				},
+				"optional": schema.BoolAttribute{
+					MarkdownDescription: "Whether a missing object or key is ignored (`optional`); other errors still fail. Default: `false`.",
+					Optional:            true,
+				},
+			},
+		},
+	}
+}
+
+func selectorAttribute(required bool, what string) schema.SingleNestedAttribute {
+	regex := func(field string) schema.StringAttribute {
+		return schema.StringAttribute{
+			MarkdownDescription: "Regular expression matching the " + field + " of the objects. Default: any.",
+			Optional:            true,
+			Validators:          []validator.String{regexValidator{}},
+		}
+	}
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: what,
+		Required:            required,
+		Optional:            !required,
+		Attributes: map[string]schema.Attribute{
+			"group":     regex("API group"),
+			"version":   regex("API version"),
+			"kind":      regex("kind"),
+			"name":      regex("name"),
+			"namespace": regex("namespace"),
+			"label_selector": schema.StringAttribute{
+				MarkdownDescription: "Label selector expression the objects' labels must match, e.g. `app=web,tier!=db`. Default: any.",
+				Optional:            true,
+				Validators:          []validator.String{labelSelectorValidator{}},
+			},
+			"annotation_selector": schema.StringAttribute{
+				MarkdownDescription: "Label selector expression the objects' annotations must match. Default: any.",
+				Optional:            true,
+				Validators:          []validator.String{labelSelectorValidator{}},
+			},
+		},
+	}
+}
+
+func postRenderersAttribute() schema.ListNestedAttribute {
+	return schema.ListNestedAttribute{
+		MarkdownDescription: "Kustomize post-renderers applied in order to the rendered manifest (HelmRelease `spec.postRenderers`). As in Helm, hooks are not post-rendered. Default: none.",
+		Optional:            true,
+		NestedObject: schema.NestedAttributeObject{
+			Attributes: map[string]schema.Attribute{
+				"kustomize": schema.SingleNestedAttribute{
+					MarkdownDescription: "Kustomize directives (`kustomize`).",
+					Required:            true,
+					Attributes: map[string]schema.Attribute{
+						"patches": schema.ListNestedAttribute{
+							MarkdownDescription: "Strategic merge or JSON 6902 patches, each with an optional target (`patches`). Default: none.",
+							Optional:            true,
+							NestedObject: schema.NestedAttributeObject{
+								Attributes: map[string]schema.Attribute{
+									"patch": schema.StringAttribute{
+										MarkdownDescription: "The patch, YAML or JSON: an object (strategic merge) or a list of operations (JSON 6902).",
+										Required:            true,
+									},
+									"target": selectorAttribute(false, "Objects the patch applies to. Default: the object named by a strategic merge patch."),
+								},
+							},
+						},
+						"patches_strategic_merge": schema.ListAttribute{
+							MarkdownDescription: "Strategic merge patches naming their object (`patchesStrategicMerge`, deprecated in Flux: use `patches`). Default: none.",
+							ElementType:         types.StringType,
+							Optional:            true,
+						},
+						"patches_json6902": schema.ListNestedAttribute{
+							MarkdownDescription: "JSON 6902 patches with a target (`patchesJson6902`, deprecated in Flux: use `patches`). Default: none.",
+							Optional:            true,
+							NestedObject: schema.NestedAttributeObject{
+								Attributes: map[string]schema.Attribute{
+									"target": selectorAttribute(true, "Objects the patch applies to."),
+									"patch": schema.StringAttribute{
+										MarkdownDescription: "The operations, as a YAML or JSON list, e.g. `jsonencode([{ op = \"add\", path = \"/spec/replicas\", value = 2 }])`.",
+										Required:            true,
+									},
+								},
+							},
+						},
+						"images": schema.ListNestedAttribute{
+							MarkdownDescription: "Container image replacements (`images`). Default: none.",
+							Optional:            true,
+							NestedObject: schema.NestedAttributeObject{
+								Attributes: map[string]schema.Attribute{
+									"name":     schema.StringAttribute{MarkdownDescription: "Image name to replace, as written in the manifest without tag or digest.", Required: true, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
+									"new_name": schema.StringAttribute{MarkdownDescription: "Replacement image name. Default: unchanged.", Optional: true},
+									"new_tag":  schema.StringAttribute{MarkdownDescription: "Replacement tag. Default: unchanged.", Optional: true},
+									"digest": schema.StringAttribute{
+										MarkdownDescription: "Replacement digest (`sha256:…`), which takes precedence over `new_tag`. Default: none.",
+										Optional:            true,
+										Validators:          []validator.String{stringvalidator.RegexMatches(digestPattern, "must be a digest like sha256:<64 hex digits>")},
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Validators: []validator.List{listvalidator.SizeAtLeast(1)},
+	}
+}
+
+func commonMetadataAttribute() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "Labels and annotations added to every object of the release (HelmRelease `spec.commonMetadata`). Default: none.",
+		Optional:            true,
+		Attributes: map[string]schema.Attribute{
+			"labels":      schema.MapAttribute{MarkdownDescription: "Labels. Default: none.", ElementType: types.StringType, Optional: true},
+			"annotations": schema.MapAttribute{MarkdownDescription: "Annotations. Default: none.", ElementType: types.StringType, Optional: true},
+		},
+	}
+}

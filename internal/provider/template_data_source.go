@@ -1,0 +1,357 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
+)
+
+var (
+	_ datasource.DataSource                   = (*templateDataSource)(nil)
+	_ datasource.DataSourceWithConfigure      = (*templateDataSource)(nil)
+	_ datasource.DataSourceWithValidateConfig = (*templateDataSource)(nil)
+)
+
+// NewTemplateDataSource returns the helmrelease_template data source.
+func NewTemplateDataSource() datasource.DataSource { return &templateDataSource{} }
+
+type templateDataSource struct {
+	data *providerData
+}
+
+func (d *templateDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_template"
+}
+
+func (d *templateDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	resp.Schema = templateSchema()
+}
+
+func templateSchema() schema.Schema {
+	return schema.Schema{
+		MarkdownDescription: "Renders a chart as `helmrelease_release` would install it, without writing to any cluster: the same values composition (`values_from`, `values`, `sensitive_values`), the same post-renderers and origin labels. " +
+			"The cluster is read only for `values_from` and, when the provider is configured for one, for the Kubernetes version and API versions templates see (`.Capabilities`); otherwise Helm's defaults are used.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "`<target_namespace>/<release_name>`.",
+				Computed:            true,
+			},
+			"name": schema.StringAttribute{
+				MarkdownDescription: "Name of the release object (HelmRelease `metadata.name`), the base of the release name.",
+				Required:            true,
+				Validators:          []validator.String{dnsSubdomain()},
+			},
+			"namespace": schema.StringAttribute{
+				MarkdownDescription: "Namespace of the release object (HelmRelease `metadata.namespace`), where `values_from` objects are read. Default: `default`.",
+				Optional:            true,
+				Computed:            true,
+				Validators:          []validator.String{dnsLabel(63)},
+			},
+			"target_namespace": schema.StringAttribute{
+				MarkdownDescription: "Namespace the objects are rendered for (HelmRelease `spec.targetNamespace`). Default: `namespace`.",
+				Optional:            true,
+				Computed:            true,
+				Validators:          []validator.String{dnsLabel(63)},
+			},
+			"release_name": schema.StringAttribute{
+				MarkdownDescription: "Helm release name (HelmRelease `spec.releaseName`). Default: `[target_namespace-]name`, shortened to 53 characters with a SHA-256 suffix when longer.",
+				Optional:            true,
+				Computed:            true,
+				Validators:          []validator.String{dnsLabel(reconcile.MaxReleaseNameLength)},
+			},
+			"chart": schema.SingleNestedAttribute{
+				MarkdownDescription: "The chart (HelmRelease `spec.chart.spec`).",
+				Required:            true,
+				Attributes: map[string]schema.Attribute{
+					"name": schema.StringAttribute{
+						MarkdownDescription: "Path of a local chart: a directory holding `Chart.yaml`, or a packaged `.tgz` (`chart`). Relative paths are relative to the working directory; use `path.module` in modules.",
+						Required:            true,
+						Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+					},
+					"version": schema.StringAttribute{
+						MarkdownDescription: "Semver constraint the chart's version must satisfy (`version`), e.g. `1.2.3`, `6.5.*` or `>=4.0.0 <5.0.0`. Default: `*`.",
+						Optional:            true,
+						Validators:          []validator.String{semverConstraintValidator{}},
+					},
+				},
+			},
+			"values": schema.DynamicAttribute{
+				MarkdownDescription: "Inline values, any HCL object (HelmRelease `spec.values`). Default: none.",
+				Optional:            true,
+			},
+			"sensitive_values": schema.DynamicAttribute{
+				MarkdownDescription: "Values merged right after `values`, never shown in plans or logs. Default: none.",
+				Optional:            true,
+				Sensitive:           true,
+			},
+			"values_from":     valuesFromAttribute(),
+			"post_renderers":  postRenderersAttribute(),
+			"common_metadata": commonMetadataAttribute(),
+			"chart_version": schema.StringAttribute{
+				MarkdownDescription: "Version of the rendered chart.",
+				Computed:            true,
+			},
+			"app_version": schema.StringAttribute{
+				MarkdownDescription: "App version of the rendered chart.",
+				Computed:            true,
+			},
+			"resources": schema.MapAttribute{
+				MarkdownDescription: "Rendered objects, keyed `<group>/<version>/<Kind>/<namespace>/<name>` (core group: `v1/<Kind>/…`; no namespace segment for cluster-scoped objects), each as YAML. The chart's CRDs are included; hooks and tests are not. Values of Secret `data` and `stringData` are shown as SHA-256 hashes, never in clear.",
+				ElementType:         types.StringType,
+				Computed:            true,
+			},
+			"notes": schema.StringAttribute{
+				MarkdownDescription: "Rendered NOTES.txt of the chart.",
+				Computed:            true,
+			},
+		},
+	}
+}
+
+func (d *templateDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	data, err := configureData(req.ProviderData)
+	if err != nil {
+		resp.Diagnostics.AddError("Provider not configured", err.Error())
+		return
+	}
+	d.data = data
+}
+
+func (d *templateDataSource) ValidateConfig(ctx context.Context, req datasource.ValidateConfigRequest, resp *datasource.ValidateConfigResponse) {
+	var renderers []postRendererModel
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("post_renderers"), &renderers)...)
+	validatePostRenderers(renderers, path.Root("post_renderers"), &resp.Diagnostics)
+}
+
+// validatePostRenderers checks the patches that are known, at plan time.
+func validatePostRenderers(renderers []postRendererModel, base path.Path, diags *diag.Diagnostics) {
+	const remedy = "Write a strategic merge patch as a YAML or JSON object naming its object (apiVersion, kind, metadata.name) unless a target is set, or a JSON 6902 patch as a list of operations like `[{op: replace, path: /spec/replicas, value: 2}]`."
+	for i, pr := range renderers {
+		if pr.Kustomize == nil {
+			continue
+		}
+		k := base.AtListIndex(i).AtName("kustomize")
+		for j, p := range pr.Kustomize.Patches {
+			if p.Patch.IsUnknown() || p.Patch.IsNull() {
+				continue
+			}
+			if err := postrender.ValidatePatch(p.Patch.ValueString(), p.Target != nil); err != nil {
+				invalidValue(diags, k.AtName("patches").AtListIndex(j).AtName("patch"), "patch", err, remedy)
+			}
+		}
+		for j, p := range pr.Kustomize.PatchesStrategicMerge {
+			if p.IsUnknown() || p.IsNull() {
+				continue
+			}
+			if err := postrender.ValidatePatch(p.ValueString(), false); err != nil {
+				invalidValue(diags, k.AtName("patches_strategic_merge").AtListIndex(j), "patch", err, remedy)
+			}
+		}
+		for j, p := range pr.Kustomize.PatchesJSON6902 {
+			if p.Patch.IsUnknown() || p.Patch.IsNull() {
+				continue
+			}
+			if err := postrender.ValidateJSON6902(p.Patch.ValueString()); err != nil {
+				invalidValue(diags, k.AtName("patches_json6902").AtListIndex(j).AtName("patch"), "patch", err, remedy)
+			}
+		}
+	}
+}
+
+func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m templateModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if m.Namespace.IsNull() {
+		m.Namespace = types.StringValue("default")
+	}
+	targetNamespace := m.TargetNamespace.ValueString()
+	if m.TargetNamespace.IsNull() {
+		m.TargetNamespace = m.Namespace
+	}
+	m.ReleaseName = types.StringValue(reconcile.ReleaseName(m.ReleaseName.ValueString(), targetNamespace, m.Name.ValueString()))
+	m.ID = types.StringValue(m.TargetNamespace.ValueString() + "/" + m.ReleaseName.ValueString())
+
+	composed := d.composeValues(ctx, &m, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+
+	chartPath := path.Root("chart").AtName("name")
+	chrt, err := helm.LoadChart(filepath.Clean(m.Chart.Name.ValueString()))
+	if err != nil {
+		attrError(&resp.Diagnostics, chartPath, "Chart not loadable", err.Error()+".", "Point chart.name at a chart directory (holding Chart.yaml) or a packaged .tgz; relative paths are relative to Terraform's working directory (use path.module in modules).")
+		return
+	}
+	if c := m.Chart.Version.ValueString(); c != "" {
+		constraint, _ := semver.NewConstraint(c) // validated at plan
+		v, err := semver.NewVersion(chrt.Metadata.Version)
+		if err != nil || !constraint.Check(v) {
+			attrError(&resp.Diagnostics, path.Root("chart").AtName("version"), "Chart version does not match",
+				fmt.Sprintf("The chart %s has version %s, which does not satisfy the constraint %q.", chrt.Name(), chrt.Metadata.Version, c),
+				"Change chart.version to a constraint the chart satisfies, or point chart.name at another chart.")
+			return
+		}
+	}
+
+	md, diags := m.CommonMetadata.metadata(ctx)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	chain := postrender.Build(kustomizations(m.PostRenderers), md, m.Name.ValueString(), m.Namespace.ValueString())
+
+	caps, scope := d.clusterView(ctx, &resp.Diagnostics)
+	rendered, err := helm.Render(ctx, helm.RenderOptions{
+		ReleaseName:  m.ReleaseName.ValueString(),
+		Namespace:    m.TargetNamespace.ValueString(),
+		Chart:        chrt,
+		Values:       composed,
+		PostRenderer: chain,
+		Capabilities: caps,
+		IncludeCRDs:  true,
+	})
+	if err != nil {
+		p := path.Root("chart")
+		remedy := "Fix the values or the chart so that it renders, e.g. with `helm template` locally."
+		if len(m.PostRenderers) > 0 {
+			remedy = "Fix the values, the chart or the post_renderers so that it renders; a patch must match an object of the chart."
+		}
+		attrError(&resp.Diagnostics, p, "Chart rendering failed", err.Error()+".", remedy)
+		return
+	}
+	objects, err := manifest.Parse(rendered.Manifest, m.TargetNamespace.ValueString(), scope)
+	if err != nil {
+		attrError(&resp.Diagnostics, path.Root("chart"), "Rendered manifest not readable", err.Error()+".", "The chart renders something that is not a list of Kubernetes objects; fix its templates.")
+		return
+	}
+	shown := make(map[string]string, len(objects))
+	for _, o := range objects {
+		y, err := manifest.Display(o.Object)
+		if err != nil {
+			resp.Diagnostics.AddError("Rendered object not encodable", err.Error())
+			return
+		}
+		shown[o.Key] = y
+	}
+	resources, diags := types.MapValueFrom(ctx, types.StringType, shown)
+	resp.Diagnostics.Append(diags...)
+	m.Resources = resources
+	m.Notes = types.StringValue(rendered.Notes)
+	m.ChartVersion = types.StringValue(chrt.Metadata.Version)
+	m.AppVersion = types.StringValue(chrt.Metadata.AppVersion)
+	tflog.Debug(ctx, "rendered chart", map[string]any{"chart": chrt.Name(), "version": chrt.Metadata.Version, "objects": len(objects)})
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// composeValues merges values_from, values and sensitive_values.
+func (d *templateDataSource) composeValues(ctx context.Context, m *templateModel, diags *diag.Diagnostics) map[string]any {
+	inline, err := valuesMap(m.Values)
+	if err != nil {
+		invalidValue(diags, path.Root("values"), "values", err, "Set values to an object, e.g. values = { replicaCount = 2 }.")
+		return nil
+	}
+	sensitive, err := valuesMap(m.SensitiveValues)
+	if err != nil {
+		// The message of valuesMap names only the type, never the value.
+		invalidValue(diags, path.Root("sensitive_values"), "sensitive values", err, "Set sensitive_values to an object, e.g. sensitive_values = { password = var.password }.")
+		return nil
+	}
+	var client kubernetes.Interface
+	if len(m.ValuesFrom) > 0 {
+		if d.data == nil {
+			clusterUnavailable(diags, path.Root("values_from"), kube.ErrNotConfigured)
+			return nil
+		}
+		client, err = d.data.clients.Clientset()
+		if err != nil {
+			clusterUnavailable(diags, path.Root("values_from"), err)
+			return nil
+		}
+	}
+	composed, err := values.Compose(ctx, client, values.Input{
+		Namespace:       m.Namespace.ValueString(),
+		References:      valuesReferences(m.ValuesFrom),
+		Values:          inline,
+		SensitiveValues: sensitive,
+	})
+	var refErr *values.ReferenceError
+	switch {
+	case errors.As(err, &refErr):
+		p := path.Root("values_from").AtListIndex(refErr.Index)
+		remedy := ""
+		switch refErr.Reason {
+		case values.ReasonNotFound:
+			remedy = fmt.Sprintf("Create the %s in namespace %q, or set optional = true if the release may do without it.", refErr.Ref.Kind, m.Namespace.ValueString())
+		case values.ReasonKeyNotFound:
+			p = p.AtName("values_key")
+			remedy = "Set values_key to a key present in the object (default values.yaml), or set optional = true."
+		case values.ReasonInvalidYAML:
+			p = p.AtName("values_key")
+			remedy = "Store a YAML mapping of values under that key, or set target_path to set the data as a single value."
+		case values.ReasonTargetPath:
+			p = p.AtName("target_path")
+			remedy = "Use a target_path in helm --set syntax that fits the values, and a single value under values_key."
+		default:
+			remedy = "Check that the provider's credentials may get the object and that the cluster is reachable, then retry."
+		}
+		attrError(diags, p, "Values reference failed", refErr.Error()+".", remedy)
+		return nil
+	case err != nil:
+		diags.AddError("Values composition failed", err.Error())
+		return nil
+	}
+	return composed
+}
+
+// clusterView returns the capabilities and kind scopes of the provider's
+// cluster, or nil when none is configured. An unreachable cluster is a
+// warning: the chart is then rendered with Helm's default capabilities.
+func (d *templateDataSource) clusterView(ctx context.Context, diags *diag.Diagnostics) (*helm.Capabilities, manifest.Scope) {
+	if d.data == nil {
+		return nil, nil
+	}
+	dc, err := d.data.clients.Discovery()
+	if err == nil {
+		var caps *helm.Capabilities
+		if caps, err = helm.DiscoverCapabilities(dc); err == nil {
+			mapper, _ := d.data.clients.RESTMapper()
+			return caps, func(gvk k8sschema.GroupVersionKind) (bool, bool) {
+				mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+				if err != nil {
+					return false, false
+				}
+				return mapping.Scope.Name() == "namespace", true
+			}
+		}
+	}
+	if errors.Is(err, kube.ErrNotConfigured) || errors.Is(err, errConfigUnknown) {
+		return nil, nil
+	}
+	diags.AddWarning("Rendered without the cluster's capabilities",
+		fmt.Sprintf("The Kubernetes cluster could not be asked for its version and APIs (%s), so the chart was rendered with Helm's default capabilities.\n\nCheck the provider's kubernetes settings if templates depend on .Capabilities.", err))
+	_ = ctx
+	return nil, nil
+}

@@ -1,0 +1,122 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
+)
+
+var (
+	dataKeyPattern      = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
+	digestPattern       = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
+	dnsSubdomainPattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	dnsLabelPattern     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+)
+
+func dnsSubdomain() validator.String {
+	return stringvalidator.All(
+		stringvalidator.LengthBetween(1, 253),
+		stringvalidator.RegexMatches(dnsSubdomainPattern, "must be a Kubernetes object name: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"),
+	)
+}
+
+func dnsLabel(max int) validator.String {
+	return stringvalidator.All(
+		stringvalidator.LengthBetween(1, max),
+		stringvalidator.RegexMatches(dnsLabelPattern, "must be lowercase letters, digits and '-', starting and ending with a letter or digit"),
+	)
+}
+
+// stringCheck adapts a func(string) error into a validator whose failure
+// names the attribute, the problem and the remedy.
+type stringCheck struct {
+	what   string
+	remedy string
+	check  func(string) error
+}
+
+func (v stringCheck) Description(context.Context) string             { return "must be a valid " + v.what }
+func (v stringCheck) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (v stringCheck) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if err := v.check(req.ConfigValue.ValueString()); err != nil {
+		invalidValue(&resp.Diagnostics, req.Path, v.what, err, v.remedy)
+	}
+}
+
+type targetPathValidator struct{}
+
+func (targetPathValidator) Description(context.Context) string { return "must be a helm --set path" }
+func (v targetPathValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+func (targetPathValidator) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	stringCheck{
+		what:   "target path",
+		remedy: "Write the path as for `helm --set`, e.g. `image.tag`, `ingress.hosts[0].host` or `annotations.example\\.com/key`.",
+		check:  values.ValidateTargetPath,
+	}.ValidateString(ctx, req, resp)
+}
+
+type regexValidator struct{}
+
+func (regexValidator) Description(context.Context) string               { return "must be a regular expression" }
+func (v regexValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (regexValidator) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	stringCheck{
+		what:   "regular expression",
+		remedy: "Use Go regular expression syntax (RE2), e.g. `apps` or `.*-system`.",
+		check: func(s string) error {
+			_, err := regexp.Compile(s)
+			return err
+		},
+	}.ValidateString(ctx, req, resp)
+}
+
+type labelSelectorValidator struct{}
+
+func (labelSelectorValidator) Description(context.Context) string { return "must be a label selector" }
+func (v labelSelectorValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+func (labelSelectorValidator) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	stringCheck{
+		what:   "label selector",
+		remedy: "Use Kubernetes label selector syntax, e.g. `app=web`, `tier in (web, api)` or `!canary`.",
+		check: func(s string) error {
+			_, err := labels.Parse(s)
+			return err
+		},
+	}.ValidateString(ctx, req, resp)
+}
+
+type semverConstraintValidator struct{}
+
+func (semverConstraintValidator) Description(context.Context) string {
+	return "must be a semver version constraint"
+}
+func (v semverConstraintValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+func (semverConstraintValidator) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	stringCheck{
+		what:   "version constraint",
+		remedy: "Use a semver constraint, e.g. `1.2.3`, `6.5.*`, `~6.5` or `>=4.0.0 <5.0.0`.",
+		check: func(s string) error {
+			if _, err := semver.NewConstraint(s); err != nil {
+				return fmt.Errorf("%q: %w", s, err)
+			}
+			return nil
+		},
+	}.ValidateString(ctx, req, resp)
+}

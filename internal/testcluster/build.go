@@ -1,0 +1,180 @@
+package testcluster
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"syscall"
+)
+
+// Binaries of the cluster, as named in the bin directory.
+const (
+	binEtcd              = "etcd"
+	binAPIServer         = "kube-apiserver"
+	binControllerManager = "kube-controller-manager"
+	binScheduler         = "kube-scheduler"
+	binKwok              = "kwok"
+)
+
+// BuildOptions says where the build modules are and where binaries go.
+type BuildOptions struct {
+	// RepoRoot is the root of this repository, holding tools/kube and
+	// tools/kwok. Empty means: found by walking up from the working directory.
+	RepoRoot string
+	// CacheDir holds one bin directory per build key. Empty means DefaultCacheDir().
+	CacheDir string
+	// Log receives the output of the go commands; nil discards it.
+	Log io.Writer
+}
+
+// DefaultCacheDir is $HELMRELEASE_TESTCLUSTER_CACHE, or testcluster under the
+// user's cache directory.
+func DefaultCacheDir() (string, error) {
+	if dir := os.Getenv("HELMRELEASE_TESTCLUSTER_CACHE"); dir != "" {
+		return dir, nil
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("finding the user cache directory (set HELMRELEASE_TESTCLUSTER_CACHE): %w", err)
+	}
+	return filepath.Join(dir, "terraform-provider-helmrelease", "testcluster"), nil
+}
+
+// Build builds the cluster binaries unless a build with the same key (the
+// build modules' go.mod and go.sum, the Go version and platform) is cached,
+// and returns the directory holding them. Concurrent builds are serialised by
+// a lock file, so parallel test packages build once.
+func Build(ctx context.Context, opts BuildOptions) (string, error) {
+	root := opts.RepoRoot
+	if root == "" {
+		var err error
+		if root, err = findRepoRoot(); err != nil {
+			return "", err
+		}
+	}
+	cache := opts.CacheDir
+	if cache == "" {
+		var err error
+		if cache, err = DefaultCacheDir(); err != nil {
+			return "", err
+		}
+	}
+	log := opts.Log
+	if log == nil {
+		log = io.Discard
+	}
+	key, err := buildKey(root)
+	if err != nil {
+		return "", err
+	}
+	binDir := filepath.Join(cache, key)
+	if complete(binDir) {
+		return binDir, nil
+	}
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return "", fmt.Errorf("creating cache directory: %w", err)
+	}
+	unlock, err := lockFile(filepath.Join(cache, key+".lock"))
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if complete(binDir) { // built by another process while we waited
+		return binDir, nil
+	}
+	tmp, err := os.MkdirTemp(cache, key+".tmp-")
+	if err != nil {
+		return "", fmt.Errorf("creating build directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	steps := []struct {
+		module string
+		out    string
+		pkg    string
+	}{
+		{"tools/kube", binEtcd, "go.etcd.io/etcd/server/v3"},
+		{"tools/kube", binAPIServer, "k8s.io/kubernetes/cmd/kube-apiserver"},
+		{"tools/kube", binControllerManager, "k8s.io/kubernetes/cmd/kube-controller-manager"},
+		{"tools/kube", binScheduler, "k8s.io/kubernetes/cmd/kube-scheduler"},
+		{"tools/kwok", binKwok, "sigs.k8s.io/kwok/cmd/kwok"},
+	}
+	for _, s := range steps {
+		fmt.Fprintf(log, "testcluster: building %s\n", s.out)
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(tmp, s.out), s.pkg)
+		cmd.Dir = filepath.Join(root, s.module)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
+		cmd.Stdout, cmd.Stderr = log, log
+		if err := cmd.Run(); err != nil {
+			return "", fmt.Errorf("building %s in %s: %w", s.pkg, s.module, err)
+		}
+	}
+	if err := os.Rename(tmp, binDir); err != nil {
+		return "", fmt.Errorf("moving binaries into the cache: %w", err)
+	}
+	return binDir, nil
+}
+
+func complete(binDir string) bool {
+	for _, b := range []string{binEtcd, binAPIServer, binControllerManager, binScheduler, binKwok} {
+		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func buildKey(root string) (string, error) {
+	h := sha256.New()
+	fmt.Fprintln(h, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	for _, f := range []string{"tools/kube/go.mod", "tools/kube/go.sum", "tools/kwok/go.mod", "tools/kwok/go.sum"} {
+		b, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			return "", fmt.Errorf("reading build module file: %w", err)
+		}
+		fmt.Fprintf(h, "%s %d\n", f, len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// findRepoRoot walks up from the working directory to the directory holding
+// tools/kube/go.mod.
+func findRepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("getting working directory: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "tools", "kube", "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("tools/kube/go.mod not found above the working directory: run from inside the repository")
+		}
+		dir = parent
+	}
+}
+
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening lock file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}

@@ -1,0 +1,398 @@
+package testcluster
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+//go:embed kwok.yaml
+var kwokConfig []byte
+
+// NodeName is the name of the simulated node.
+const NodeName = "kwok-node-0"
+
+// Options configure Start.
+type Options struct {
+	// BinDir holds the binaries made by Build.
+	BinDir string
+	// Dir receives the cluster's data, certificates, logs and kubeconfig.
+	Dir string
+	// Detach leaves the processes running when the calling process exits
+	// (the command line "up"); otherwise they die with it.
+	Detach bool
+	// Log receives progress lines; nil discards them.
+	Log io.Writer
+}
+
+// Cluster is a running local cluster.
+type Cluster struct {
+	// Dir holds everything the cluster wrote.
+	Dir string
+	// Kubeconfig is the path of an admin kubeconfig for the cluster.
+	Kubeconfig string
+	// Host is the API server URL.
+	Host string
+}
+
+// state is what Stop needs to find the processes again.
+type state struct {
+	PIDs []int `json:"pids"`
+}
+
+const stateFile = "processes.json"
+
+// Start starts a cluster in opts.Dir and waits until its node is Ready and
+// schedulable. On failure everything it started is stopped; the logs stay in
+// opts.Dir/logs.
+func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
+	log := opts.Log
+	if log == nil {
+		log = io.Discard
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("resolving cluster directory: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, stateFile)); err == nil {
+		return nil, fmt.Errorf("a cluster is already running in %s: stop it first", dir)
+	}
+	for _, d := range []string{"logs", "etcd", "pki"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
+			return nil, fmt.Errorf("creating cluster directory: %w", err)
+		}
+	}
+	ports, err := freePorts(6)
+	if err != nil {
+		return nil, err
+	}
+	etcdClient, etcdPeer, apiPort, kcmPort, schedPort, kwokPort := ports[0], ports[1], ports[2], ports[3], ports[4], ports[5]
+
+	p, err := writePKI(filepath.Join(dir, "pki"))
+	if err != nil {
+		return nil, err
+	}
+	host := "https://127.0.0.1:" + strconv.Itoa(apiPort)
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := writeKubeconfig(kubeconfig, host, p); err != nil {
+		return nil, err
+	}
+	kwokPath := filepath.Join(dir, "kwok.yaml")
+	if err := os.WriteFile(kwokPath, kwokConfig, 0o600); err != nil {
+		return nil, fmt.Errorf("writing kwok configuration: %w", err)
+	}
+
+	st := &state{}
+	defer func() {
+		if err != nil {
+			stopPIDs(st.PIDs)
+			_ = os.Remove(filepath.Join(dir, stateFile))
+		}
+	}()
+	run := func(name string, args ...string) error {
+		fmt.Fprintf(log, "testcluster: starting %s\n", name)
+		pid, err := spawn(filepath.Join(opts.BinDir, name), args, filepath.Join(dir, "logs", name+".log"), opts.Detach)
+		if err != nil {
+			return err
+		}
+		st.PIDs = append(st.PIDs, pid)
+		return writeState(dir, st)
+	}
+	loop := func(port int) string { return "http://127.0.0.1:" + strconv.Itoa(port) }
+
+	if err := run(binEtcd,
+		"--name=testcluster",
+		"--data-dir="+filepath.Join(dir, "etcd"),
+		"--listen-client-urls="+loop(etcdClient), "--advertise-client-urls="+loop(etcdClient),
+		"--listen-peer-urls="+loop(etcdPeer), "--initial-advertise-peer-urls="+loop(etcdPeer),
+		"--initial-cluster=testcluster="+loop(etcdPeer),
+		"--unsafe-no-fsync", "--log-level=warn",
+	); err != nil {
+		return nil, err
+	}
+	if err := waitHTTP(ctx, http.DefaultClient, loop(etcdClient)+"/health", 60*time.Second); err != nil {
+		return nil, fmt.Errorf("etcd did not become healthy (see %s): %w", filepath.Join(dir, "logs", binEtcd+".log"), err)
+	}
+	if err := run(binAPIServer,
+		"--etcd-servers="+loop(etcdClient),
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		"--secure-port="+strconv.Itoa(apiPort),
+		"--endpoint-reconciler-type=none",
+		"--cert-dir="+filepath.Join(dir, "pki"),
+		"--tls-cert-file="+p.serverCert, "--tls-private-key-file="+p.serverKey,
+		"--client-ca-file="+p.caCert,
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file="+p.saPub,
+		"--service-account-signing-key-file="+p.saKey,
+		"--service-cluster-ip-range=10.96.0.0/16",
+		"--authorization-mode=Node,RBAC",
+		"--allow-privileged=true",
+		"--profiling=false",
+	); err != nil {
+		return nil, err
+	}
+	tlsClient, err := adminHTTPClient(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := waitHTTP(ctx, tlsClient, host+"/readyz", 120*time.Second); err != nil {
+		return nil, fmt.Errorf("kube-apiserver did not become ready (see %s): %w", filepath.Join(dir, "logs", binAPIServer+".log"), err)
+	}
+	if err := run(binControllerManager,
+		"--kubeconfig="+kubeconfig,
+		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(kcmPort),
+		"--controllers=*,-nodeipam",
+		"--service-account-private-key-file="+p.saKey,
+		"--root-ca-file="+p.caCert,
+		"--cluster-signing-cert-file="+p.caCert, "--cluster-signing-key-file="+p.caKey,
+		"--leader-elect=false",
+		"--profiling=false",
+	); err != nil {
+		return nil, err
+	}
+	if err := run(binScheduler,
+		"--kubeconfig="+kubeconfig,
+		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(schedPort),
+		"--leader-elect=false",
+		"--profiling=false",
+	); err != nil {
+		return nil, err
+	}
+	if err := run(binKwok,
+		"--config="+kwokPath,
+		"--kubeconfig="+kubeconfig,
+		"--manage-all-nodes=true",
+		"--server-address=127.0.0.1:"+strconv.Itoa(kwokPort),
+		"--node-ip=10.0.0.1",
+		"--cidr=10.0.0.0/16",
+	); err != nil {
+		return nil, err
+	}
+	if err := waitNode(ctx, kubeconfig, log); err != nil {
+		return nil, fmt.Errorf("%w (logs in %s)", err, filepath.Join(dir, "logs"))
+	}
+	fmt.Fprintf(log, "testcluster: ready, KUBECONFIG=%s\n", kubeconfig)
+	return &Cluster{Dir: dir, Kubeconfig: kubeconfig, Host: host}, nil
+}
+
+// Stop stops the cluster whose directory is dir and removes the directory.
+// A directory without a running cluster is only removed.
+func Stop(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, stateFile))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("reading cluster state: %w", err)
+	default:
+		var st state
+		if err := json.Unmarshal(b, &st); err != nil {
+			return fmt.Errorf("parsing cluster state %s: %w", filepath.Join(dir, stateFile), err)
+		}
+		stopPIDs(st.PIDs)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("removing cluster directory: %w", err)
+	}
+	return nil
+}
+
+// Stop stops the cluster and removes its directory.
+func (c *Cluster) Stop() error { return Stop(c.Dir) }
+
+// stopPIDs stops processes newest first (kwok before the API server before
+// etcd), politely and then by force.
+func stopPIDs(pids []int) {
+	for i := len(pids) - 1; i >= 0; i-- {
+		pid := pids[i]
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) && syscall.Kill(pid, 0) == nil {
+			time.Sleep(50 * time.Millisecond)
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+func spawn(bin string, args []string, logPath string, detach bool) (int, error) {
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return 0, fmt.Errorf("opening log file: %w", err)
+	}
+	defer logFile.Close()
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = sysProcAttr(detach)
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("starting %s: %w", filepath.Base(bin), err)
+	}
+	pid := cmd.Process.Pid
+	go func() { _ = cmd.Wait() }() // reap
+	return pid, nil
+}
+
+func writeState(dir string, st *state) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("encoding cluster state: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, stateFile), b, 0o600); err != nil {
+		return fmt.Errorf("writing cluster state: %w", err)
+	}
+	return nil
+}
+
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var listeners []net.Listener
+	defer func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("finding a free loopback port: %w", err)
+		}
+		listeners = append(listeners, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func writeKubeconfig(path, host string, p *pki) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["testcluster"] = &clientcmdapi.Cluster{Server: host, CertificateAuthority: p.caCert}
+	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificate: p.adminCert, ClientKey: p.adminKey}
+	cfg.Contexts["testcluster"] = &clientcmdapi.Context{Cluster: "testcluster", AuthInfo: "admin", Namespace: "default"}
+	cfg.CurrentContext = "testcluster"
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	return nil
+}
+
+func adminHTTPClient(p *pki) (*http.Client, error) {
+	caPEM, err := os.ReadFile(p.caCert)
+	if err != nil {
+		return nil, fmt.Errorf("reading CA: %w", err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	cert, err := tls.LoadX509KeyPair(p.adminCert, p.adminKey)
+	if err != nil {
+		return nil, fmt.Errorf("loading admin certificate: %w", err)
+	}
+	return &http.Client{
+		Timeout:   5 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}},
+	}, nil
+}
+
+func waitHTTP(ctx context.Context, client *http.Client, url string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last error
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return fmt.Errorf("building request: %w", err)
+		}
+		resp, err := client.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("%s answered %s", url, resp.Status)
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w (last error: %v)", url, ctx.Err(), last)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// waitNode registers the simulated node and waits until it is Ready, without
+// the not-ready taint, and the default service account exists.
+func waitNode(ctx context.Context, kubeconfig string, log io.Writer) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating client: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 120*time.Second)
+	defer cancel()
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        NodeName,
+			Labels:      map[string]string{"kubernetes.io/hostname": NodeName, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kwok"},
+			Annotations: map[string]string{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+		},
+	}
+	if _, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("registering node: %w", err)
+	}
+	fmt.Fprintln(log, "testcluster: waiting for the node to become Ready")
+	var why string
+	for {
+		why = nodeNotReady(ctx, cs)
+		if why == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cluster did not become ready: %s", why)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func nodeNotReady(ctx context.Context, cs kubernetes.Interface) string {
+	n, err := cs.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
+	if err != nil {
+		return "reading node: " + err.Error()
+	}
+	ready := false
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+			ready = true
+		}
+	}
+	if !ready {
+		return "node is not Ready"
+	}
+	for _, t := range n.Spec.Taints {
+		return "node still has taint " + t.Key
+	}
+	if _, err := cs.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{}); err != nil {
+		return "default service account: " + err.Error()
+	}
+	return ""
+}

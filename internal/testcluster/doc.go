@@ -1,0 +1,20 @@
+// Package testcluster builds and runs the project's local Kubernetes cluster
+// for tests: etcd, kube-apiserver, kube-controller-manager and kube-scheduler
+// built from the official Go modules (see tools/kube), and kwok (tools/kwok)
+// simulating one node. Everything listens on loopback.
+//
+// The simulated node runs no containers; kwok moves pods through the Stages in
+// kwok.yaml: pods become Running and Ready, so Deployments become Ready; pods
+// of Jobs and bare pods whose restartPolicy is not Always then succeed, so
+// Jobs complete and Helm test pods pass; such a pod labelled
+//
+//	testcluster.helmrelease/fail: "true"
+//
+// fails with exit code 1 instead, so a chart can make a test or hook fail.
+//
+// The binaries are built once into a cache keyed by the build modules'
+// go.mod and go.sum files; a cluster then starts in a few seconds.
+package testcluster
+
+// FailLabel is the label that makes a terminating pod fail in the test cluster.
+const FailLabel = "testcluster.helmrelease/fail"

@@ -1,0 +1,242 @@
+// Package values composes the values of a release the way HelmRelease v2
+// does: ConfigMap and Secret references in order, inline values over them,
+// then the references with a target path over everything.
+package values
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/strvals"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+)
+
+// Kinds a reference may name.
+const (
+	KindConfigMap = "ConfigMap"
+	KindSecret    = "Secret"
+)
+
+// DefaultValuesKey is the data key read when a reference names none.
+const DefaultValuesKey = "values.yaml"
+
+// Reference is one entry of values_from (spec.valuesFrom).
+type Reference struct {
+	Kind       string
+	Name       string
+	ValuesKey  string
+	TargetPath string
+	Optional   bool
+}
+
+func (r Reference) key() string {
+	if r.ValuesKey == "" {
+		return DefaultValuesKey
+	}
+	return r.ValuesKey
+}
+
+// Input is what Compose merges.
+type Input struct {
+	// Namespace holds the referenced ConfigMaps and Secrets.
+	Namespace  string
+	References []Reference
+	// Values are the inline values (spec.values).
+	Values map[string]any
+	// SensitiveValues are merged right after Values.
+	SensitiveValues map[string]any
+}
+
+// Reason classifies a ReferenceError.
+type Reason string
+
+// Reasons of a ReferenceError.
+const (
+	ReasonNotFound    Reason = "NotFound"
+	ReasonKeyNotFound Reason = "KeyNotFound"
+	ReasonInvalidYAML Reason = "InvalidYAML"
+	ReasonTargetPath  Reason = "TargetPath"
+	ReasonRead        Reason = "Read"
+)
+
+// ReferenceError is a failure to use References[Index]. Its message never
+// contains the referenced data.
+type ReferenceError struct {
+	Index  int
+	Ref    Reference
+	Reason Reason
+	Err    error
+}
+
+func (e *ReferenceError) Error() string {
+	switch e.Reason {
+	case ReasonNotFound:
+		return fmt.Sprintf("%s %q not found", e.Ref.Kind, e.Ref.Name)
+	case ReasonKeyNotFound:
+		return fmt.Sprintf("%s %q has no key %q", e.Ref.Kind, e.Ref.Name, e.Ref.key())
+	case ReasonInvalidYAML:
+		return fmt.Sprintf("key %q of %s %q is not a valid YAML values document: %v", e.Ref.key(), e.Ref.Kind, e.Ref.Name, e.Err)
+	case ReasonTargetPath:
+		return fmt.Sprintf("setting target path %q from key %q of %s %q: %v", e.Ref.TargetPath, e.Ref.key(), e.Ref.Kind, e.Ref.Name, e.Err)
+	default:
+		return fmt.Sprintf("reading %s %q: %v", e.Ref.Kind, e.Ref.Name, e.Err)
+	}
+}
+
+func (e *ReferenceError) Unwrap() error { return e.Err }
+
+// Compose returns the composed values. References without a target path are
+// merged in order, inline values and then sensitive values over them, and
+// finally the references with a target path are set in order, overwriting
+// everything before them (HelmRelease v2 "Values references"). The client
+// may be nil when there are no references.
+func Compose(ctx context.Context, client kubernetes.Interface, in Input) (map[string]any, error) {
+	result := map[string]any{}
+	type pathValue struct {
+		index int
+		ref   Reference
+		value string
+	}
+	var targeted []pathValue
+	for i, ref := range in.References {
+		data, found, err := read(ctx, client, in.Namespace, ref)
+		if err != nil {
+			return nil, &ReferenceError{Index: i, Ref: ref, Reason: reasonOf(err), Err: err}
+		}
+		if !found {
+			continue
+		}
+		if ref.TargetPath != "" {
+			targeted = append(targeted, pathValue{i, ref, string(data)})
+			continue
+		}
+		parsed := map[string]any{}
+		if err := yaml.Unmarshal(data, &parsed); err != nil {
+			return nil, &ReferenceError{Index: i, Ref: ref, Reason: ReasonInvalidYAML, Err: errors.New(scrubYAMLError(err))}
+		}
+		result = Merge(result, parsed)
+	}
+	result = Merge(result, in.Values)
+	result = Merge(result, in.SensitiveValues)
+	for _, t := range targeted {
+		if err := SetPath(result, t.ref.TargetPath, t.value); err != nil {
+			return nil, &ReferenceError{Index: t.index, Ref: t.ref, Reason: ReasonTargetPath, Err: err}
+		}
+	}
+	return result, nil
+}
+
+type notFoundError struct{ reason Reason }
+
+func (e notFoundError) Error() string { return string(e.reason) }
+
+func reasonOf(err error) Reason {
+	var nf notFoundError
+	if errors.As(err, &nf) {
+		return nf.reason
+	}
+	return ReasonRead
+}
+
+// read returns the referenced data; found is false for an optional
+// reference whose object or key is missing.
+func read(ctx context.Context, client kubernetes.Interface, namespace string, ref Reference) (data []byte, found bool, err error) {
+	if client == nil {
+		return nil, false, errors.New("no Kubernetes cluster is configured to read it from")
+	}
+	key := ref.key()
+	var ok bool
+	switch ref.Kind {
+	case KindConfigMap:
+		cm, err := client.CoreV1().ConfigMaps(namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, false, missing(ref, ReasonNotFound)
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		var s string
+		s, ok = cm.Data[key]
+		data = []byte(s)
+		if !ok {
+			data, ok = cm.BinaryData[key]
+		}
+	case KindSecret:
+		sec, err := client.CoreV1().Secrets(namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, false, missing(ref, ReasonNotFound)
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		data, ok = sec.Data[key]
+	default:
+		return nil, false, fmt.Errorf("unsupported kind %q", ref.Kind)
+	}
+	if !ok {
+		return nil, false, missing(ref, ReasonKeyNotFound)
+	}
+	return data, true, nil
+}
+
+// missing is an error unless the reference is optional. As in Flux, an
+// optional reference tolerates only "not found", of the object or its key.
+func missing(ref Reference, reason Reason) error {
+	if ref.Optional {
+		return nil
+	}
+	return notFoundError{reason}
+}
+
+// SetPath sets value at path with Helm's --set syntax. A value in single or
+// double quotes is set as a string (--set-string), as Flux does.
+func SetPath(values map[string]any, path, value string) error {
+	for _, q := range []string{`"`, `'`} {
+		if len(value) >= 2 && strings.HasPrefix(value, q) && strings.HasSuffix(value, q) {
+			return strvals.ParseIntoString(path+"="+value[1:len(value)-1], values)
+		}
+	}
+	return strvals.ParseInto(path+"="+value, values)
+}
+
+// ValidateTargetPath reports whether path is usable as a --set path.
+func ValidateTargetPath(path string) error {
+	if strings.ContainsAny(path, "=") {
+		return errors.New("a target path must not contain '='")
+	}
+	return strvals.ParseInto(path+"=x", map[string]any{})
+}
+
+// Merge deep-merges b into a copy of a: maps merge key by key, any other
+// value of b replaces that of a.
+func Merge(a, b map[string]any) map[string]any {
+	out := make(map[string]any, len(a))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		if bm, ok := v.(map[string]any); ok {
+			if am, ok := out[k].(map[string]any); ok {
+				out[k] = Merge(am, bm)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// scrubYAMLError keeps the position and kind of a YAML error and drops any
+// quoted document content, which may be a secret.
+func scrubYAMLError(err error) string {
+	msg := err.Error()
+	if i := strings.IndexAny(msg, "`'\""); i >= 0 {
+		msg = strings.TrimRight(msg[:i], " :") + " (content not shown)"
+	}
+	return msg
+}
