@@ -11,7 +11,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
+
+	"golang.org/x/mod/modfile"
 )
 
 // Binaries of the cluster, as named in the bin directory.
@@ -106,9 +109,17 @@ func Build(ctx context.Context, opts BuildOptions) (string, error) {
 		{"tools/kube", binScheduler, "k8s.io/kubernetes/cmd/kube-scheduler"},
 		{"tools/kwok", binKwok, "sigs.k8s.io/kwok/cmd/kwok"},
 	}
+	kubeVersion, err := kubernetesVersion(root)
+	if err != nil {
+		return "", err
+	}
 	for _, s := range steps {
 		fmt.Fprintf(log, "testcluster: building %s\n", s.out)
-		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(tmp, s.out), s.pkg)
+		ldflags := "-s -w"
+		if s.module == "tools/kube" {
+			ldflags += versionLDFlags(kubeVersion)
+		}
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags="+ldflags, "-o", filepath.Join(tmp, s.out), s.pkg)
 		cmd.Dir = filepath.Join(root, s.module)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
 		cmd.Stdout, cmd.Stderr = log, log
@@ -122,6 +133,37 @@ func Build(ctx context.Context, opts BuildOptions) (string, error) {
 	return binDir, nil
 }
 
+// kubernetesVersion is the k8s.io/kubernetes version required by tools/kube.
+func kubernetesVersion(root string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, "tools", "kube", "go.mod"))
+	if err != nil {
+		return "", fmt.Errorf("reading tools/kube/go.mod: %w", err)
+	}
+	f, err := modfile.ParseLax("go.mod", b, nil)
+	if err != nil {
+		return "", fmt.Errorf("parsing tools/kube/go.mod: %w", err)
+	}
+	for _, r := range f.Require {
+		if r.Mod.Path == "k8s.io/kubernetes" {
+			return r.Mod.Version, nil
+		}
+	}
+	return "", errors.New("tools/kube/go.mod does not require k8s.io/kubernetes")
+}
+
+// versionLDFlags stamps the Kubernetes version into the binaries, as the
+// Kubernetes release build does, so the API server reports it (Helm charts
+// check it against their kubeVersion).
+func versionLDFlags(version string) string {
+	major, minor, _ := strings.Cut(strings.TrimPrefix(version, "v"), ".")
+	minor, _, _ = strings.Cut(minor, ".")
+	var b strings.Builder
+	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
+		fmt.Fprintf(&b, " -X %s.gitVersion=%s -X %s.gitMajor=%s -X %s.gitMinor=%s -X %s.gitTreeState=clean", pkg, version, pkg, major, pkg, minor, pkg)
+	}
+	return b.String()
+}
+
 func complete(binDir string) bool {
 	for _, b := range []string{binEtcd, binAPIServer, binControllerManager, binScheduler, binKwok} {
 		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
@@ -133,7 +175,9 @@ func complete(binDir string) bool {
 
 func buildKey(root string) (string, error) {
 	h := sha256.New()
-	fmt.Fprintln(h, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	// buildRecipe changes whenever the way of building changes.
+	const buildRecipe = "2"
+	fmt.Fprintln(h, buildRecipe, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	for _, f := range []string{"tools/kube/go.mod", "tools/kube/go.sum", "tools/kwok/go.mod", "tools/kwok/go.sum"} {
 		b, err := os.ReadFile(filepath.Join(root, f))
 		if err != nil {

@@ -185,6 +185,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		"--server-address=127.0.0.1:"+strconv.Itoa(kwokPort),
 		"--node-ip=10.0.0.1",
 		"--cidr=10.0.0.0/16",
+		"--node-lease-duration-seconds=40",
 	); err != nil {
 		return nil, err
 	}
