@@ -67,11 +67,13 @@ func (k *Kustomize) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 	for _, p := range k.Patches {
 		kust.Patches = append(kust.Patches, types.Patch{Patch: p.Patch, Target: p.Target.kustomize()})
 	}
+	// The deprecated fields are written as the patches they are equivalent
+	// to, as `kustomize edit fix` does.
 	for _, p := range k.PatchesStrategicMerge {
-		kust.PatchesStrategicMerge = append(kust.PatchesStrategicMerge, types.PatchStrategicMerge(p))
+		kust.Patches = append(kust.Patches, types.Patch{Patch: p})
 	}
 	for _, p := range k.PatchesJSON6902 {
-		kust.PatchesJson6902 = append(kust.PatchesJson6902, types.Patch{Patch: p.Patch, Target: p.Target.kustomize()})
+		kust.Patches = append(kust.Patches, types.Patch{Patch: p.Patch, Target: p.Target.kustomize()})
 	}
 	for _, i := range k.Images {
 		kust.Images = append(kust.Images, types.Image{Name: i.Name, NewName: i.NewName, NewTag: i.NewTag, Digest: i.Digest})

@@ -65,13 +65,19 @@ func (m kubernetesModel) kubeConfig(ctx context.Context) (kube.Config, diag.Diag
 		QPS:                  m.QPS.ValueFloat64Pointer(),
 		Burst:                m.Burst.ValueInt64Pointer(),
 	}
-	diags.Append(m.ConfigPaths.ElementsAs(ctx, &c.ConfigPaths, false)...)
+	if !m.ConfigPaths.IsNull() {
+		diags.Append(m.ConfigPaths.ElementsAs(ctx, &c.ConfigPaths, false)...)
+	}
 	if !m.Exec.IsNull() {
 		var e execModel
 		diags.Append(m.Exec.As(ctx, &e, objectAsOptions)...)
 		c.Exec = &kube.ExecConfig{APIVersion: e.APIVersion.ValueString(), Command: e.Command.ValueString()}
-		diags.Append(e.Args.ElementsAs(ctx, &c.Exec.Args, false)...)
-		diags.Append(e.Env.ElementsAs(ctx, &c.Exec.Env, false)...)
+		if !e.Args.IsNull() {
+			diags.Append(e.Args.ElementsAs(ctx, &c.Exec.Args, false)...)
+		}
+		if !e.Env.IsNull() {
+			diags.Append(e.Env.ElementsAs(ctx, &c.Exec.Env, false)...)
+		}
 	}
 	return c, diags
 }

@@ -139,7 +139,11 @@ func (m *commonMetadataModel) metadata(ctx context.Context) (postrender.Metadata
 	if m == nil {
 		return md, diags
 	}
-	diags.Append(m.Labels.ElementsAs(ctx, &md.Labels, false)...)
-	diags.Append(m.Annotations.ElementsAs(ctx, &md.Annotations, false)...)
+	if !m.Labels.IsNull() {
+		diags.Append(m.Labels.ElementsAs(ctx, &md.Labels, false)...)
+	}
+	if !m.Annotations.IsNull() {
+		diags.Append(m.Annotations.ElementsAs(ctx, &md.Annotations, false)...)
+	}
 	return md, diags
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"helm.sh/helm/v3/pkg/strvals"
@@ -231,12 +232,12 @@ func Merge(a, b map[string]any) map[string]any {
 	return out
 }
 
-// scrubYAMLError keeps the position and kind of a YAML error and drops any
-// quoted document content, which may be a secret.
+// yamlContent matches what YAML errors quote of the document (in
+// backquotes); the expected tokens they name are in single quotes.
+var yamlContent = regexp.MustCompile("`[^`]*`")
+
+// scrubYAMLError keeps the position and kind of a YAML error and drops the
+// document content it quotes, which may be a secret.
 func scrubYAMLError(err error) string {
-	msg := err.Error()
-	if i := strings.IndexAny(msg, "`'\""); i >= 0 {
-		msg = strings.TrimRight(msg[:i], " :") + " (content not shown)"
-	}
-	return msg
+	return yamlContent.ReplaceAllString(err.Error(), "(content not shown)")
 }
