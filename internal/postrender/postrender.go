@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"helm.sh/helm/v3/pkg/postrender"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -68,14 +70,16 @@ func (m Metadata) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parsing rendered manifest: %w", err)
 	}
+	// Sorted, so that the same input always renders the same manifest.
+	labels, annotations := slices.Sorted(maps.Keys(m.Labels)), slices.Sorted(maps.Keys(m.Annotations))
 	for _, n := range nodes {
-		for k, v := range m.Labels {
-			if err := n.PipeE(kyaml.SetLabel(k, v)); err != nil {
+		for _, k := range labels {
+			if err := n.PipeE(kyaml.SetLabel(k, m.Labels[k])); err != nil {
 				return nil, fmt.Errorf("setting label %s on %s/%s: %w", k, n.GetKind(), n.GetName(), err)
 			}
 		}
-		for k, v := range m.Annotations {
-			if err := n.PipeE(kyaml.SetAnnotation(k, v)); err != nil {
+		for _, k := range annotations {
+			if err := n.PipeE(kyaml.SetAnnotation(k, m.Annotations[k])); err != nil {
 				return nil, fmt.Errorf("setting annotation %s on %s/%s: %w", k, n.GetKind(), n.GetName(), err)
 			}
 		}

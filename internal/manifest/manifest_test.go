@@ -1,0 +1,118 @@
+package manifest
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+const doc = `
+# Source: chart/templates/a.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cm
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: s
+  namespace: other
+data:
+  password: aHVudGVyMg==
+stringData:
+  token: plain-token
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: reader
+  namespace: ignored
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: globals.example.com
+spec:
+  group: example.com
+  scope: Cluster
+  names: {kind: Global}
+---
+apiVersion: example.com/v1
+kind: Global
+metadata:
+  name: g
+---
+apiVersion: example.com/v1
+kind: Unknown
+metadata:
+  name: u
+`
+
+func TestParseKeys(t *testing.T) {
+	objs, err := Parse(doc, "apps", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, o := range objs {
+		keys = append(keys, o.Key)
+	}
+	want := []string{
+		"v1/ConfigMap/apps/cm",
+		"v1/Secret/other/s",
+		"rbac.authorization.k8s.io/v1/ClusterRole/reader",
+		"apiextensions.k8s.io/v1/CustomResourceDefinition/globals.example.com",
+		"example.com/v1/Global/g",
+		"example.com/v1/Unknown/apps/u",
+	}
+	if strings.Join(keys, "\n") != strings.Join(want, "\n") {
+		t.Errorf("keys:\n%s\nwant:\n%s", strings.Join(keys, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestParseAsksScopeFirst(t *testing.T) {
+	objs, err := Parse("apiVersion: example.com/v1\nkind: Unknown\nmetadata: {name: u}\n", "apps", func(gvk schema.GroupVersionKind) (bool, bool) {
+		return false, gvk.Kind == "Unknown"
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if objs[0].Key != "example.com/v1/Unknown/u" {
+		t.Errorf("key %s, want the cluster-scoped key the mapper implies", objs[0].Key)
+	}
+}
+
+func TestParseRejectsDuplicatesAndJunk(t *testing.T) {
+	if _, err := Parse("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n", "ns", nil); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("duplicate: %v", err)
+	}
+	if _, err := Parse("just: a map\n", "ns", nil); err == nil || !strings.Contains(err.Error(), "no apiVersion or kind") {
+		t.Errorf("junk: %v", err)
+	}
+}
+
+func TestDisplayMasksSecrets(t *testing.T) {
+	objs, err := Parse(doc, "apps", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown, err := Display(objs[1].Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"hunter2", "aHVudGVyMg==", "plain-token"} {
+		if strings.Contains(shown, secret) {
+			t.Errorf("Display shows %q:\n%s", secret, shown)
+		}
+	}
+	for _, want := range []string{Hash([]byte("hunter2")), Hash([]byte("plain-token"))} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("Display lacks %q:\n%s", want, shown)
+		}
+	}
+	if strings.Contains(objs[1].Object.Object["data"].(map[string]any)["password"].(string), "sha256") {
+		t.Error("Display modified the object it was given")
+	}
+}
