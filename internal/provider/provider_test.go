@@ -23,9 +23,14 @@ var testAccProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServe
 // testKubeconfig is the kubeconfig of the acceptance tests' cluster.
 var testKubeconfig string
 
-// TestMain gives acceptance tests (TF_ACC=1) a cluster: the one KUBECONFIG
-// names (the local test cluster, kind, …), or else a local test cluster
-// started for this run and stopped after it.
+// testKubeconfigEnv names an existing cluster for the acceptance tests.
+const testKubeconfigEnv = "HELMRELEASE_TEST_KUBECONFIG"
+
+// TestMain gives acceptance tests (TF_ACC=1) a cluster: the one whose
+// kubeconfig HELMRELEASE_TEST_KUBECONFIG names (the local test cluster, kind,
+// …), or else a local test cluster started for this run and stopped after
+// it. KUBECONFIG is deliberately not used, so that the tests never touch the
+// cluster a developer's shell points at.
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -34,7 +39,7 @@ func run(m *testing.M) int {
 	if os.Getenv("TF_ACC") == "" {
 		return m.Run()
 	}
-	testKubeconfig = os.Getenv("KUBECONFIG")
+	testKubeconfig = os.Getenv(testKubeconfigEnv)
 	if testKubeconfig == "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()

@@ -217,6 +217,25 @@ func Stop(dir string) error {
 	return nil
 }
 
+// Running returns the cluster running in dir, or nil when none is: no state
+// there, or one of its processes has exited.
+func Running(dir string) *Cluster {
+	b, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if err != nil {
+		return nil
+	}
+	var st state
+	if json.Unmarshal(b, &st) != nil || len(st.PIDs) < 5 {
+		return nil
+	}
+	for _, pid := range st.PIDs {
+		if syscall.Kill(pid, 0) != nil {
+			return nil
+		}
+	}
+	return &Cluster{Dir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig")}
+}
+
 // Stop stops the cluster and removes its directory.
 func (c *Cluster) Stop() error { return Stop(c.Dir) }
 

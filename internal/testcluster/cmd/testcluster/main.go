@@ -48,13 +48,26 @@ func run() error {
 		fmt.Fprintf(os.Stderr, "testcluster: binaries in %s (%s)\n", bin, time.Since(start).Round(time.Second))
 		return nil
 	case "up":
+		abs, err := filepath.Abs(*dir)
+		if err != nil {
+			return fmt.Errorf("resolving %s: %w", *dir, err)
+		}
+		if c := testcluster.Running(abs); c != nil {
+			fmt.Fprintf(os.Stderr, "testcluster: already running in %s\n", abs)
+			fmt.Println(c.Kubeconfig)
+			return nil
+		}
+		// Whatever a dead cluster left behind goes.
+		if err := testcluster.Stop(abs); err != nil {
+			return err
+		}
 		start := time.Now()
 		bin, err := testcluster.Build(ctx, testcluster.BuildOptions{Log: os.Stderr})
 		if err != nil {
 			return err
 		}
 		built := time.Now()
-		c, err := testcluster.Start(ctx, testcluster.Options{BinDir: bin, Dir: *dir, Detach: true, Log: os.Stderr})
+		c, err := testcluster.Start(ctx, testcluster.Options{BinDir: bin, Dir: abs, Detach: true, Log: os.Stderr})
 		if err != nil {
 			return err
 		}
