@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -69,7 +70,7 @@ func goValue(v attr.Value) (any, error) {
 	case basetypes.SetValue:
 		return goList(t.Elements())
 	default:
-		return nil, fmt.Errorf("unsupported value type %s", v.Type(nil))
+		return nil, fmt.Errorf("unsupported value type %s", v.Type(context.Background()))
 	}
 }
 

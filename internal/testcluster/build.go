@@ -81,7 +81,7 @@ func Build(ctx context.Context, opts BuildOptions) (string, error) {
 	if complete(binDir) {
 		return binDir, nil
 	}
-	if err := os.MkdirAll(cache, 0o755); err != nil {
+	if err := os.MkdirAll(cache, 0o750); err != nil {
 		return "", fmt.Errorf("creating cache directory: %w", err)
 	}
 	unlock, err := lockFile(filepath.Join(cache, key+".lock"))
@@ -209,7 +209,7 @@ func findRepoRoot() (string, error) {
 }
 
 func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening lock file: %w", err)
 	}

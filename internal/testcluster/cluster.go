@@ -259,7 +259,9 @@ func spawn(bin string, args []string, logPath string, detach bool) (int, error) 
 		return 0, fmt.Errorf("opening log file: %w", err)
 	}
 	defer logFile.Close()
-	cmd := exec.Command(bin, args...)
+	// Not bound to a context: the process outlives this call, and the
+	// command line's "up" outlives this process.
+	cmd := exec.Command(bin, args...) //nolint:noctx // see above
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = sysProcAttr(detach)
 	if err := cmd.Start(); err != nil {
@@ -290,7 +292,7 @@ func freePorts(n int) ([]int, error) {
 		}
 	}()
 	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, fmt.Errorf("finding a free loopback port: %w", err)
 		}
@@ -350,7 +352,7 @@ func waitHTTP(ctx context.Context, client *http.Client, url string, timeout time
 		last = err
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w (last error: %v)", url, ctx.Err(), last)
+			return fmt.Errorf("waiting for %s: %w (last error: %w)", url, ctx.Err(), last)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
