@@ -121,7 +121,7 @@ func Build(ctx context.Context, opts BuildOptions) (string, error) {
 		}
 		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags="+ldflags, "-o", filepath.Join(tmp, s.out), s.pkg)
 		cmd.Dir = filepath.Join(root, s.module)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=readonly")
 		cmd.Stdout, cmd.Stderr = log, log
 		if err := cmd.Run(); err != nil {
 			return "", fmt.Errorf("building %s in %s: %w", s.pkg, s.module, err)
