@@ -63,7 +63,7 @@ func (p *helmReleaseProvider) Configure(ctx context.Context, req provider.Config
 		return
 	}
 	data := &providerData{cacheDir: cfg.CacheDir.ValueString()}
-	if !cfg.Registries.IsUnknown() {
+	if !cfg.Registries.IsUnknown() && !cfg.Registries.IsNull() {
 		resp.Diagnostics.Append(cfg.Registries.ElementsAs(ctx, &data.registries, false)...)
 	}
 
