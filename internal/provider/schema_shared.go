@@ -34,7 +34,7 @@ func valuesFromAttribute() schema.ListNestedAttribute {
 				"target_path": schema.StringAttribute{
 					MarkdownDescription: "Path, in `helm --set` syntax, at which the value of `values_key` is set (`targetPath`); a value in quotes is set as a string. Default: none (the data is a values YAML document merged at the root).",
 					Optional:            true,
-					Validators:          []validator.String{targetPathValidator{}},
+					Validators:          []validator.String{targetPath()},
 				},
 				"optional": schema.BoolAttribute{
 					MarkdownDescription: "Whether a missing object or key is ignored (`optional`); other errors still fail. Default: `false`.",
@@ -50,7 +50,7 @@ func selectorAttribute(required bool, what string) schema.SingleNestedAttribute 
 		return schema.StringAttribute{
 			MarkdownDescription: "Regular expression matching the " + field + " of the objects. Default: any.",
 			Optional:            true,
-			Validators:          []validator.String{regexValidator{}},
+			Validators:          []validator.String{regex()},
 		}
 	}
 	return schema.SingleNestedAttribute{
@@ -66,12 +66,12 @@ func selectorAttribute(required bool, what string) schema.SingleNestedAttribute 
 			"label_selector": schema.StringAttribute{
 				MarkdownDescription: "Label selector expression the objects' labels must match, e.g. `app=web,tier!=db`. Default: any.",
 				Optional:            true,
-				Validators:          []validator.String{labelSelectorValidator{}},
+				Validators:          []validator.String{labelSelector()},
 			},
 			"annotation_selector": schema.StringAttribute{
 				MarkdownDescription: "Label selector expression the objects' annotations must match. Default: any.",
 				Optional:            true,
-				Validators:          []validator.String{labelSelectorValidator{}},
+				Validators:          []validator.String{labelSelector()},
 			},
 		},
 	}

@@ -91,7 +91,7 @@ func templateSchema() schema.Schema {
 					"version": schema.StringAttribute{
 						MarkdownDescription: "Semver constraint the chart's version must satisfy (`version`), e.g. `1.2.3`, `6.5.*` or `>=4.0.0 <5.0.0`. Default: `*`.",
 						Optional:            true,
-						Validators:          []validator.String{semverConstraintValidator{}},
+						Validators:          []validator.String{semverConstraint()},
 					},
 				},
 			},

@@ -54,62 +54,42 @@ func (v stringCheck) ValidateString(_ context.Context, req validator.StringReque
 	}
 }
 
-type targetPathValidator struct{}
-
-func (targetPathValidator) Description(context.Context) string { return "must be a helm --set path" }
-func (v targetPathValidator) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
-func (targetPathValidator) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	stringCheck{
+// targetPath checks helm --set path syntax.
+func targetPath() validator.String {
+	return stringCheck{
 		what:   "target path",
 		remedy: "Write the path as for `helm --set`, e.g. `image.tag`, `ingress.hosts[0].host` or `annotations.example\\.com/key`.",
 		check:  values.ValidateTargetPath,
-	}.ValidateString(ctx, req, resp)
+	}
 }
 
-type regexValidator struct{}
-
-func (regexValidator) Description(context.Context) string               { return "must be a regular expression" }
-func (v regexValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-func (regexValidator) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	stringCheck{
+// regex checks RE2 syntax.
+func regex() validator.String {
+	return stringCheck{
 		what:   "regular expression",
 		remedy: "Use Go regular expression syntax (RE2), e.g. `apps` or `.*-system`.",
 		check: func(s string) error {
 			_, err := regexp.Compile(s)
 			return err
 		},
-	}.ValidateString(ctx, req, resp)
+	}
 }
 
-type labelSelectorValidator struct{}
-
-func (labelSelectorValidator) Description(context.Context) string { return "must be a label selector" }
-func (v labelSelectorValidator) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
-func (labelSelectorValidator) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	stringCheck{
+// labelSelector checks Kubernetes label selector syntax.
+func labelSelector() validator.String {
+	return stringCheck{
 		what:   "label selector",
 		remedy: "Use Kubernetes label selector syntax, e.g. `app=web`, `tier in (web, api)` or `!canary`.",
 		check: func(s string) error {
 			_, err := labels.Parse(s)
 			return err
 		},
-	}.ValidateString(ctx, req, resp)
+	}
 }
 
-type semverConstraintValidator struct{}
-
-func (semverConstraintValidator) Description(context.Context) string {
-	return "must be a semver version constraint"
-}
-func (v semverConstraintValidator) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
-func (semverConstraintValidator) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	stringCheck{
+// semverConstraint checks a chart version constraint.
+func semverConstraint() validator.String {
+	return stringCheck{
 		what:   "version constraint",
 		remedy: "Use a semver constraint, e.g. `1.2.3`, `6.5.*`, `~6.5` or `>=4.0.0 <5.0.0`.",
 		check: func(s string) error {
@@ -118,5 +98,5 @@ func (semverConstraintValidator) ValidateString(ctx context.Context, req validat
 			}
 			return nil
 		},
-	}.ValidateString(ctx, req, resp)
+	}
 }
