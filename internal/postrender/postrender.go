@@ -38,13 +38,37 @@ func (c Chain) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 	return in, nil
 }
 
+// Error is the failure of the post-renderer at Index of post_renderers.
+type Error struct {
+	Index int
+	Err   error
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("post-renderer %d: %v", e.Index, e.Err) }
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// indexed reports the failures of a post-renderer as an *Error.
+type indexed struct {
+	index int
+	r     postrender.PostRenderer
+}
+
+func (i indexed) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
+	out, err := i.r.Run(in)
+	if err != nil {
+		return nil, &Error{Index: i.index, Err: err}
+	}
+	return out, nil
+}
+
 // Build returns the chain of a release: the Kustomize post-renderers in
 // order, then the common metadata, then the origin labels (always last, so
-// no patch can remove them).
+// no patch can remove them). A Kustomize failure is an *Error.
 func Build(kustomizations []Kustomize, common Metadata, originName, originNamespace string) Chain {
 	var chain Chain
 	for i := range kustomizations {
-		chain = append(chain, &kustomizations[i])
+		chain = append(chain, indexed{i, &kustomizations[i]})
 	}
 	if len(common.Labels) > 0 || len(common.Annotations) > 0 {
 		chain = append(chain, common)

@@ -233,13 +233,14 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 		Capabilities: caps,
 		IncludeCRDs:  true,
 	})
-	if err != nil {
-		p := path.Root("chart")
-		remedy := "Fix the values or the chart so that it renders, e.g. with `helm template` locally."
-		if len(m.PostRenderers) > 0 {
-			remedy = "Fix the values, the chart or the post_renderers so that it renders; a patch must match an object of the chart."
-		}
-		attrError(&resp.Diagnostics, p, "Chart rendering failed", err.Error()+".", remedy)
+	var prErr *postrender.Error
+	switch {
+	case errors.As(err, &prErr):
+		attrError(&resp.Diagnostics, path.Root("post_renderers").AtListIndex(prErr.Index), "Post-renderer failed", prErr.Err.Error()+".",
+			"Fix the post-renderer: a patch without a target must name an object the chart renders, and a target must select objects a JSON 6902 patch applies to.")
+		return
+	case err != nil:
+		attrError(&resp.Diagnostics, path.Root("chart"), "Chart rendering failed", err.Error()+".", "Fix the values or the chart so that it renders, e.g. with `helm template` locally.")
 		return
 	}
 	objects, err := manifest.Parse(rendered.Manifest, m.TargetNamespace.ValueString(), scope)

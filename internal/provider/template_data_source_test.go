@@ -310,7 +310,7 @@ data "helmrelease_template" "t" {
 			},
 			{
 				Config:      config(`values_from = [{ kind = "ConfigMap", name = "broken", target_path = "image[tag" }]`),
-				ExpectError: errorText(`Error: Invalid target path`),
+				ExpectError: errorText("Error: Invalid target path … The target path is not valid: error parsing index: EOF. Write the path as for `helm --set`, e.g. `image.tag`, `ingress.hosts[0].host` or `annotations.example\\.com/key`."),
 			},
 			{
 				Config:      config(`values_from = [{ kind = "Deployment", name = "x" }]`),
@@ -326,7 +326,11 @@ data "helmrelease_template" "t" {
 			},
 			{
 				Config:      config(`post_renderers = [{ kustomize = { patches = [{ patch = "{kind: ConfigMap, apiVersion: v1, metadata: {name: nothing}}" }] } }]`),
-				ExpectError: errorText(`Error: Chart rendering failed`),
+				ExpectError: errorText(`Error: Post-renderer failed … kustomize post-renderer: no resource matches strategic merge patch "ConfigMap.v1.[noGrp]/nothing.[noNs]": no matches for Id ConfigMap.v1.[noGrp]/nothing.[noNs]; failed to find unique target for patch ConfigMap.v1.[noGrp]/nothing.[noNs]. Fix the post-renderer:`),
+			},
+			{
+				Config:      config(`values = { extra = "not a map" }`),
+				ExpectError: errorText("Error: Chart rendering failed … rendering chart app: template: app/templates/configmap.yaml:7:29: executing \"app/templates/configmap.yaml\" at <.Values.extra>: range can't iterate over not a map. Fix the values or the chart so that it renders, e.g. with `helm template` locally."),
 			},
 			{
 				Config:      config(`values = "not an object"`),
