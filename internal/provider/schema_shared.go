@@ -46,9 +46,9 @@ func valuesFromAttribute() schema.ListNestedAttribute {
 }
 
 func selectorAttribute(required bool, what string) schema.SingleNestedAttribute {
-	regex := func(field string) schema.StringAttribute {
+	regex := func(field, key string) schema.StringAttribute {
 		return schema.StringAttribute{
-			MarkdownDescription: "Regular expression matching the " + field + " of the objects. Default: any.",
+			MarkdownDescription: "Regular expression matching the " + field + " of the objects (`target." + key + "`). Default: any.",
 			Optional:            true,
 			Validators:          []validator.String{regex()},
 		}
@@ -58,18 +58,18 @@ func selectorAttribute(required bool, what string) schema.SingleNestedAttribute 
 		Required:            required,
 		Optional:            !required,
 		Attributes: map[string]schema.Attribute{
-			"group":     regex("API group"),
-			"version":   regex("API version"),
-			"kind":      regex("kind"),
-			"name":      regex("name"),
-			"namespace": regex("namespace"),
+			"group":     regex("API group", "group"),
+			"version":   regex("API version", "version"),
+			"kind":      regex("kind", "kind"),
+			"name":      regex("name", "name"),
+			"namespace": regex("namespace", "namespace"),
 			"label_selector": schema.StringAttribute{
-				MarkdownDescription: "Label selector expression the objects' labels must match, e.g. `app=web,tier!=db`. Default: any.",
+				MarkdownDescription: "Label selector expression the objects' labels must match, e.g. `app=web,tier!=db` (`target.labelSelector`). Default: any.",
 				Optional:            true,
 				Validators:          []validator.String{labelSelector()},
 			},
 			"annotation_selector": schema.StringAttribute{
-				MarkdownDescription: "Label selector expression the objects' annotations must match. Default: any.",
+				MarkdownDescription: "Label selector expression the objects' annotations must match (`target.annotationSelector`). Default: any.",
 				Optional:            true,
 				Validators:          []validator.String{labelSelector()},
 			},
@@ -93,7 +93,7 @@ func postRenderersAttribute() schema.ListNestedAttribute {
 							NestedObject: schema.NestedAttributeObject{
 								Attributes: map[string]schema.Attribute{
 									"patch": schema.StringAttribute{
-										MarkdownDescription: "The patch, YAML or JSON: an object (strategic merge) or a list of operations (JSON 6902).",
+										MarkdownDescription: "The patch, YAML or JSON: an object (strategic merge) or a list of operations (JSON 6902) (`patches[].patch`).",
 										Required:            true,
 									},
 									"target": selectorAttribute(false, "Objects the patch applies to. Default: the object named by a strategic merge patch."),
@@ -112,7 +112,7 @@ func postRenderersAttribute() schema.ListNestedAttribute {
 								Attributes: map[string]schema.Attribute{
 									"target": selectorAttribute(true, "Objects the patch applies to."),
 									"patch": schema.StringAttribute{
-										MarkdownDescription: "The operations, as a YAML or JSON list, e.g. `jsonencode([{ op = \"add\", path = \"/spec/replicas\", value = 2 }])`.",
+										MarkdownDescription: "The operations, as a YAML or JSON list, e.g. `jsonencode([{ op = \"add\", path = \"/spec/replicas\", value = 2 }])` (`patchesJson6902[].patch`).",
 										Required:            true,
 									},
 								},
@@ -123,11 +123,11 @@ func postRenderersAttribute() schema.ListNestedAttribute {
 							Optional:            true,
 							NestedObject: schema.NestedAttributeObject{
 								Attributes: map[string]schema.Attribute{
-									"name":     schema.StringAttribute{MarkdownDescription: "Image name to replace, as written in the manifest without tag or digest.", Required: true, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
-									"new_name": schema.StringAttribute{MarkdownDescription: "Replacement image name. Default: unchanged.", Optional: true},
-									"new_tag":  schema.StringAttribute{MarkdownDescription: "Replacement tag. Default: unchanged.", Optional: true},
+									"name":     schema.StringAttribute{MarkdownDescription: "Image name to replace, as written in the manifest without tag or digest (`images[].name`).", Required: true, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
+									"new_name": schema.StringAttribute{MarkdownDescription: "Replacement image name (`images[].newName`). Default: unchanged.", Optional: true},
+									"new_tag":  schema.StringAttribute{MarkdownDescription: "Replacement tag (`images[].newTag`). Default: unchanged.", Optional: true},
 									"digest": schema.StringAttribute{
-										MarkdownDescription: "Replacement digest (`sha256:…`), which takes precedence over `new_tag`. Default: none.",
+										MarkdownDescription: "Replacement digest (`sha256:…`), which takes precedence over `new_tag` (`images[].digest`). Default: none.",
 										Optional:            true,
 										Validators:          []validator.String{stringvalidator.RegexMatches(digestPattern, "must be a digest like sha256:<64 hex digits>")},
 									},
@@ -147,8 +147,8 @@ func commonMetadataAttribute() schema.SingleNestedAttribute {
 		MarkdownDescription: "Labels and annotations added to every object of the release (HelmRelease `spec.commonMetadata`). Default: none.",
 		Optional:            true,
 		Attributes: map[string]schema.Attribute{
-			"labels":      schema.MapAttribute{MarkdownDescription: "Labels. Default: none.", ElementType: types.StringType, Optional: true},
-			"annotations": schema.MapAttribute{MarkdownDescription: "Annotations. Default: none.", ElementType: types.StringType, Optional: true},
+			"labels":      schema.MapAttribute{MarkdownDescription: "Labels (`labels`). Default: none.", ElementType: types.StringType, Optional: true},
+			"annotations": schema.MapAttribute{MarkdownDescription: "Annotations (`annotations`). Default: none.", ElementType: types.StringType, Optional: true},
 		},
 	}
 }
