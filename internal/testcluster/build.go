@@ -1,3 +1,5 @@
+//go:build unix
+
 package testcluster
 
 import (
@@ -25,17 +27,6 @@ const (
 	binScheduler         = "kube-scheduler"
 	binKwok              = "kwok"
 )
-
-// BuildOptions says where the build modules are and where binaries go.
-type BuildOptions struct {
-	// RepoRoot is the root of this repository, holding tools/kube and
-	// tools/kwok. Empty means: found by walking up from the working directory.
-	RepoRoot string
-	// CacheDir holds one bin directory per build key. Empty means DefaultCacheDir().
-	CacheDir string
-	// Log receives the output of the go commands; nil discards it.
-	Log io.Writer
-}
 
 // DefaultCacheDir is $HELMRELEASE_TESTCLUSTER_CACHE, or testcluster under the
 // user's cache directory.

@@ -1,3 +1,5 @@
+//go:build unix
+
 package testcluster
 
 import (
@@ -28,32 +30,6 @@ import (
 
 //go:embed kwok.yaml
 var kwokConfig []byte
-
-// NodeName is the name of the simulated node.
-const NodeName = "kwok-node-0"
-
-// Options configure Start.
-type Options struct {
-	// BinDir holds the binaries made by Build.
-	BinDir string
-	// Dir receives the cluster's data, certificates, logs and kubeconfig.
-	Dir string
-	// Detach leaves the processes running when the calling process exits
-	// (the command line "up"); otherwise they die with it.
-	Detach bool
-	// Log receives progress lines; nil discards them.
-	Log io.Writer
-}
-
-// Cluster is a running local cluster.
-type Cluster struct {
-	// Dir holds everything the cluster wrote.
-	Dir string
-	// Kubeconfig is the path of an admin kubeconfig for the cluster.
-	Kubeconfig string
-	// Host is the API server URL.
-	Host string
-}
 
 // state is what Stop needs to find the processes again.
 type state struct {
