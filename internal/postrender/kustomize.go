@@ -125,7 +125,7 @@ func ValidatePatch(patch string, hasTarget bool) error {
 	if err := yaml.Unmarshal([]byte(patch), &doc); err != nil {
 		return fmt.Errorf("not valid YAML or JSON: %w", err)
 	}
-	switch d := doc.(type) {
+	switch doc.(type) {
 	case []any:
 		return validateJSON6902(patch)
 	case map[string]any:
@@ -140,7 +140,6 @@ func ValidatePatch(patch string, hasTarget bool) error {
 				}
 			}
 		}
-		_ = d
 		return nil
 	default:
 		return fmt.Errorf("a patch must be an object (strategic merge) or a list of operations (JSON 6902), not %T", doc)

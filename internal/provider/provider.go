@@ -93,13 +93,7 @@ func (p *helmReleaseProvider) Configure(ctx context.Context, req provider.Config
 			}
 		}
 		getenv := p.getenv
-		data.clients = kube.NewClients(func() (*rest.Config, error) {
-			cfg, err := kc.RESTConfig(getenv)
-			if err != nil {
-				return nil, fmt.Errorf("%w", err)
-			}
-			return cfg, nil
-		})
+		data.clients = kube.NewClients(func() (*rest.Config, error) { return kc.RESTConfig(getenv) })
 	}
 	resp.DataSourceData = data
 	resp.ResourceData = data

@@ -223,7 +223,7 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 	}
 	chain := postrender.Build(kustomizations(m.PostRenderers), md, m.Name.ValueString(), m.Namespace.ValueString())
 
-	caps, scope := d.clusterView(ctx, &resp.Diagnostics)
+	caps, scope := d.clusterView(&resp.Diagnostics)
 	rendered, err := helm.Render(ctx, helm.RenderOptions{
 		ReleaseName:  m.ReleaseName.ValueString(),
 		Namespace:    m.TargetNamespace.ValueString(),
@@ -330,7 +330,7 @@ func (d *templateDataSource) composeValues(ctx context.Context, m *templateModel
 // clusterView returns the capabilities and kind scopes of the provider's
 // cluster, or nil when none is configured. An unreachable cluster is a
 // warning: the chart is then rendered with Helm's default capabilities.
-func (d *templateDataSource) clusterView(ctx context.Context, diags *diag.Diagnostics) (*helm.Capabilities, manifest.Scope) {
+func (d *templateDataSource) clusterView(diags *diag.Diagnostics) (*helm.Capabilities, manifest.Scope) {
 	if d.data == nil {
 		return nil, nil
 	}
@@ -353,6 +353,5 @@ func (d *templateDataSource) clusterView(ctx context.Context, diags *diag.Diagno
 	}
 	diags.AddWarning("Rendered without the cluster's capabilities",
 		fmt.Sprintf("The Kubernetes cluster could not be asked for its version and APIs (%s), so the chart was rendered with Helm's default capabilities.\n\nCheck the provider's kubernetes settings if templates depend on .Capabilities.", err))
-	_ = ctx
 	return nil, nil
 }

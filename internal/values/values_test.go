@@ -37,7 +37,9 @@ func TestSetPath(t *testing.T) {
 		path, value string
 		want        string
 	}{
-		{"image.tag", "1.2", "image:\n  tag: 1.2\n"},
+		// As with helm --set, only integers, booleans and null are typed.
+		{"image.tag", "1.2", "image:\n  tag: \"1.2\"\n"},
+		{"enabled", "true", "enabled: true\n"},
 		{"image.tag", `"1.2"`, "image:\n  tag: \"1.2\"\n"},
 		{"count", "5", "count: 5\n"},
 		{"count", "'5'", "count: \"5\"\n"},
