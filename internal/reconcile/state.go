@@ -1,0 +1,133 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+
+	"helm.sh/helm/v3/pkg/release"
+)
+
+// ReleaseStatus is the state of a release compared with its spec; the
+// atomic loop picks the next action from it.
+type ReleaseStatus string
+
+// Release states.
+const (
+	// StateAbsent: no release in storage, or only an uninstalled one.
+	StateAbsent ReleaseStatus = "Absent"
+	// StateUnmanaged: a release exists that this object did not make, or
+	// that changed since it made it (manual helm upgrade or rollback).
+	StateUnmanaged ReleaseStatus = "Unmanaged"
+	// StateLocked: the latest release is pending-install, -upgrade or
+	// -rollback: an action was interrupted.
+	StateLocked ReleaseStatus = "Locked"
+	// StateOutOfSync: chart, values, post-renderers or options changed.
+	StateOutOfSync ReleaseStatus = "OutOfSync"
+	// StateUntested: tests are enabled and have not run on the revision.
+	StateUntested ReleaseStatus = "Untested"
+	// StateFailed: the release failed, or a test failed and is not ignored.
+	StateFailed ReleaseStatus = "Failed"
+	// StateDrifted: the cluster differs from the release manifest.
+	StateDrifted ReleaseStatus = "Drifted"
+	// StateInSync: nothing to do.
+	StateInSync ReleaseStatus = "InSync"
+)
+
+// ReleaseState is a ReleaseStatus with why it was decided.
+type ReleaseState struct {
+	Status ReleaseStatus
+	Reason string
+	// Drift holds the drifted objects when Status is StateDrifted.
+	Drift *DriftReport
+}
+
+// Desired is what the release must be: the inputs compared with storage.
+type Desired struct {
+	Spec                *Spec
+	ChartName           string
+	ChartVersion        string
+	ConfigDigest        string
+	PostRenderersDigest string
+	OptionsDigest       string
+}
+
+// DriftDetector compares a release's manifest with the cluster.
+type DriftDetector func(ctx context.Context, rel *release.Release) (*DriftReport, error)
+
+// DetermineReleaseState decides the state of the release in one place.
+// latest is the newest release in storage (nil when none); status is what
+// this object recorded; detect is nil when drift detection is disabled.
+func DetermineReleaseState(ctx context.Context, latest *release.Release, status *Status, want Desired, detect DriftDetector) (ReleaseState, error) {
+	if latest == nil {
+		return ReleaseState{Status: StateAbsent, Reason: "no release in storage"}, nil
+	}
+	if latest.Info.Status.IsPending() {
+		return ReleaseState{Status: StateLocked, Reason: fmt.Sprintf("release %s is %s", describe(latest), latest.Info.Status)}, nil
+	}
+
+	cur := status.Latest()
+	if cur == nil {
+		if latest.Info.Status == release.StatusUninstalled {
+			return ReleaseState{Status: StateAbsent, Reason: "only an uninstalled release in storage"}, nil
+		}
+		return ReleaseState{Status: StateUnmanaged, Reason: fmt.Sprintf("release %s exists but was not made by this resource", describe(latest))}, nil
+	}
+	if !cur.Targets(latest.Name, latest.Namespace, latest.Version) {
+		return ReleaseState{Status: StateUnmanaged, Reason: fmt.Sprintf("latest release %s is not the revision %d this resource made", describe(latest), cur.Version)}, nil
+	}
+	digest, err := ReleaseDigest(latest)
+	if err != nil {
+		return ReleaseState{}, err
+	}
+	if digest != cur.Digest {
+		return ReleaseState{Status: StateUnmanaged, Reason: fmt.Sprintf("release %s was changed outside this resource", describe(latest))}, nil
+	}
+
+	switch latest.Info.Status {
+	case release.StatusFailed:
+		return ReleaseState{Status: StateFailed, Reason: fmt.Sprintf("release %s failed", describe(latest))}, nil
+	case release.StatusUninstalled:
+		return ReleaseState{Status: StateAbsent, Reason: "release was uninstalled"}, nil
+	case release.StatusDeployed:
+	default:
+		return ReleaseState{}, fmt.Errorf("release %s has the unexpected status %q", describe(latest), latest.Info.Status)
+	}
+
+	switch {
+	case latest.Chart == nil || latest.Chart.Metadata == nil:
+		return ReleaseState{}, fmt.Errorf("release %s has no chart metadata", describe(latest))
+	case latest.Chart.Metadata.Name != want.ChartName || latest.Chart.Metadata.Version != want.ChartVersion:
+		return ReleaseState{Status: StateOutOfSync, Reason: fmt.Sprintf("chart changed from %s@%s to %s@%s",
+			latest.Chart.Metadata.Name, latest.Chart.Metadata.Version, want.ChartName, want.ChartVersion)}, nil
+	case cur.ConfigDigest != want.ConfigDigest:
+		return ReleaseState{Status: StateOutOfSync, Reason: "values changed"}, nil
+	case status.ObservedPostRenderersDigest != want.PostRenderersDigest:
+		return ReleaseState{Status: StateOutOfSync, Reason: "post-renderers changed"}, nil
+	case status.ObservedOptionsDigest != want.OptionsDigest:
+		return ReleaseState{Status: StateOutOfSync, Reason: "release options changed"}, nil
+	}
+
+	if want.Spec.Test.Enable {
+		if !cur.HasBeenTested() {
+			return ReleaseState{Status: StateUntested, Reason: fmt.Sprintf("release %s has not been tested", describe(latest))}, nil
+		}
+		if cur.HasTestInPhase(release.HookPhaseFailed) && !want.Spec.ActiveRemediation(status).MustIgnoreTestFailures() {
+			return ReleaseState{Status: StateFailed, Reason: fmt.Sprintf("release %s has a failed test", describe(latest))}, nil
+		}
+	}
+
+	if detect != nil {
+		report, err := detect(ctx, latest)
+		if err != nil && (report == nil || !report.HasChanges()) {
+			return ReleaseState{}, fmt.Errorf("detecting drift of release %s: %w", describe(latest), err)
+		}
+		if report != nil && report.HasChanges() {
+			return ReleaseState{Status: StateDrifted, Reason: report.Summary(), Drift: report}, nil
+		}
+	}
+	return ReleaseState{Status: StateInSync}, nil
+}
+
+func describe(r *release.Release) string {
+	return fmt.Sprintf("%s/%s.v%d", r.Namespace, r.Name, r.Version)
+}
