@@ -1,11 +1,9 @@
 package provider
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
@@ -23,14 +21,9 @@ var testAccProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServe
 // testKubeconfig is the kubeconfig of the acceptance tests' cluster.
 var testKubeconfig string
 
-// testKubeconfigEnv names an existing cluster for the acceptance tests.
-const testKubeconfigEnv = "HELMRELEASE_TEST_KUBECONFIG"
-
-// TestMain gives acceptance tests (TF_ACC=1) a cluster: the one whose
-// kubeconfig HELMRELEASE_TEST_KUBECONFIG names (the local test cluster, kind,
-// …), or else a local test cluster started for this run and stopped after
-// it. KUBECONFIG is deliberately not used, so that the tests never touch the
-// cluster a developer's shell points at.
+// TestMain gives acceptance tests (TF_ACC=1) a cluster: the one
+// HELMRELEASE_TEST_KUBECONFIG names, or else a local test cluster started
+// for this run and stopped after it.
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -39,32 +32,13 @@ func run(m *testing.M) int {
 	if os.Getenv("TF_ACC") == "" {
 		return m.Run()
 	}
-	testKubeconfig = os.Getenv(testKubeconfigEnv)
-	if testKubeconfig == "" {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-		defer cancel()
-		bin, err := testcluster.Build(ctx, testcluster.BuildOptions{Log: os.Stderr})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "building the test cluster:", err)
-			return 1
-		}
-		dir, err := os.MkdirTemp("", "helmrelease-testcluster-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		c, err := testcluster.Start(ctx, testcluster.Options{BinDir: bin, Dir: dir, Log: os.Stderr})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "starting the test cluster:", err)
-			return 1
-		}
-		defer func() {
-			if err := c.Stop(); err != nil {
-				fmt.Fprintln(os.Stderr, "stopping the test cluster:", err)
-			}
-		}()
-		testKubeconfig = c.Kubeconfig
+	kubeconfig, stop, err := testcluster.ForTests(os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
+	defer stop()
+	testKubeconfig = kubeconfig
 	return m.Run()
 }
 

@@ -1,0 +1,262 @@
+package helm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/kube"
+	"helm.sh/helm/v3/pkg/postrender"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+)
+
+// Release is a Helm release.
+type Release = release.Release
+
+// ClientOptions configure a Client.
+type ClientOptions struct {
+	// Getter serves the clients of the target cluster, impersonating when
+	// the release has a service account.
+	Getter genericclioptions.RESTClientGetter
+	// StorageNamespace holds the release's Helm storage (Secrets).
+	StorageNamespace string
+	// Log receives Helm's log lines.
+	Log *LogBuffer
+	// Observe is called with every release the actions write to storage.
+	Observe func(*Release)
+}
+
+// Client runs Helm actions for the releases of one storage namespace.
+type Client struct {
+	cfg *action.Configuration
+}
+
+// NewClient returns a client storing releases as Secrets in
+// opts.StorageNamespace.
+func NewClient(opts ClientOptions) (*Client, error) {
+	logf := func(string, ...any) {}
+	if opts.Log != nil {
+		logf = opts.Log.Log
+	}
+	kc := kube.New(opts.Getter)
+	kc.Log = logf
+	cs, err := kc.Factory.KubernetesClientSet()
+	if err != nil {
+		return nil, fmt.Errorf("creating Kubernetes client for Helm: %w", err)
+	}
+	secrets := driver.NewSecrets(cs.CoreV1().Secrets(opts.StorageNamespace))
+	secrets.Log = logf
+	var d driver.Driver = secrets
+	if opts.Observe != nil {
+		d = &observer{Driver: secrets, observe: opts.Observe}
+	}
+	return &Client{cfg: &action.Configuration{
+		RESTClientGetter: opts.Getter,
+		Releases:         storage.Init(d),
+		KubeClient:       kc,
+		Log:              logf,
+	}}, nil
+}
+
+// observer passes every release written to storage to observe.
+type observer struct {
+	driver.Driver
+	observe func(*Release)
+}
+
+func (o *observer) Create(key string, rls *Release) error {
+	if err := o.Driver.Create(key, rls); err != nil {
+		return err
+	}
+	o.observe(rls)
+	return nil
+}
+
+func (o *observer) Update(key string, rls *Release) error {
+	if err := o.Driver.Update(key, rls); err != nil {
+		return err
+	}
+	o.observe(rls)
+	return nil
+}
+
+// LastRelease returns the newest revision of the release, or nil when the
+// storage holds none.
+func (c *Client) LastRelease(name string) (*Release, error) {
+	rel, err := c.cfg.Releases.Last(name)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading release %s from storage: %w", name, err)
+	}
+	return rel, nil
+}
+
+// History returns every revision of the release in storage.
+func (c *Client) History(name string) ([]*Release, error) {
+	rels, err := c.cfg.Releases.History(name)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading history of release %s: %w", name, err)
+	}
+	return rels, nil
+}
+
+// UpdateRelease writes rel to storage, e.g. to mark a pending release failed.
+func (c *Client) UpdateRelease(rel *Release) error {
+	if err := c.cfg.Releases.Update(rel); err != nil {
+		return fmt.Errorf("updating release %s.v%d in storage: %w", rel.Name, rel.Version, err)
+	}
+	return nil
+}
+
+// InstallOptions of Install.
+type InstallOptions struct {
+	ReleaseName, Namespace   string
+	Timeout                  time.Duration
+	Wait, WaitForJobs        bool
+	DisableHooks             bool
+	DisableOpenAPIValidation bool
+	SkipSchemaValidation     bool
+	TakeOwnership            bool
+	Replace                  bool
+	CreateNamespace          bool
+	MaxHistory               int
+	PostRenderer             postrender.PostRenderer
+	Description              string
+}
+
+// Install installs chart as a new release. The chart's CRDs are left to the
+// caller (the CRD policy): Helm's own CRD handling is off.
+func (c *Client) Install(ctx context.Context, chart *Chart, values map[string]any, o InstallOptions) (*Release, error) {
+	a := action.NewInstall(c.cfg)
+	a.ReleaseName, a.Namespace = o.ReleaseName, o.Namespace
+	a.Timeout, a.Wait, a.WaitForJobs = o.Timeout, o.Wait, o.WaitForJobs
+	a.DisableHooks = o.DisableHooks
+	a.DisableOpenAPIValidation = o.DisableOpenAPIValidation
+	a.SkipSchemaValidation = o.SkipSchemaValidation
+	a.TakeOwnership = o.TakeOwnership
+	a.Replace = o.Replace
+	a.CreateNamespace = o.CreateNamespace
+	a.PostRenderer = o.PostRenderer
+	a.Description = o.Description
+	a.SkipCRDs = true
+	return a.RunWithContext(ctx, chart, values)
+}
+
+// UpgradeOptions of Upgrade.
+type UpgradeOptions struct {
+	Namespace                string
+	Timeout                  time.Duration
+	Wait, WaitForJobs        bool
+	DisableHooks             bool
+	DisableOpenAPIValidation bool
+	SkipSchemaValidation     bool
+	TakeOwnership            bool
+	Force                    bool
+	CleanupOnFail            bool
+	ReuseValues              bool
+	MaxHistory               int
+	PostRenderer             postrender.PostRenderer
+	Description              string
+}
+
+// Upgrade upgrades release name to chart with values; CRDs are the caller's.
+func (c *Client) Upgrade(ctx context.Context, name string, chart *Chart, values map[string]any, o UpgradeOptions) (*Release, error) {
+	a := action.NewUpgrade(c.cfg)
+	a.Namespace = o.Namespace
+	a.Timeout, a.Wait, a.WaitForJobs = o.Timeout, o.Wait, o.WaitForJobs
+	a.DisableHooks = o.DisableHooks
+	a.DisableOpenAPIValidation = o.DisableOpenAPIValidation
+	a.SkipSchemaValidation = o.SkipSchemaValidation
+	a.TakeOwnership = o.TakeOwnership
+	a.Force = o.Force
+	a.CleanupOnFail = o.CleanupOnFail
+	a.ReuseValues = o.ReuseValues
+	a.MaxHistory = o.MaxHistory
+	a.PostRenderer = o.PostRenderer
+	a.Description = o.Description
+	a.SkipCRDs = true
+	return a.RunWithContext(ctx, name, chart, values)
+}
+
+// TestOptions of Test.
+type TestOptions struct {
+	Namespace string
+	Timeout   time.Duration
+	// Include and Exclude filter tests by hook name.
+	Include, Exclude []string
+}
+
+// Test runs the release's test hooks; the returned release carries their
+// results even when a test failed.
+func (c *Client) Test(name string, o TestOptions) (*Release, error) {
+	a := action.NewReleaseTesting(c.cfg)
+	a.Namespace, a.Timeout = o.Namespace, o.Timeout
+	if len(o.Include) > 0 {
+		a.Filters[action.IncludeNameFilter] = o.Include
+	}
+	if len(o.Exclude) > 0 {
+		a.Filters[action.ExcludeNameFilter] = o.Exclude
+	}
+	return a.Run(name)
+}
+
+// RollbackOptions of Rollback.
+type RollbackOptions struct {
+	// Version to roll back to; 0 is the previous one.
+	Version           int
+	Timeout           time.Duration
+	Wait, WaitForJobs bool
+	DisableHooks      bool
+	Force             bool
+	Recreate          bool
+	CleanupOnFail     bool
+	MaxHistory        int
+}
+
+// Rollback rolls release name back.
+func (c *Client) Rollback(name string, o RollbackOptions) error {
+	a := action.NewRollback(c.cfg)
+	a.Version = o.Version
+	a.Timeout, a.Wait, a.WaitForJobs = o.Timeout, o.Wait, o.WaitForJobs
+	a.DisableHooks, a.Force, a.Recreate = o.DisableHooks, o.Force, o.Recreate
+	a.CleanupOnFail, a.MaxHistory = o.CleanupOnFail, o.MaxHistory
+	return a.Run(name)
+}
+
+// UninstallOptions of Uninstall.
+type UninstallOptions struct {
+	Timeout             time.Duration
+	Wait                bool
+	DisableHooks        bool
+	KeepHistory         bool
+	DeletionPropagation string
+	Description         string
+}
+
+// Uninstall removes release name; a release that does not exist is an
+// error wrapping driver.ErrReleaseNotFound.
+func (c *Client) Uninstall(name string, o UninstallOptions) (*Release, error) {
+	a := action.NewUninstall(c.cfg)
+	a.Timeout, a.Wait = o.Timeout, o.Wait
+	a.DisableHooks, a.KeepHistory = o.DisableHooks, o.KeepHistory
+	a.DeletionPropagation = o.DeletionPropagation
+	a.Description = o.Description
+	res, err := a.Run(name)
+	if res == nil {
+		return nil, err
+	}
+	return res.Release, err
+}
+
+// IsReleaseNotFound reports whether err means the release does not exist.
+func IsReleaseNotFound(err error) bool { return errors.Is(err, driver.ErrReleaseNotFound) }

@@ -1,0 +1,210 @@
+package helm
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/release"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
+)
+
+var testRESTConfig *rest.Config
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	flag.Parse()
+	if testing.Short() {
+		return m.Run()
+	}
+	kubeconfig, stop, err := testcluster.ForTests(os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer stop()
+	if testRESTConfig, err = clientcmd.BuildConfigFromFlags("", kubeconfig); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// testChart is a chart with a Deployment and a test pod, which fails when
+// the value failTest is true.
+func testChart(version string) *chart.Chart {
+	file := func(name, data string) *chart.File { return &chart.File{Name: name, Data: []byte(data)} }
+	return &chart.Chart{
+		Metadata: &chart.Metadata{APIVersion: "v2", Name: "web", Version: version},
+		Values:   map[string]any{"replicas": 1, "failTest": false},
+		Templates: []*chart.File{
+			file("templates/deployment.yaml", `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  replicas: {{ .Values.replicas }}
+  selector:
+    matchLabels: {app: {{ .Release.Name }}}
+  template:
+    metadata:
+      labels: {app: {{ .Release.Name }}}
+    spec:
+      containers: [{name: web, image: example.com/web:1}]
+`),
+			file("templates/test.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ .Release.Name }}-test
+  annotations:
+    helm.sh/hook: test
+    helm.sh/hook-delete-policy: before-hook-creation
+  {{- if .Values.failTest }}
+  labels:
+    `+testcluster.FailLabel+`: "true"
+  {{- end }}
+spec:
+  restartPolicy: Never
+  containers: [{name: test, image: example.com/test:1}]
+`),
+		},
+	}
+}
+
+func newTestClient(t *testing.T, namespace string) (*Client, *LogBuffer, *[]*Release) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a cluster")
+	}
+	cs := kubernetes.NewForConfigOrDie(testRESTConfig)
+	_, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.CoreV1().Namespaces().Delete(context.Background(), namespace, metav1.DeleteOptions{})
+	})
+	logs := NewLogBuffer(20, nil)
+	var mu sync.Mutex
+	var observed []*Release
+	c, err := NewClient(ClientOptions{
+		Getter:           kube.NewGetter(testRESTConfig, namespace, ""),
+		StorageNamespace: namespace,
+		Log:              logs,
+		Observe: func(r *Release) {
+			mu.Lock()
+			defer mu.Unlock()
+			observed = append(observed, r)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, logs, &observed
+}
+
+// TestClientLifecycle runs every action of the thin layer against the cluster.
+func TestClientLifecycle(t *testing.T) {
+	const ns = "helm-client-lifecycle"
+	c, logs, observed := newTestClient(t, ns)
+	ctx := context.Background()
+	if rel, err := c.LastRelease("web"); err != nil || rel != nil {
+		t.Fatalf("LastRelease of nothing = %v, %v", rel, err)
+	}
+
+	rel, err := c.Install(ctx, testChart("1.0.0"), map[string]any{"replicas": 2}, InstallOptions{
+		ReleaseName: "web", Namespace: ns, Timeout: time.Minute, Wait: true, WaitForJobs: true, TakeOwnership: true, MaxHistory: 5,
+	})
+	if err != nil {
+		t.Fatalf("install: %v\n%s", err, logs)
+	}
+	if rel.Info.Status != release.StatusDeployed || rel.Version != 1 {
+		t.Fatalf("installed release %s v%d", rel.Info.Status, rel.Version)
+	}
+	cs := kubernetes.NewForConfigOrDie(testRESTConfig)
+	d, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil || d.Status.ReadyReplicas != 2 {
+		t.Fatalf("after a waited install the Deployment has %d ready replicas (%v)", d.Status.ReadyReplicas, err)
+	}
+	if len(*observed) < 2 || (*observed)[len(*observed)-1].Info.Status != release.StatusDeployed {
+		t.Errorf("observer saw %d writes, the last not deployed", len(*observed))
+	}
+
+	tested, err := c.Test("web", TestOptions{Namespace: ns, Timeout: time.Minute})
+	if err != nil {
+		t.Fatalf("test: %v\n%s", err, logs)
+	}
+	if phase := testPhase(tested); phase != release.HookPhaseSucceeded {
+		t.Errorf("test phase %s, want Succeeded", phase)
+	}
+
+	if _, err := c.Upgrade(ctx, "web", testChart("1.1.0"), map[string]any{"failTest": true}, UpgradeOptions{
+		Namespace: ns, Timeout: time.Minute, Wait: true, MaxHistory: 5,
+	}); err != nil {
+		t.Fatalf("upgrade: %v\n%s", err, logs)
+	}
+	tested, err = c.Test("web", TestOptions{Namespace: ns, Timeout: time.Minute})
+	if err == nil {
+		t.Error("a test pod labelled to fail passed")
+	}
+	if phase := testPhase(tested); phase != release.HookPhaseFailed {
+		t.Errorf("test phase %s, want Failed", phase)
+	}
+	if _, err := c.Test("web", TestOptions{Namespace: ns, Timeout: time.Minute, Exclude: []string{"web-test"}}); err != nil {
+		t.Errorf("excluding the failing test still failed: %v", err)
+	}
+
+	if err := c.Rollback("web", RollbackOptions{Timeout: time.Minute, Wait: true, MaxHistory: 5}); err != nil {
+		t.Fatalf("rollback: %v\n%s", err, logs)
+	}
+	last, err := c.LastRelease("web")
+	if err != nil || last.Version != 3 || last.Chart.Metadata.Version != "1.0.0" {
+		t.Fatalf("after rollback the last release is %+v (%v)", last, err)
+	}
+	history, err := c.History("web")
+	if err != nil || len(history) != 3 {
+		t.Fatalf("history has %d releases (%v), want 3", len(history), err)
+	}
+
+	if _, err := c.Uninstall("web", UninstallOptions{Timeout: time.Minute, Wait: true, KeepHistory: true}); err != nil {
+		t.Fatalf("uninstall: %v", err)
+	}
+	if last, _ := c.LastRelease("web"); last == nil || last.Info.Status != release.StatusUninstalled {
+		t.Errorf("after uninstall keeping history, the last release is %v", last)
+	}
+	if _, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}); err == nil {
+		t.Error("the Deployment survived the uninstall")
+	}
+	if _, err := c.Uninstall("absent", UninstallOptions{Timeout: time.Minute}); !IsReleaseNotFound(err) {
+		t.Errorf("uninstalling a missing release: %v, want not found", err)
+	}
+}
+
+func testPhase(rel *Release) release.HookPhase {
+	if rel == nil {
+		return release.HookPhaseUnknown
+	}
+	for _, h := range rel.Hooks {
+		for _, e := range h.Events {
+			if e == release.HookTest {
+				return h.LastRun.Phase
+			}
+		}
+	}
+	return release.HookPhaseUnknown
+}
