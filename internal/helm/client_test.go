@@ -46,7 +46,8 @@ func run(m *testing.M) int {
 }
 
 // testChart is a chart with a Deployment and a test pod, which fails when
-// the value failTest is true.
+// the value failTest is true: on the local test cluster by its label, on a
+// real cluster (kind) by its exit code.
 func testChart(version string) *chart.Chart {
 	file := func(name, data string) *chart.File { return &chart.File{Name: name, Data: []byte(data)} }
 	return &chart.Chart{
@@ -65,7 +66,7 @@ spec:
     metadata:
       labels: {app: {{ .Release.Name }}}
     spec:
-      containers: [{name: web, image: example.com/web:1}]
+      containers: [{name: web, image: busybox:1.36, command: [sleep, "3600"]}]
 `),
 			file("templates/test.yaml", `apiVersion: v1
 kind: Pod
@@ -80,7 +81,10 @@ metadata:
   {{- end }}
 spec:
   restartPolicy: Never
-  containers: [{name: test, image: example.com/test:1}]
+  containers:
+  - name: test
+    image: busybox:1.36
+    command: [sh, -c, {{ if .Values.failTest }}"exit 1"{{ else }}"exit 0"{{ end }}]
 `),
 		},
 	}
