@@ -11,6 +11,8 @@
 //	testcluster.helmrelease/fail: "true"
 //
 // fails with exit code 1 instead, so a chart can make a test or hook fail.
+// Test charts that must also run on a real cluster (kind) give such a pod
+// a real image and a command that exits 1 as well.
 //
 // The binaries are built once into a cache keyed by the build modules'
 // go.mod and go.sum files; a cluster then starts in a few seconds.
