@@ -129,7 +129,6 @@ type InstallOptions struct {
 	TakeOwnership            bool
 	Replace                  bool
 	CreateNamespace          bool
-	MaxHistory               int
 	PostRenderer             postrender.PostRenderer
 	Description              string
 }

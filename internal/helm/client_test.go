@@ -132,7 +132,7 @@ func TestClientLifecycle(t *testing.T) {
 	}
 
 	rel, err := c.Install(ctx, testChart("1.0.0"), map[string]any{"replicas": 2}, InstallOptions{
-		ReleaseName: "web", Namespace: ns, Timeout: time.Minute, Wait: true, WaitForJobs: true, TakeOwnership: true, MaxHistory: 5,
+		ReleaseName: "web", Namespace: ns, Timeout: time.Minute, Wait: true, WaitForJobs: true, TakeOwnership: true,
 	})
 	if err != nil {
 		t.Fatalf("install: %v\n%s", err, logs)

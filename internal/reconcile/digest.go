@@ -81,3 +81,23 @@ func isTestHook(h *release.Hook) bool {
 	}
 	return false
 }
+
+// PostRenderersDigest is the digest of spec.postRenderers; empty when none.
+func PostRenderersDigest(s *Spec) string {
+	if len(s.PostRenderers) == 0 {
+		return ""
+	}
+	d, _ := digestJSON(s.PostRenderers) // plain structs of strings: cannot fail
+	return d
+}
+
+// OptionsDigest is the digest of the spec fields that change what a
+// release renders besides chart, values and post-renderers: the common
+// metadata. Empty when none.
+func OptionsDigest(s *Spec) string {
+	if len(s.CommonMetadata.Labels) == 0 && len(s.CommonMetadata.Annotations) == 0 {
+		return ""
+	}
+	d, _ := digestJSON(s.CommonMetadata)
+	return d
+}

@@ -1,0 +1,100 @@
+package helm
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/cli-runtime/pkg/resource"
+)
+
+// CRDOptions of ApplyCRDs.
+type CRDOptions struct {
+	// Replace updates CRDs that exist (CreateReplace); otherwise they are
+	// left as they are (Create).
+	Replace bool
+	// Labels are set on every CRD (origin labels).
+	Labels map[string]string
+	// Timeout bounds the wait for the CRDs to be established.
+	Timeout time.Duration
+}
+
+// ApplyCRDs creates the chart's CRDs (crds/ directories, subcharts
+// included) that do not exist and, with Replace, replaces those that do.
+// CRDs are never deleted. It waits until they are established and resets
+// the REST mapper so that the chart's custom resources can be mapped.
+func (c *Client) ApplyCRDs(chart *Chart, o CRDOptions) error {
+	crds := chart.CRDObjects()
+	if len(crds) == 0 {
+		return nil
+	}
+	var all []*resource.Info
+	for _, crd := range crds {
+		infos, err := c.cfg.KubeClient.Build(bytes.NewReader(crd.File.Data), false)
+		if err != nil {
+			return fmt.Errorf("reading CRD %s: %w", crd.Filename, err)
+		}
+		for _, info := range infos {
+			if err := setLabels(info, o.Labels); err != nil {
+				return err
+			}
+			helper := resource.NewHelper(info.Client, info.Mapping)
+			existing, err := helper.Get(info.Namespace, info.Name)
+			switch {
+			case apierrors.IsNotFound(err):
+				if _, err := helper.Create(info.Namespace, true, info.Object); err != nil {
+					return fmt.Errorf("creating CRD %s: %w", info.Name, err)
+				}
+			case err != nil:
+				return fmt.Errorf("reading CRD %s: %w", info.Name, err)
+			case o.Replace:
+				acc, err := meta.Accessor(existing)
+				if err != nil {
+					return fmt.Errorf("reading CRD %s: %w", info.Name, err)
+				}
+				target, err := meta.Accessor(info.Object)
+				if err != nil {
+					return fmt.Errorf("reading CRD %s: %w", info.Name, err)
+				}
+				target.SetResourceVersion(acc.GetResourceVersion())
+				if _, err := helper.Replace(info.Namespace, info.Name, true, info.Object); err != nil {
+					return fmt.Errorf("replacing CRD %s: %w", info.Name, err)
+				}
+			}
+		}
+		all = append(all, infos...)
+	}
+	if err := c.cfg.KubeClient.Wait(all, o.Timeout); err != nil {
+		return fmt.Errorf("waiting for CRDs to be established: %w", err)
+	}
+	if mapper, err := c.cfg.RESTClientGetter.ToRESTMapper(); err == nil {
+		if r, ok := mapper.(meta.ResettableRESTMapper); ok {
+			r.Reset()
+		}
+	}
+	if dc, err := c.cfg.RESTClientGetter.ToDiscoveryClient(); err == nil {
+		dc.Invalidate()
+	}
+	return nil
+}
+
+func setLabels(info *resource.Info, labels map[string]string) error {
+	if len(labels) == 0 {
+		return nil
+	}
+	acc, err := meta.Accessor(info.Object)
+	if err != nil {
+		return fmt.Errorf("labelling %s: %w", info.Name, err)
+	}
+	l := acc.GetLabels()
+	if l == nil {
+		l = map[string]string{}
+	}
+	for k, v := range labels {
+		l[k] = v
+	}
+	acc.SetLabels(l)
+	return nil
+}

@@ -1,0 +1,196 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// ErrRetriesExhausted: the release failed and no retry remains. Changing the
+// chart, the values or reset_at resets the counters; force_at forces one
+// more attempt.
+var ErrRetriesExhausted = errors.New("retries exhausted")
+
+// maxSteps bounds the atomic loop, so that it never spins: unlimited
+// retries end a run after this many actions, and the next run goes on from
+// the recorded status.
+const maxSteps = 64
+
+// Reconcile runs the atomic release loop: it decides the state of the
+// release, runs the action that state calls for, and repeats until the
+// release is in sync or remediation is exhausted.
+//
+//	state       action
+//	Absent      install (unless install retries are exhausted)
+//	Unmanaged   upgrade (unless upgrade retries are exhausted)
+//	OutOfSync   upgrade (unless upgrade retries are exhausted)
+//	Locked      unlock (only a stale lock)
+//	Untested    test
+//	Failed      rollback or uninstall remediation, while retries remain
+//	            or the last failure must be remediated
+//	Drifted     correct drift
+//	InSync      none: done
+//
+// A force token not yet handled forces one install or upgrade; a reset
+// token not yet handled, or a new chart version or config digest, resets
+// the failure counters first.
+func (e *Engine) Reconcile(ctx context.Context, req *Request, detect DriftDetector) error {
+	digest, err := ConfigDigest(req.Values)
+	if err != nil {
+		return err
+	}
+	req.configDigest = digest
+	st, s := req.Status, req.Spec
+	if st.LastAttemptedRevision != req.Chart.Metadata.Version || st.LastAttemptedConfigDigest != digest ||
+		(s.ResetAt != "" && s.ResetAt != st.LastHandledResetAt) {
+		st.Failures, st.InstallFailures, st.UpgradeFailures = 0, 0, 0
+		st.RemoveCondition(ConditionStalled)
+	}
+	st.LastHandledResetAt = s.ResetAt
+	force := s.ForceAt != "" && s.ForceAt != st.LastHandledForceAt
+
+	want := Desired{
+		Spec:                s,
+		ChartName:           req.Chart.Metadata.Name,
+		ChartVersion:        req.Chart.Metadata.Version,
+		ConfigDigest:        digest,
+		PostRenderersDigest: PostRenderersDigest(s),
+		OptionsDigest:       OptionsDigest(s),
+	}
+	var lastErr error
+	for step := 0; step < maxSteps; step++ {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("reconciling release %s: %w", releaseRef(req), err)
+		}
+		latest, err := e.Helm.LastRelease(s.GetReleaseName())
+		if err != nil {
+			return err
+		}
+		state, err := DetermineReleaseState(ctx, latest, st, want, detect)
+		if err != nil {
+			return err
+		}
+		e.logger().Debug("release state", "release", releaseRef(req), "state", string(state.Status), "reason", state.Reason)
+		next, err := e.actionForState(req, state, force)
+		if err != nil {
+			e.markStalled(req, err, lastErr)
+			if lastErr != nil {
+				return fmt.Errorf("%w: %w", err, lastErr)
+			}
+			return err
+		}
+		if next == nil {
+			e.markReady(req, want)
+			return nil
+		}
+		if next.Type() == TypeRelease {
+			force = false
+			st.LastHandledForceAt = s.ForceAt
+		}
+		e.logger().Info("running action", "release", releaseRef(req), "action", next.Name(), "state", string(state.Status))
+		if e.Logs != nil {
+			e.Logs.Reset()
+		}
+		if err := next.Reconcile(ctx, req); err != nil {
+			lastErr = err
+			if next.Type() == TypeRemediate || next.Type() == TypeUnlock {
+				e.markNotReady(req, err)
+				return err
+			}
+			e.logger().Info("action failed", "release", releaseRef(req), "action", next.Name(), "error", err.Error())
+		}
+	}
+	return fmt.Errorf("release %s: stopped after %d actions; apply again to continue", releaseRef(req), maxSteps)
+}
+
+// actionForState picks the next action; nil means in sync.
+func (e *Engine) actionForState(req *Request, state ReleaseState, force bool) (Action, error) {
+	s, st := req.Spec, req.Status
+	if force {
+		switch state.Status {
+		case StateAbsent:
+			return &Install{e}, nil
+		case StateLocked:
+			return &Unlock{e}, nil
+		default:
+			return &Upgrade{e}, nil
+		}
+	}
+	switch state.Status {
+	case StateInSync:
+		return nil, nil
+	case StateLocked:
+		return &Unlock{e}, nil
+	case StateAbsent:
+		if s.Install.Remediation.Retries >= 0 && st.InstallFailures > int64(s.Install.Remediation.Retries) {
+			return nil, fmt.Errorf("%w: install of release %s failed %d times", ErrRetriesExhausted, releaseRef(req), st.InstallFailures)
+		}
+		return &Install{e}, nil
+	case StateUnmanaged, StateOutOfSync:
+		if s.Upgrade.Remediation.Retries >= 0 && st.UpgradeFailures > int64(s.Upgrade.Remediation.Retries) {
+			return nil, fmt.Errorf("%w: upgrade of release %s failed %d times", ErrRetriesExhausted, releaseRef(req), st.UpgradeFailures)
+		}
+		return &Upgrade{e}, nil
+	case StateUntested:
+		return &Test{e}, nil
+	case StateDrifted:
+		// Correction arrives with drift detection; until then, report only.
+		return nil, nil
+	case StateFailed:
+		remediation := s.ActiveRemediation(st)
+		if remediation.RetriesExhausted(st) && !remediation.MustRemediateLastFailure() {
+			return nil, fmt.Errorf("%w: %s of release %s failed %d times and the last failure is not remediated",
+				ErrRetriesExhausted, remediation.Action, releaseRef(req), remediation.Failures(st))
+		}
+		if c := st.Condition(ConditionRemediated); c != nil && c.Status && remediation.RetriesExhausted(st) {
+			return nil, fmt.Errorf("%w: %s of release %s failed %d times", ErrRetriesExhausted, remediation.Action, releaseRef(req), remediation.Failures(st))
+		}
+		if remediation.Strategy() == StrategyRollback {
+			return &RollbackRemediation{e}, nil
+		}
+		return &UninstallRemediation{e}, nil
+	default:
+		return nil, fmt.Errorf("release %s is in the unknown state %q", releaseRef(req), state.Status)
+	}
+}
+
+func (e *Engine) markReady(req *Request, want Desired) {
+	st := req.Status
+	st.ObservedPostRenderersDigest = want.PostRenderersDigest
+	st.ObservedOptionsDigest = want.OptionsDigest
+	if cur := st.Latest(); cur != nil {
+		st.LastAppliedRevision = cur.ChartVersion
+	}
+	msg := "release is in sync"
+	if c := st.Condition(ConditionReleased); c != nil {
+		msg = c.Message
+	}
+	st.SetCondition(Condition{Type: ConditionReady, Status: true, Reason: reasonOf(st), Message: msg})
+	st.RemoveCondition(ConditionStalled)
+}
+
+func (e *Engine) markNotReady(req *Request, err error) {
+	req.Status.SetCondition(Condition{Type: ConditionReady, Status: false, Reason: reasonOf(req.Status), Message: err.Error()})
+}
+
+func (e *Engine) markStalled(req *Request, err, last error) {
+	st := req.Status
+	msg := err.Error()
+	if last != nil {
+		msg += ": " + last.Error()
+	}
+	if errors.Is(err, ErrRetriesExhausted) {
+		st.SetCondition(Condition{Type: ConditionStalled, Status: true, Reason: ReasonRetriesExhausted, Message: msg})
+	}
+	st.SetCondition(Condition{Type: ConditionReady, Status: false, Reason: reasonOf(st), Message: msg})
+}
+
+// reasonOf is the reason of the most telling condition.
+func reasonOf(st *Status) string {
+	for _, t := range []string{ConditionRemediated, ConditionTestSuccess, ConditionReleased} {
+		if c := st.Condition(t); c != nil {
+			return c.Reason
+		}
+	}
+	return ReasonProgressing
+}

@@ -1,0 +1,179 @@
+package reconcile
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/release"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
+)
+
+// Logger receives what the engine does; the provider maps it to tflog.
+type Logger interface {
+	Info(msg string, kv ...any)
+	Debug(msg string, kv ...any)
+}
+
+type discardLogger struct{}
+
+func (discardLogger) Info(string, ...any)  {}
+func (discardLogger) Debug(string, ...any) {}
+
+// Request is one reconciliation of a release: the desired state and the
+// status recorded by the previous one, which the actions update in place.
+type Request struct {
+	Spec   *Spec
+	Chart  *chart.Chart
+	Values map[string]any
+	Status *Status
+
+	configDigest string
+}
+
+// Engine runs the actions of one release against one cluster.
+type Engine struct {
+	// Helm is the Helm client of the release's storage namespace; its
+	// observer must be Engine.Observe.
+	Helm *helm.Client
+	// Logs keeps Helm's last log lines, attached to failures.
+	Logs *helm.LogBuffer
+	// Log receives the engine's progress; nil discards it.
+	Log Logger
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+
+	mu       sync.Mutex
+	observed []*release.Release
+}
+
+// Observe records a release written to storage; pass it as the Helm
+// client's observer.
+func (e *Engine) Observe(rel *release.Release) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.observed = append(e.observed, rel)
+}
+
+// recordObserved turns the releases written since the last call into
+// snapshots of req.Status.History, newest first.
+func (e *Engine) recordObserved(req *Request) error {
+	e.mu.Lock()
+	observed := e.observed
+	e.observed = nil
+	e.mu.Unlock()
+	for _, rel := range observed {
+		if rel.Name != req.Spec.GetReleaseName() {
+			continue
+		}
+		snap, err := snapshotOf(rel)
+		if err != nil {
+			return err
+		}
+		req.Status.recordSnapshot(snap, req.Spec.GetMaxHistory())
+	}
+	return nil
+}
+
+func (e *Engine) logger() Logger {
+	if e.Log == nil {
+		return discardLogger{}
+	}
+	return e.Log
+}
+
+// failure wraps a Helm error with the last lines Helm logged.
+func (e *Engine) failure(format string, err error, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if e.Logs != nil {
+		if lines := e.Logs.String(); lines != "" {
+			return fmt.Errorf("%s: %w\n\nLast Helm log lines:\n%s", msg, err, indent(lines))
+		}
+	}
+	return fmt.Errorf("%s: %w", msg, err)
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
+}
+
+// postRenderer is the chain of the release.
+func postRenderer(s *Spec) postrender.Chain {
+	return postrender.Build(s.PostRenderers, s.CommonMetadata, s.Name, s.Namespace)
+}
+
+// snapshotOf describes a release as stored.
+func snapshotOf(rel *release.Release) (Snapshot, error) {
+	digest, err := ReleaseDigest(rel)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	config, err := ConfigDigest(rel.Config)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	s := Snapshot{
+		Name: rel.Name, Namespace: rel.Namespace, Version: rel.Version,
+		ConfigDigest: config, Digest: digest,
+	}
+	if rel.Info != nil {
+		s.Status = rel.Info.Status.String()
+		s.FirstDeployed = rel.Info.FirstDeployed.Time
+		s.LastDeployed = rel.Info.LastDeployed.Time
+		s.Deleted = rel.Info.Deleted.Time
+	}
+	if rel.Chart != nil && rel.Chart.Metadata != nil {
+		s.ChartName, s.ChartVersion, s.AppVersion = rel.Chart.Metadata.Name, rel.Chart.Metadata.Version, rel.Chart.Metadata.AppVersion
+	}
+	for _, h := range rel.Hooks {
+		if !isTestHook(h) || h.LastRun.StartedAt.IsZero() {
+			continue
+		}
+		if s.TestHooks == nil {
+			s.TestHooks = map[string]TestHook{}
+		}
+		s.TestHooks[h.Name] = TestHook{
+			LastStarted:   h.LastRun.StartedAt.Time,
+			LastCompleted: h.LastRun.CompletedAt.Time,
+			Phase:         h.LastRun.Phase.String(),
+		}
+	}
+	return s, nil
+}
+
+// recordSnapshot replaces the snapshot of the same revision, or inserts
+// snap in revision order, keeping at most max (0: unlimited) snapshots.
+func (s *Status) recordSnapshot(snap Snapshot, max int) {
+	for i := range s.History {
+		if s.History[i].Targets(snap.Name, snap.Namespace, snap.Version) {
+			// Test results are kept when a later write of the revision
+			// (e.g. marking it superseded) carries none.
+			if snap.TestHooks == nil {
+				snap.TestHooks = s.History[i].TestHooks
+			}
+			s.History[i] = snap
+			return
+		}
+	}
+	// Newest first by revision: Helm writes the superseded revision after
+	// creating the new one.
+	i := 0
+	for i < len(s.History) && s.History[i].Version > snap.Version {
+		i++
+	}
+	s.History = append(s.History[:i], append([]Snapshot{snap}, s.History[i:]...)...)
+	if max > 0 && len(s.History) > max {
+		s.History = s.History[:max]
+	}
+}
+
+func (e *Engine) now() time.Time {
+	if e.Now == nil {
+		return time.Now()
+	}
+	return e.Now()
+}

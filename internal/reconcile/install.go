@@ -1,0 +1,80 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+)
+
+// Install installs the chart as a new release. It records the attempt
+// (last attempted revision, config digest, action) first. On success the
+// Released condition is True; on failure it is False and Failures and
+// InstallFailures grow by one. The releases Helm wrote become snapshots
+// either way.
+type Install struct{ e *Engine }
+
+func (a *Install) Name() string     { return "install" }
+func (a *Install) Type() ActionType { return TypeRelease }
+
+func (a *Install) Reconcile(ctx context.Context, req *Request) error {
+	s, st := req.Spec, req.Status
+	// A new attempt: the remediation of an earlier failure is history.
+	st.RemoveCondition(ConditionRemediated)
+	recordAttempt(req, ActionInstall)
+	if err := a.e.applyCRDs(ctx, req, s.InstallCRDs()); err != nil {
+		return a.fail(req, err)
+	}
+	_, err := a.e.Helm.Install(ctx, req.Chart, req.Values, helm.InstallOptions{
+		ReleaseName:              s.GetReleaseName(),
+		Namespace:                s.GetTargetNamespace(),
+		Timeout:                  s.InstallTimeout(),
+		Wait:                     !s.Install.DisableWait,
+		WaitForJobs:              !s.Install.DisableWaitForJobs,
+		DisableHooks:             s.Install.DisableHooks,
+		DisableOpenAPIValidation: s.Install.DisableOpenAPIValidation,
+		SkipSchemaValidation:     s.Install.DisableSchemaValidation,
+		TakeOwnership:            !s.Install.DisableTakeOwnership,
+		Replace:                  s.Install.Replace,
+		CreateNamespace:          s.Install.CreateNamespace,
+		PostRenderer:             postRenderer(s),
+		Description:              "Installed by helmrelease",
+	})
+	if rerr := a.e.recordObserved(req); rerr != nil && err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return a.fail(req, err)
+	}
+	st.SetCondition(Condition{Type: ConditionReleased, Status: true, Reason: ReasonInstallSucceeded,
+		Message: fmt.Sprintf(fmtInstallSuccess, releaseRef(req), chartRef(req))})
+	st.RemoveCondition(ConditionTestSuccess)
+	st.RemoveCondition(ConditionRemediated)
+	return nil
+}
+
+func (a *Install) fail(req *Request, err error) error {
+	st := req.Status
+	st.Failures++
+	st.InstallFailures++
+	st.SetCondition(Condition{Type: ConditionReleased, Status: false, Reason: ReasonInstallFailed,
+		Message: fmt.Sprintf(fmtInstallFailure, releaseRef(req), chartRef(req), err)})
+	return a.e.failure("Helm install failed for release %s with chart %s", err, releaseRef(req), chartRef(req))
+}
+
+// recordAttempt notes what is about to be attempted.
+func recordAttempt(req *Request, action ReleaseAction) {
+	st := req.Status
+	st.LastAttemptedReleaseAction = action
+	st.LastAttemptedRevision = req.Chart.Metadata.Version
+	st.LastAttemptedConfigDigest = req.configDigest
+	st.StorageNamespace = req.Spec.GetStorageNamespace()
+}
+
+func releaseRef(req *Request) string {
+	return req.Spec.GetStorageNamespace() + "/" + req.Spec.GetReleaseName()
+}
+
+func chartRef(req *Request) string {
+	return req.Chart.Metadata.Name + "@" + req.Chart.Metadata.Version
+}

@@ -1,0 +1,63 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+)
+
+// Upgrade upgrades the release to the chart and values of the request. It
+// records the attempt first. On success the Released condition is True; on
+// failure it is False and Failures and UpgradeFailures grow by one. The
+// releases Helm wrote become snapshots either way.
+type Upgrade struct{ e *Engine }
+
+func (a *Upgrade) Name() string     { return "upgrade" }
+func (a *Upgrade) Type() ActionType { return TypeRelease }
+
+func (a *Upgrade) Reconcile(ctx context.Context, req *Request) error {
+	s, st := req.Spec, req.Status
+	// A new attempt: the remediation of an earlier failure is history.
+	st.RemoveCondition(ConditionRemediated)
+	recordAttempt(req, ActionUpgrade)
+	if err := a.e.applyCRDs(ctx, req, s.UpgradeCRDs()); err != nil {
+		return a.fail(req, err)
+	}
+	_, err := a.e.Helm.Upgrade(ctx, s.GetReleaseName(), req.Chart, req.Values, helm.UpgradeOptions{
+		Namespace:                s.GetTargetNamespace(),
+		Timeout:                  s.UpgradeTimeout(),
+		Wait:                     !s.Upgrade.DisableWait,
+		WaitForJobs:              !s.Upgrade.DisableWaitForJobs,
+		DisableHooks:             s.Upgrade.DisableHooks,
+		DisableOpenAPIValidation: s.Upgrade.DisableOpenAPIValidation,
+		SkipSchemaValidation:     s.Upgrade.DisableSchemaValidation,
+		TakeOwnership:            !s.Upgrade.DisableTakeOwnership,
+		Force:                    s.Upgrade.Force,
+		CleanupOnFail:            s.Upgrade.CleanupOnFail,
+		ReuseValues:              s.Upgrade.PreserveValues,
+		MaxHistory:               s.GetMaxHistory(),
+		PostRenderer:             postRenderer(s),
+		Description:              "Upgraded by helmrelease",
+	})
+	if rerr := a.e.recordObserved(req); rerr != nil && err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return a.fail(req, err)
+	}
+	st.SetCondition(Condition{Type: ConditionReleased, Status: true, Reason: ReasonUpgradeSucceeded,
+		Message: fmt.Sprintf(fmtUpgradeSuccess, releaseRef(req), chartRef(req))})
+	st.RemoveCondition(ConditionTestSuccess)
+	st.RemoveCondition(ConditionRemediated)
+	return nil
+}
+
+func (a *Upgrade) fail(req *Request, err error) error {
+	st := req.Status
+	st.Failures++
+	st.UpgradeFailures++
+	st.SetCondition(Condition{Type: ConditionReleased, Status: false, Reason: ReasonUpgradeFailed,
+		Message: fmt.Sprintf(fmtUpgradeFailure, releaseRef(req), chartRef(req), err)})
+	return a.e.failure("Helm upgrade failed for release %s with chart %s", err, releaseRef(req), chartRef(req))
+}
