@@ -259,3 +259,12 @@ func (c *Client) Uninstall(name string, o UninstallOptions) (*Release, error) {
 
 // IsReleaseNotFound reports whether err means the release does not exist.
 func IsReleaseNotFound(err error) bool { return errors.Is(err, driver.ErrReleaseNotFound) }
+
+// CreateRelease writes a new revision to storage as it is (tests simulate
+// interrupted actions with it).
+func (c *Client) CreateRelease(rel *Release) error {
+	if err := c.cfg.Releases.Create(rel); err != nil {
+		return fmt.Errorf("creating release %s.v%d in storage: %w", rel.Name, rel.Version, err)
+	}
+	return nil
+}

@@ -38,6 +38,13 @@ func (a *Unlock) Reconcile(_ context.Context, req *Request) error {
 			releaseRef(req), rel.Info.Status, since.UTC().Format("15:04:05"), timeout, since.Add(timeout).UTC().Format("15:04:05"))
 	}
 	pending := rel.Info.Status
+	// The interrupted run may not have recorded its attempt: the pending
+	// status says which action it was, and so which remediation applies.
+	if pending == release.StatusPendingInstall {
+		req.Status.LastAttemptedReleaseAction = ActionInstall
+	} else {
+		req.Status.LastAttemptedReleaseAction = ActionUpgrade
+	}
 	rel.SetStatus(release.StatusFailed, fmt.Sprintf("Release unlocked from stale state %s by helmrelease", pending))
 	if err := a.e.Helm.UpdateRelease(rel); err != nil {
 		return err

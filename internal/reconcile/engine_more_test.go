@@ -1,0 +1,253 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/release"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
+)
+
+func TestUninstall(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run(map[bool]string{false: "purge", true: "keep-history"}[keep], func(t *testing.T) {
+			f := newFixture(t)
+			st := &Status{}
+			s := f.spec(func(s *Spec) { s.Uninstall.KeepHistory = keep })
+			if err := f.reconcile(s, st, "1.0.0", nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.engine.Uninstall(context.Background(), s, st); err != nil {
+				t.Fatal(err)
+			}
+			rel := f.latest()
+			switch {
+			case keep && (rel == nil || rel.Info.Status != release.StatusUninstalled):
+				t.Errorf("keep_history: latest %v, want an uninstalled release", rel)
+			case !keep && rel != nil:
+				t.Errorf("latest %s, want no release", rel.Info.Status)
+			}
+			if _, err := f.cs.AppsV1().Deployments(f.ns).Get(context.Background(), "app", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("Deployment after uninstall: %v", err)
+			}
+			// Uninstalling what is gone succeeds.
+			if err := f.engine.Uninstall(context.Background(), s, st); err != nil {
+				t.Errorf("second uninstall: %v", err)
+			}
+		})
+	}
+}
+
+func TestStaleLockRecovered(t *testing.T) {
+	f := newFixture(t)
+	st := &Status{}
+	s := f.spec(nil)
+	if err := f.reconcile(s, st, "1.0.0", nil); err != nil {
+		t.Fatal(err)
+	}
+	// An upgrade killed midway: the revision stays pending-upgrade.
+	pending := f.latest()
+	pending.Version = 2
+	pending.Info.Status = release.StatusPendingUpgrade
+	pending.Info.LastDeployed = pending.Info.FirstDeployed
+	if err := f.engine.Helm.UpdateRelease(pending); err == nil {
+		t.Fatal("updating a revision that does not exist succeeded")
+	}
+	created := *pending
+	if err := createRelease(f, &created); err != nil {
+		t.Fatal(err)
+	}
+
+	// Within the timeout the lock is respected.
+	f.engine.Now = func() time.Time { return pending.Info.LastDeployed.Time.Add(10 * time.Second) }
+	err := f.reconcile(s, st, "1.0.0", map[string]any{"replicas": 2})
+	if err == nil || !strings.Contains(err.Error(), "another operation may still run it") {
+		t.Fatalf("fresh lock: %v, want a refusal", err)
+	}
+	// Once stale it is broken and the upgrade goes on.
+	f.engine.Now = func() time.Time { return pending.Info.LastDeployed.Time.Add(2 * time.Minute) }
+	if err := f.reconcile(s, st, "1.0.0", map[string]any{"replicas": 2}); err != nil {
+		t.Fatal(err)
+	}
+	// Unlocked, the interrupted upgrade is a failed one: it is rolled back,
+	// then upgraded again.
+	rel := f.latest()
+	if rel.Version < 3 || rel.Info.Status != release.StatusDeployed || fmt.Sprint(rel.Config["replicas"]) != "2" {
+		t.Errorf("latest v%d %s %v, want a later revision deployed with replicas 2", rel.Version, rel.Info.Status, rel.Config)
+	}
+	if got := condition(st, ConditionReady); !strings.HasPrefix(got, "true/") {
+		t.Errorf("Ready %s", got)
+	}
+	history, _ := f.engine.Helm.History("app")
+	for _, h := range history {
+		if h.Version == 2 && h.Info.Status != release.StatusFailed {
+			t.Errorf("the stale revision is %s, want failed", h.Info.Status)
+		}
+	}
+}
+
+// createRelease writes a release to storage as an interrupted Helm would.
+func createRelease(f *fixture, rel *release.Release) error {
+	return f.engine.Helm.CreateRelease(rel)
+}
+
+func TestForceAndResetTokens(t *testing.T) {
+	f := newFixture(t)
+	st := &Status{}
+	s := f.spec(nil)
+	if err := f.reconcile(s, st, "1.0.0", nil); err != nil {
+		t.Fatal(err)
+	}
+	// force_at upgrades an in-sync release once.
+	s.ForceAt = "2026-01-01"
+	if err := f.reconcile(s, st, "1.0.0", nil); err != nil {
+		t.Fatal(err)
+	}
+	if f.latest().Version != 2 || st.LastHandledForceAt != "2026-01-01" {
+		t.Fatalf("force: latest v%d, handled %q", f.latest().Version, st.LastHandledForceAt)
+	}
+	if err := f.reconcile(s, st, "1.0.0", nil); err != nil || f.latest().Version != 2 {
+		t.Fatalf("a handled force token forced again: v%d %v", f.latest().Version, err)
+	}
+	// An upgrade fails and exhausts its retries...
+	err := f.reconcile(s, st, "1.1.0", map[string]any{"failHook": true})
+	if !errors.Is(err, ErrRetriesExhausted) {
+		t.Fatalf("failing upgrade: %v", err)
+	}
+	if err := f.reconcile(s, st, "1.1.0", map[string]any{"failHook": true}); !errors.Is(err, ErrRetriesExhausted) || st.UpgradeFailures != 1 {
+		t.Fatalf("exhausted release retried: %v, %d failures", err, st.UpgradeFailures)
+	}
+	// ...reset_at gives it its retries back (and it fails again).
+	s.ResetAt = "r1"
+	if err := f.reconcile(s, st, "1.1.0", map[string]any{"failHook": true}); !errors.Is(err, ErrRetriesExhausted) || st.UpgradeFailures != 1 {
+		t.Fatalf("after reset: %v, %d failures (want a new attempt counted once)", err, st.UpgradeFailures)
+	}
+	if st.LastHandledResetAt != "r1" {
+		t.Errorf("reset token not recorded")
+	}
+}
+
+func TestCRDPolicies(t *testing.T) {
+	f := newFixture(t)
+	crdChart := func(version, description string) *chart.Chart {
+		c := engineChart(version)
+		c.Files = append(c.Files, &chart.File{Name: "crds/gadgets.yaml", Data: []byte(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.` + f.ns + `.example.com
+spec:
+  group: ` + f.ns + `.example.com
+  names: {kind: Gadget, plural: gadgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        description: "` + description + `"
+        x-kubernetes-preserve-unknown-fields: true
+`)})
+		return c
+	}
+	crds := dynamic.NewForConfigOrDie(testRESTConfig).Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	name := "gadgets." + f.ns + ".example.com"
+	t.Cleanup(func() { _ = crds.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	description := func() string {
+		u, err := crds.Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return "absent"
+		}
+		versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
+		if len(versions) == 0 {
+			return "no versions"
+		}
+		d, _, _ := unstructured.NestedString(versions[0].(map[string]any), "schema", "openAPIV3Schema", "description")
+		return d
+	}
+	run := func(s *Spec, c *chart.Chart, st *Status) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		if err := f.engine.Reconcile(ctx, &Request{Spec: s, Chart: c, Status: st}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := &Status{}
+	// Skip on install: no CRD.
+	run(f.spec(func(s *Spec) { s.Install.CRDs = CRDSkip }), crdChart("1.0.0", "one"), st)
+	if got := description(); got != "absent" {
+		t.Fatalf("install with Skip created the CRD (%s)", got)
+	}
+	// Create (the upgrade default is Skip, so set it): created, labelled.
+	run(f.spec(func(s *Spec) { s.Upgrade.CRDs = CRDCreate }), crdChart("1.0.1", "two"), st)
+	if got := description(); got != "two" {
+		t.Fatalf("upgrade with Create: CRD %s, want created", got)
+	}
+	u, _ := crds.Get(context.Background(), name, metav1.GetOptions{})
+	if u.GetLabels()[postrender.OriginNameLabel] != "app" {
+		t.Errorf("CRD labels %v lack the origin labels", u.GetLabels())
+	}
+	// Create leaves an existing CRD alone.
+	run(f.spec(func(s *Spec) { s.Upgrade.CRDs = CRDCreate }), crdChart("1.0.2", "three"), st)
+	if got := description(); got != "two" {
+		t.Fatalf("upgrade with Create changed an existing CRD to %s", got)
+	}
+	// CreateReplace replaces it.
+	run(f.spec(func(s *Spec) { s.Upgrade.CRDs = CRDCreateReplace }), crdChart("1.0.3", "four"), st)
+	if got := description(); got != "four" {
+		t.Fatalf("upgrade with CreateReplace: CRD %s, want replaced", got)
+	}
+	// Uninstalling never deletes CRDs.
+	if err := f.engine.Uninstall(context.Background(), f.spec(nil), st); err != nil {
+		t.Fatal(err)
+	}
+	if got := description(); got != "four" {
+		t.Errorf("uninstall removed the CRD (%s)", got)
+	}
+}
+
+func TestWaitTimeout(t *testing.T) {
+	f := newFixture(t)
+	st := &Status{}
+	c := engineChart("1.0.0")
+	c.Templates = append(c.Templates, &chart.File{Name: "templates/unschedulable.yaml", Data: []byte(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: unschedulable
+spec:
+  selector:
+    matchLabels: {app: unschedulable}
+  template:
+    metadata:
+      labels: {app: unschedulable}
+    spec:
+      nodeSelector: {no-such-node: "true"}
+      containers: [{name: c, image: busybox:1.36}]
+`)})
+	s := f.spec(func(s *Spec) { s.Install.Timeout = 5 * time.Second })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	err := f.engine.Reconcile(ctx, &Request{Spec: s, Chart: c, Status: st}, nil)
+	if !errors.Is(err, ErrRetriesExhausted) || !strings.Contains(err.Error(), "context deadline exceeded") {
+		t.Fatalf("error %v, want exhausted after a wait timeout", err)
+	}
+	if !strings.Contains(err.Error(), "Last Helm log lines") {
+		t.Errorf("the failure lacks Helm's log lines: %v", err)
+	}
+	if rel := f.latest(); rel == nil || rel.Info.Status != release.StatusFailed {
+		t.Errorf("latest %v, want a failed release", rel)
+	}
+}

@@ -1,0 +1,36 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+
+	"helm.sh/helm/v3/pkg/release"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+)
+
+// Uninstall removes the release for good (the resource is destroyed), per
+// spec.uninstall. A release that does not exist is already uninstalled. A
+// failed uninstall is an error; the release and its status stay, so that
+// the user can fix the cause and destroy again.
+func (e *Engine) Uninstall(_ context.Context, spec *Spec, st *Status) error {
+	name := spec.GetReleaseName()
+	rel, err := e.Helm.LastRelease(name)
+	if err != nil {
+		return err
+	}
+	if rel == nil || rel.Info.Status == release.StatusUninstalled {
+		return nil
+	}
+	if e.Logs != nil {
+		e.Logs.Reset()
+	}
+	_, err = e.Helm.Uninstall(name, uninstallOptions(spec, "Uninstalled by helmrelease"))
+	if err != nil && !helm.IsReleaseNotFound(err) {
+		st.SetCondition(Condition{Type: ConditionReady, Status: false, Reason: ReasonUninstallFailed,
+			Message: fmt.Sprintf("Helm uninstall failed for release %s/%s: %s", spec.GetStorageNamespace(), name, err)})
+		return e.failure("Helm uninstall failed for release %s/%s", err, spec.GetStorageNamespace(), name)
+	}
+	e.logger().Info("uninstalled release", "release", spec.GetStorageNamespace()+"/"+name, "keep_history", spec.Uninstall.KeepHistory)
+	return nil
+}
