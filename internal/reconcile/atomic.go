@@ -127,6 +127,15 @@ func (e *Engine) actionForState(req *Request, state ReleaseState, force bool) (A
 		}
 		return &Install{e}, nil
 	case StateUnmanaged, StateOutOfSync:
+		if state.Status == StateUnmanaged && len(st.History) == 0 {
+			latest, err := e.Helm.LastRelease(s.GetReleaseName())
+			if err != nil {
+				return nil, err
+			}
+			if err := checkOwnership(latest, s); err != nil {
+				return nil, err
+			}
+		}
 		if s.Upgrade.Remediation.Retries >= 0 && st.UpgradeFailures > int64(s.Upgrade.Remediation.Retries) {
 			return nil, fmt.Errorf("%w: upgrade of release %s failed %d times", ErrRetriesExhausted, releaseRef(req), st.UpgradeFailures)
 		}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 )
 
@@ -249,5 +250,42 @@ spec:
 	}
 	if rel := f.latest(); rel == nil || rel.Info.Status != release.StatusFailed {
 		t.Errorf("latest %v, want a failed release", rel)
+	}
+}
+
+func TestOwnership(t *testing.T) {
+	f := newFixture(t)
+	// A release made by hand (helm install): no origin labels.
+	if _, err := f.engine.Helm.Install(context.Background(), engineChart("1.0.0"), nil, helm.InstallOptions{
+		ReleaseName: "app", Namespace: f.ns, Timeout: time.Minute, Wait: true,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f.engine.observed = nil
+	st := &Status{}
+	err := f.reconcile(f.spec(nil), st, "1.0.0", nil)
+	if !errors.Is(err, ErrNotOwned) || !strings.Contains(err.Error(), "import it") {
+		t.Fatalf("error %v, want a refusal naming import", err)
+	}
+	if f.latest().Version != 1 {
+		t.Fatal("a refused release was changed")
+	}
+	// Adopted, it is upgraded and carries the origin labels from then on.
+	if err := f.reconcile(f.spec(func(s *Spec) { s.Adopt = true }), st, "1.0.0", nil); err != nil {
+		t.Fatal(err)
+	}
+	if f.latest().Version != 2 || !origins(f.latest().Manifest)[f.ns+"/app"] {
+		t.Fatalf("adopted release v%d lacks the origin labels", f.latest().Version)
+	}
+	// Another resource claiming the same release name is refused, even
+	// when it asks to adopt.
+	other := f.spec(func(s *Spec) { s.Name, s.ReleaseName, s.Adopt = "other", "app", true })
+	err = f.reconcile(other, &Status{}, "1.0.0", nil)
+	if !errors.Is(err, ErrNotOwned) || !strings.Contains(err.Error(), "managed by helmrelease_release "+f.ns+"/app") {
+		t.Fatalf("second owner: %v", err)
+	}
+	// The owner whose state was lost takes its release back.
+	if err := f.reconcile(f.spec(nil), &Status{}, "1.0.0", map[string]any{"replicas": 2}); err != nil {
+		t.Fatalf("owner with lost state: %v", err)
 	}
 }

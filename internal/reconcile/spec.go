@@ -71,6 +71,10 @@ type Spec struct {
 	PostRenderers  []postrender.Kustomize
 	CommonMetadata postrender.Metadata
 
+	// Adopt takes over an existing release that this resource did not make
+	// (set when a release is imported).
+	Adopt bool
+
 	// ForceAt and ResetAt are the force and reset tokens (annotations
 	// reconcile.fluxcd.io/forceAt and resetAt in Flux).
 	ForceAt string

@@ -1,0 +1,64 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/release"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
+)
+
+// ErrNotOwned: a release exists under the name that this resource did not
+// make. It is never taken over silently (the v1 safeguard).
+var ErrNotOwned = errors.New("release owned by something else")
+
+// checkOwnership allows acting on a release this resource has no record of
+// only when its objects carry this resource's origin labels (the state was
+// lost), or when the spec adopts it. Objects labelled for another
+// helmrelease_release always refuse.
+func checkOwnership(rel *release.Release, s *Spec) error {
+	owners := origins(rel.Manifest)
+	mine := s.Namespace + "/" + s.Name
+	var others []string
+	for o := range owners {
+		if o != mine {
+			others = append(others, o)
+		}
+	}
+	sort.Strings(others)
+	switch {
+	case len(others) > 0:
+		return fmt.Errorf("%w: release %s is managed by helmrelease_release %s; give this resource another release_name, or remove the other resource first",
+			ErrNotOwned, describe(rel), strings.Join(others, ", "))
+	case owners[mine] || s.Adopt:
+		return nil
+	default:
+		return fmt.Errorf("%w: release %s exists and was not made by a helmrelease_release; import it (terraform import) to adopt it, or choose another release_name",
+			ErrNotOwned, describe(rel))
+	}
+}
+
+// origins returns the <namespace>/<name> of the origin labels in manifest.
+func origins(manifest string) map[string]bool {
+	out := map[string]bool{}
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(manifest), 4096)
+	for {
+		var obj struct {
+			Metadata struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
+		}
+		if err := dec.Decode(&obj); err != nil {
+			// io.EOF, or a manifest Helm would not have stored.
+			return out
+		}
+		name, ns := obj.Metadata.Labels[postrender.OriginNameLabel], obj.Metadata.Labels[postrender.OriginNamespaceLabel]
+		if name != "" {
+			out[ns+"/"+name] = true
+		}
+	}
+}
