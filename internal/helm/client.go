@@ -29,6 +29,8 @@ type ClientOptions struct {
 	Log *LogBuffer
 	// Observe is called with every release the actions write to storage.
 	Observe func(*Release)
+	// WrapStorage, when set, wraps the storage driver (tests inject faults).
+	WrapStorage func(driver.Driver) driver.Driver
 }
 
 // Client runs Helm actions for the releases of one storage namespace.
@@ -52,8 +54,11 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	secrets := driver.NewSecrets(cs.CoreV1().Secrets(opts.StorageNamespace))
 	secrets.Log = logf
 	var d driver.Driver = secrets
+	if opts.WrapStorage != nil {
+		d = opts.WrapStorage(d)
+	}
 	if opts.Observe != nil {
-		d = &observer{Driver: secrets, observe: opts.Observe}
+		d = &observer{Driver: d, observe: opts.Observe}
 	}
 	return &Client{cfg: &action.Configuration{
 		RESTClientGetter: opts.Getter,

@@ -93,7 +93,8 @@ func (e *Engine) Reconcile(ctx context.Context, req *Request, detect DriftDetect
 		}
 		if err := next.Reconcile(ctx, req); err != nil {
 			lastErr = err
-			if next.Type() == TypeRemediate || next.Type() == TypeUnlock {
+			var untouched *StorageUntouchedError
+			if errors.As(err, &untouched) || next.Type() == TypeRemediate || next.Type() == TypeUnlock {
 				e.markNotReady(req, err)
 				return err
 			}

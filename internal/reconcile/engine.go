@@ -48,36 +48,65 @@ type Engine struct {
 	Now func() time.Time
 
 	mu       sync.Mutex
-	observed []*release.Release
+	observed []observation
+	// written are the revisions this engine wrote, by "<name>.v<version>":
+	// a pending one among them is no other operation's lock.
+	written map[string]bool
+}
+
+// observation is a release as it was written: Helm goes on mutating the
+// object it wrote, so it is described at once.
+type observation struct {
+	snapshot Snapshot
+	err      error
 }
 
 // Observe records a release written to storage; pass it as the Helm
 // client's observer.
 func (e *Engine) Observe(rel *release.Release) {
+	snap, err := snapshotOf(rel)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.observed = append(e.observed, rel)
+	e.observed = append(e.observed, observation{snap, err})
 }
 
 // recordObserved turns the releases written since the last call into
 // snapshots of req.Status.History, newest first.
-func (e *Engine) recordObserved(req *Request) error {
+func (e *Engine) recordObserved(req *Request) (int, error) {
 	e.mu.Lock()
 	observed := e.observed
 	e.observed = nil
 	e.mu.Unlock()
-	for _, rel := range observed {
-		if rel.Name != req.Spec.GetReleaseName() {
+	n := 0
+	for _, o := range observed {
+		if o.err != nil {
+			return n, o.err
+		}
+		snap := o.snapshot
+		if snap.Name != req.Spec.GetReleaseName() {
 			continue
 		}
-		snap, err := snapshotOf(rel)
-		if err != nil {
-			return err
-		}
 		req.Status.recordSnapshot(snap, req.Spec.GetMaxHistory())
+		e.mu.Lock()
+		if e.written == nil {
+			e.written = map[string]bool{}
+		}
+		e.written[fmt.Sprintf("%s.v%d", snap.Name, snap.Version)] = true
+		e.mu.Unlock()
+		n++
 	}
-	return nil
+	return n, nil
 }
+
+// StorageUntouchedError is the failure of an action that wrote nothing to
+// Helm storage (the cluster unreachable, a chart that does not render): it
+// is not a release failure, is not counted against retries and needs no
+// remediation; the run stops with it and the next one tries again.
+type StorageUntouchedError struct{ Err error }
+
+func (e *StorageUntouchedError) Error() string { return e.Err.Error() }
+
+func (e *StorageUntouchedError) Unwrap() error { return e.Err }
 
 func (e *Engine) logger() Logger {
 	if e.Log == nil {
@@ -176,4 +205,11 @@ func (e *Engine) now() time.Time {
 		return time.Now()
 	}
 	return e.Now()
+}
+
+// wrote reports whether this engine wrote the revision rel.
+func (e *Engine) wrote(rel *release.Release) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.written[fmt.Sprintf("%s.v%d", rel.Name, rel.Version)]
 }

@@ -10,6 +10,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 )
 
@@ -287,5 +289,83 @@ func TestOwnership(t *testing.T) {
 	// The owner whose state was lost takes its release back.
 	if err := f.reconcile(f.spec(nil), &Status{}, "1.0.0", map[string]any{"replicas": 2}); err != nil {
 		t.Fatalf("owner with lost state: %v", err)
+	}
+}
+
+// faultyStorage fails the writes its switches select.
+type faultyStorage struct {
+	driver.Driver
+	failCreate, failUpdate bool
+}
+
+var errInjected = errors.New("injected storage failure")
+
+func (d *faultyStorage) Create(key string, rls *release.Release) error {
+	if d.failCreate {
+		return errInjected
+	}
+	return d.Driver.Create(key, rls)
+}
+
+func (d *faultyStorage) Update(key string, rls *release.Release) error {
+	if d.failUpdate {
+		return errInjected
+	}
+	return d.Driver.Update(key, rls)
+}
+
+// TestStorageFaults: an action that could not write to storage is an error
+// of the run, not a release failure; one that did write is a failure.
+func TestStorageFaults(t *testing.T) {
+	f := newFixture(t)
+	faults := &faultyStorage{}
+	c, err := helm.NewClient(helm.ClientOptions{
+		Getter:           kube.NewGetter(testRESTConfig, f.ns, ""),
+		StorageNamespace: f.ns,
+		Log:              f.engine.Logs,
+		Observe:          f.engine.Observe,
+		WrapStorage: func(d driver.Driver) driver.Driver {
+			faults.Driver = d
+			return faults
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.engine.Helm = c
+
+	st := &Status{}
+	faults.failCreate = true
+	err = f.reconcile(f.spec(nil), st, "1.0.0", nil)
+	var untouched *StorageUntouchedError
+	if !errors.As(err, &untouched) || !errors.Is(err, errInjected) {
+		t.Fatalf("error %v, want a storage-untouched error wrapping the fault", err)
+	}
+	if st.Failures != 0 || st.InstallFailures != 0 {
+		t.Errorf("a failure that wrote nothing was counted: %d/%d", st.Failures, st.InstallFailures)
+	}
+
+	// Created, then not updated: Helm only logs a failure to record the
+	// result, so the revision stays pending-install; breaking that lock
+	// (ours) fails too, and the run ends with the storage error.
+	faults.failCreate, faults.failUpdate = false, true
+	err = f.reconcile(f.spec(nil), st, "1.0.0", nil)
+	if !errors.Is(err, errInjected) || errors.As(err, &untouched) {
+		t.Fatalf("error %v, want the storage fault met while unlocking", err)
+	}
+	if st.Latest() == nil || st.Latest().Status != release.StatusPendingInstall.String() {
+		t.Fatalf("latest snapshot %+v, want the pending revision as written", st.Latest())
+	}
+	// Storage back: the lock this engine took is broken at once, the failed
+	// revision is remediated (uninstalled) and installed again.
+	faults.failUpdate = false
+	if err := f.reconcile(f.spec(nil), st, "1.0.0", nil); err != nil {
+		t.Fatalf("after the fault: %v", err)
+	}
+	if rel := f.latest(); rel.Info.Status != release.StatusDeployed {
+		t.Errorf("latest %s, want deployed", rel.Info.Status)
+	}
+	if got := condition(st, ConditionReady); !strings.HasPrefix(got, "true/") {
+		t.Errorf("Ready %s", got)
 	}
 }

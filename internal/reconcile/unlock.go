@@ -9,8 +9,10 @@ import (
 
 // Unlock releases a revision stuck in pending-install, -upgrade or
 // -rollback by marking it failed, so that remediation can take over. Only
-// a stale lock is broken: one older than the timeout of the action that
-// took it, so that an action still running elsewhere is never disturbed.
+// a lock no other operation may hold is broken: one this engine took
+// itself (its action has returned), or one older than the timeout of the
+// action that took it, so that an action running elsewhere is never
+// disturbed.
 type Unlock struct{ e *Engine }
 
 func (a *Unlock) Name() string     { return "unlock" }
@@ -33,7 +35,7 @@ func (a *Unlock) Reconcile(_ context.Context, req *Request) error {
 		timeout = s.RollbackTimeout()
 	}
 	since := rel.Info.LastDeployed.Time
-	if age := a.e.now().Sub(since); age < timeout {
+	if age := a.e.now().Sub(since); age < timeout && !a.e.wrote(rel) {
 		return fmt.Errorf("release %s is %s since %s, within the action timeout of %s: another operation may still run it; retry after %s",
 			releaseRef(req), rel.Info.Status, since.UTC().Format("15:04:05"), timeout, since.Add(timeout).UTC().Format("15:04:05"))
 	}
@@ -49,7 +51,7 @@ func (a *Unlock) Reconcile(_ context.Context, req *Request) error {
 	if err := a.e.Helm.UpdateRelease(rel); err != nil {
 		return err
 	}
-	if err := a.e.recordObserved(req); err != nil {
+	if _, err := a.e.recordObserved(req); err != nil {
 		return err
 	}
 	a.e.logger().Info("unlocked stale release", "release", releaseRef(req), "was", pending.String())

@@ -22,7 +22,7 @@ func (a *Upgrade) Reconcile(ctx context.Context, req *Request) error {
 	st.RemoveCondition(ConditionRemediated)
 	recordAttempt(req, ActionUpgrade)
 	if err := a.e.applyCRDs(ctx, req, s.UpgradeCRDs()); err != nil {
-		return a.fail(req, err)
+		return &StorageUntouchedError{Err: fmt.Errorf("applying the CRDs of chart %s: %w", chartRef(req), err)}
 	}
 	_, err := a.e.Helm.Upgrade(ctx, s.GetReleaseName(), req.Chart, req.Values, helm.UpgradeOptions{
 		Namespace:                s.GetTargetNamespace(),
@@ -40,8 +40,12 @@ func (a *Upgrade) Reconcile(ctx context.Context, req *Request) error {
 		PostRenderer:             postRenderer(s),
 		Description:              "Upgraded by helmrelease",
 	})
-	if rerr := a.e.recordObserved(req); rerr != nil && err == nil {
+	written, rerr := a.e.recordObserved(req)
+	if rerr != nil && err == nil {
 		err = rerr
+	}
+	if err != nil && written == 0 {
+		return &StorageUntouchedError{Err: a.e.failure("Helm %s of release %s with chart %s wrote nothing to storage", err, a.Name(), releaseRef(req), chartRef(req))}
 	}
 	if err != nil {
 		return a.fail(req, err)
