@@ -20,6 +20,7 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
 )
 
 func TestUninstall(t *testing.T) {
@@ -367,5 +368,49 @@ func TestStorageFaults(t *testing.T) {
 	}
 	if got := condition(st, ConditionReady); !strings.HasPrefix(got, "true/") {
 		t.Errorf("Ready %s", got)
+	}
+}
+
+func TestTestFilters(t *testing.T) {
+	f := newFixture(t)
+	c := engineChart("1.0.0")
+	c.Templates = append(c.Templates, &chart.File{Name: "templates/failing-test.yaml", Data: []byte(`apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ .Release.Name }}-failing-test
+  annotations:
+    helm.sh/hook: test
+    helm.sh/hook-delete-policy: before-hook-creation
+  labels:
+    ` + testcluster.FailLabel + `: "true"
+spec:
+  restartPolicy: Never
+  containers: [{name: test, image: busybox:1.36, command: [sh, -c, "exit 1"]}]
+`)})
+	run := func(filters []TestFilter) (*Status, error) {
+		st := &Status{}
+		s := f.spec(func(s *Spec) { s.Test = TestSpec{Enable: true, Filters: filters} })
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		err := f.engine.Reconcile(ctx, &Request{Spec: s, Chart: c, Status: st}, nil)
+		_ = f.engine.Uninstall(ctx, s, st)
+		return st, err
+	}
+	st, err := run([]TestFilter{{Name: "app-failing-test", Exclude: true}})
+	if err != nil {
+		t.Fatalf("excluding the failing test: %v", err)
+	}
+	if hooks := st.History[0].TestHooks; len(hooks) != 1 || hooks["app-test"].Phase != "Succeeded" {
+		t.Errorf("tests run %v, want only app-test, succeeded", hooks)
+	}
+	st, err = run([]TestFilter{{Name: "app-test"}})
+	if err != nil {
+		t.Fatalf("including only the passing test: %v", err)
+	}
+	if _, ran := st.History[0].TestHooks["app-failing-test"]; ran {
+		t.Error("a test outside the include filter ran")
+	}
+	if _, err = run(nil); !errors.Is(err, ErrRetriesExhausted) {
+		t.Errorf("without filters the failing test runs and fails: %v", err)
 	}
 }
