@@ -136,6 +136,8 @@ type InstallOptions struct {
 	CreateNamespace          bool
 	PostRenderer             postrender.PostRenderer
 	Description              string
+	// DryRun renders and validates against the cluster without writing.
+	DryRun bool
 }
 
 // Install installs chart as a new release. The chart's CRDs are left to the
@@ -153,6 +155,9 @@ func (c *Client) Install(ctx context.Context, chart *Chart, values map[string]an
 	a.PostRenderer = o.PostRenderer
 	a.Description = o.Description
 	a.SkipCRDs = true
+	if o.DryRun {
+		a.DryRun, a.DryRunOption, a.Wait, a.WaitForJobs = true, "server", false, false
+	}
 	return a.RunWithContext(ctx, chart, values)
 }
 
@@ -171,6 +176,8 @@ type UpgradeOptions struct {
 	MaxHistory               int
 	PostRenderer             postrender.PostRenderer
 	Description              string
+	// DryRun renders and validates against the cluster without writing.
+	DryRun bool
 }
 
 // Upgrade upgrades release name to chart with values; CRDs are the caller's.
@@ -189,6 +196,9 @@ func (c *Client) Upgrade(ctx context.Context, name string, chart *Chart, values 
 	a.PostRenderer = o.PostRenderer
 	a.Description = o.Description
 	a.SkipCRDs = true
+	if o.DryRun {
+		a.DryRun, a.DryRunOption, a.Wait, a.WaitForJobs = true, "server", false, false
+	}
 	return a.RunWithContext(ctx, name, chart, values)
 }
 

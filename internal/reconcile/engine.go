@@ -10,6 +10,7 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 )
 
@@ -40,6 +41,8 @@ type Engine struct {
 	// Helm is the Helm client of the release's storage namespace; its
 	// observer must be Engine.Observe.
 	Helm *helm.Client
+	// Kube serves the target cluster's clients (the Helm client's getter).
+	Kube *kube.Getter
 	// Logs keeps Helm's last log lines, attached to failures.
 	Logs *helm.LogBuffer
 	// Log receives the engine's progress; nil discards it.

@@ -414,3 +414,46 @@ spec:
 		t.Errorf("without filters the failing test runs and fails: %v", err)
 	}
 }
+
+func TestDryRun(t *testing.T) {
+	f := newFixture(t)
+	s := f.spec(func(s *Spec) {
+		s.PostRenderers = []postrender.Kustomize{{Patches: []postrender.Patch{{
+			Patch:  `[{"op": "replace", "path": "/spec/replicas", "value": 5}]`,
+			Target: &postrender.Selector{Kind: "Deployment"},
+		}}}}
+	})
+	ctx := context.Background()
+	// Absent: what an install would apply.
+	rel, err := f.engine.DryRun(ctx, &Request{Spec: s, Chart: engineChart("1.0.0"), Status: &Status{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rel.Manifest, "replicas: 5") || !origins(rel.Manifest)[f.ns+"/app"] {
+		t.Errorf("dry-run manifest lacks the post-renderers:\n%s", rel.Manifest)
+	}
+	if f.latest() != nil {
+		t.Fatal("a dry run wrote to storage")
+	}
+	if _, err := f.cs.AppsV1().Deployments(f.ns).Get(ctx, "app", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("a dry run created the Deployment: %v", err)
+	}
+	// Installed: what an upgrade would apply, storage untouched.
+	st := &Status{}
+	if err := f.reconcile(s, st, "1.0.0", nil); err != nil {
+		t.Fatal(err)
+	}
+	rel, err = f.engine.DryRun(ctx, &Request{Spec: s, Chart: engineChart("2.0.0"), Values: map[string]any{"replicas": 3}, Status: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rel.Chart.Metadata.Version != "2.0.0" || f.latest().Version != 1 {
+		t.Errorf("dry-run upgrade: chart %s, storage at v%d", rel.Chart.Metadata.Version, f.latest().Version)
+	}
+	// Invalid objects are caught by the cluster's schemas.
+	bad := engineChart("3.0.0")
+	bad.Templates = append(bad.Templates, &chart.File{Name: "templates/bad.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad}\ndata: {key: {not: a string}}\n")})
+	if _, err := f.engine.DryRun(ctx, &Request{Spec: s, Chart: bad, Status: st}); err == nil || !strings.Contains(err.Error(), "ConfigMap bad") {
+		t.Errorf("a ConfigMap with a map value: %v, want the cluster's rejection naming it", err)
+	}
+}

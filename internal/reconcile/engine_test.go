@@ -135,9 +135,9 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-	e := &Engine{Logs: helm.NewLogBuffer(helm.DefaultLogLines, nil)}
+	e := &Engine{Logs: helm.NewLogBuffer(helm.DefaultLogLines, nil), Kube: kube.NewGetter(testRESTConfig, ns, "")}
 	c, err := helm.NewClient(helm.ClientOptions{
-		Getter:           kube.NewGetter(testRESTConfig, ns, ""),
+		Getter:           e.Kube,
 		StorageNamespace: ns,
 		Log:              e.Logs,
 		Observe:          e.Observe,

@@ -50,6 +50,8 @@ func (a *Upgrade) Reconcile(ctx context.Context, req *Request) error {
 	if err != nil {
 		return a.fail(req, err)
 	}
+	st.ObservedPostRenderersDigest = PostRenderersDigest(s)
+	st.ObservedOptionsDigest = OptionsDigest(s)
 	st.SetCondition(Condition{Type: ConditionReleased, Status: true, Reason: ReasonUpgradeSucceeded,
 		Message: fmt.Sprintf(fmtUpgradeSuccess, releaseRef(req), chartRef(req))})
 	st.RemoveCondition(ConditionTestSuccess)

@@ -1,0 +1,75 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+
+	"helm.sh/helm/v3/pkg/release"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
+)
+
+// DryRun renders the release the next install or upgrade would make, post-
+// renderers included, and has the API server validate each object with a
+// server-side dry-run apply, without writing anything: to the storage, nor
+// to the cluster. Template functions that look objects up see the cluster.
+// The returned release holds the manifest (without hooks and CRDs) and notes.
+func (e *Engine) DryRun(ctx context.Context, req *Request) (*release.Release, error) {
+	rel, err := e.render(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := manifest.Parse(rel.Manifest, req.Spec.GetTargetNamespace(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("reading the rendered manifest of release %s: %w", releaseRef(req), err)
+	}
+	list := make([]*unstructured.Unstructured, len(objs))
+	for i := range objs {
+		list[i] = objs[i].Object
+	}
+	if err := e.Kube.DryRunApply(ctx, list); err != nil {
+		return nil, fmt.Errorf("the cluster rejects objects of release %s: %w", releaseRef(req), err)
+	}
+	return rel, nil
+}
+
+func (e *Engine) render(ctx context.Context, req *Request) (*release.Release, error) {
+	s := req.Spec
+	latest, err := e.Helm.LastRelease(s.GetReleaseName())
+	if err != nil {
+		return nil, err
+	}
+	if latest == nil || latest.Info.Status == release.StatusUninstalled {
+		rel, err := e.Helm.Install(ctx, req.Chart, req.Values, helm.InstallOptions{
+			ReleaseName:              s.GetReleaseName(),
+			Namespace:                s.GetTargetNamespace(),
+			DisableHooks:             s.Install.DisableHooks,
+			DisableOpenAPIValidation: s.Install.DisableOpenAPIValidation,
+			SkipSchemaValidation:     s.Install.DisableSchemaValidation,
+			TakeOwnership:            !s.Install.DisableTakeOwnership,
+			Replace:                  true,
+			PostRenderer:             postRenderer(s),
+			DryRun:                   true,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("dry-run install of release %s with chart %s: %w", releaseRef(req), chartRef(req), err)
+		}
+		return rel, nil
+	}
+	rel, err := e.Helm.Upgrade(ctx, s.GetReleaseName(), req.Chart, req.Values, helm.UpgradeOptions{
+		Namespace:                s.GetTargetNamespace(),
+		DisableHooks:             s.Upgrade.DisableHooks,
+		DisableOpenAPIValidation: s.Upgrade.DisableOpenAPIValidation,
+		SkipSchemaValidation:     s.Upgrade.DisableSchemaValidation,
+		TakeOwnership:            !s.Upgrade.DisableTakeOwnership,
+		ReuseValues:              s.Upgrade.PreserveValues,
+		PostRenderer:             postRenderer(s),
+		DryRun:                   true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dry-run upgrade of release %s with chart %s: %w", releaseRef(req), chartRef(req), err)
+	}
+	return rel, nil
+}
