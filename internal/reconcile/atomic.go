@@ -58,6 +58,7 @@ func (e *Engine) Reconcile(ctx context.Context, req *Request, detect DriftDetect
 		OptionsDigest:       OptionsDigest(s),
 	}
 	var lastErr error
+	corrected := false
 	for step := 0; step < maxSteps; step++ {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("reconciling release %s: %w", releaseRef(req), err)
@@ -83,6 +84,14 @@ func (e *Engine) Reconcile(ctx context.Context, req *Request, detect DriftDetect
 			e.markReady(req, want)
 			return nil
 		}
+		if next.Type() == TypeDrift {
+			if corrected {
+				err := fmt.Errorf("release %s drifts again right after correction (%s): something in the cluster changes it back; add a drift_detection ignore rule for those fields", releaseRef(req), state.Reason)
+				e.markNotReady(req, err)
+				return err
+			}
+			corrected = true
+		}
 		if next.Type() == TypeRelease {
 			force = false
 			st.LastHandledForceAt = s.ForceAt
@@ -94,7 +103,7 @@ func (e *Engine) Reconcile(ctx context.Context, req *Request, detect DriftDetect
 		if err := next.Reconcile(ctx, req); err != nil {
 			lastErr = err
 			var untouched *StorageUntouchedError
-			if errors.As(err, &untouched) || next.Type() == TypeRemediate || next.Type() == TypeUnlock {
+			if errors.As(err, &untouched) || next.Type() == TypeRemediate || next.Type() == TypeUnlock || next.Type() == TypeDrift {
 				e.markNotReady(req, err)
 				return err
 			}
@@ -144,8 +153,10 @@ func (e *Engine) actionForState(req *Request, state ReleaseState, force bool) (A
 	case StateUntested:
 		return &Test{e}, nil
 	case StateDrifted:
-		// Correction arrives with drift detection; until then, report only.
-		return nil, nil
+		if s.Drift.Mode != DriftEnabled {
+			return nil, nil // warn: reported, not corrected
+		}
+		return &CorrectDrift{e, state.Drift}, nil
 	case StateFailed:
 		remediation := s.ActiveRemediation(st)
 		if remediation.RetriesExhausted(st) && !remediation.MustRemediateLastFailure() {

@@ -3,12 +3,17 @@ package reconcile
 import (
 	"fmt"
 	"strings"
+
+	ssajsondiff "github.com/fluxcd/pkg/ssa/jsondiff"
 )
 
 // DriftReport is the result of comparing a release manifest with the
 // cluster: the objects that are missing or whose fields differ.
 type DriftReport struct {
 	Objects []ObjectDrift
+
+	// diffs are what correcting the drift applies.
+	diffs []*ssajsondiff.Diff
 }
 
 // ObjectDrift is one drifted object.

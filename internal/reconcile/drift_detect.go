@@ -1,0 +1,199 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	ssajsondiff "github.com/fluxcd/pkg/ssa/jsondiff"
+	"golang.org/x/sync/errgroup"
+	"helm.sh/helm/v3/pkg/release"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
+)
+
+// DriftExclusionKey, as a label or annotation with the value "disabled",
+// excludes an object from drift detection. Flux's key is honoured too, so
+// charts written for Flux keep working.
+const (
+	DriftExclusionKey     = "helmrelease.terraform.io/driftDetection"
+	FluxDriftExclusionKey = "helm.toolkit.fluxcd.io/driftDetection"
+)
+
+// driftConcurrency bounds the objects compared at once: one dry-run request
+// and one read each.
+const driftConcurrency = 8
+
+// DriftDetector returns the detector of spec's drift detection mode, or nil
+// when it is disabled.
+func (e *Engine) DriftDetector(s *Spec) DriftDetector {
+	if s.Drift.Mode != DriftWarn && s.Drift.Mode != DriftEnabled {
+		return nil
+	}
+	return func(ctx context.Context, rel *release.Release) (*DriftReport, error) {
+		return e.DetectDrift(ctx, rel, s.Drift.Ignore)
+	}
+}
+
+// DetectDrift compares each object of the release manifest with the
+// cluster: a server-side dry-run apply of the object, normalised, against
+// the live object, ignore rules applied. It reads only. Objects are
+// compared concurrently, in bounded number.
+func (e *Engine) DetectDrift(ctx context.Context, rel *release.Release, ignore []IgnoreRule) (*DriftReport, error) {
+	c, err := e.controllerClient()
+	if err != nil {
+		return nil, err
+	}
+	mapper, err := e.Kube.ToRESTMapper()
+	if err != nil {
+		return nil, err
+	}
+	objs, err := manifest.Parse(rel.Manifest, rel.Namespace, func(gvk schema.GroupVersionKind) (bool, bool) {
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return false, false
+		}
+		return m.Scope.Name() == "namespace", true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the manifest of release %s: %w", describe(rel), err)
+	}
+	rules := make([]ssajsondiff.IgnoreRule, len(ignore))
+	for i, r := range ignore {
+		rules[i] = ssajsondiff.IgnoreRule{Paths: r.Paths}
+		if t := r.Target; t != nil {
+			rules[i].Selector = &ssajsondiff.Selector{Group: t.Group, Version: t.Version, Kind: t.Kind, Name: t.Name,
+				Namespace: t.Namespace, LabelSelector: t.LabelSelector, AnnotationSelector: t.AnnotationSelector}
+		}
+	}
+	compiled, err := ssajsondiff.CompileIgnoreRules(rules)
+	if err != nil {
+		return nil, fmt.Errorf("drift detection ignore rules: %w", err)
+	}
+	exclusion := ssajsondiff.ExclusionSelector{DriftExclusionKey: "disabled", FluxDriftExclusionKey: "disabled"}
+
+	report := &DriftReport{}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(driftConcurrency)
+	for _, o := range objs {
+		g.Go(func() error {
+			var paths ssajsondiff.IgnorePaths
+			for sel, p := range compiled {
+				if sel.MatchUnstructured(o.Object) {
+					paths = append(paths, p...)
+				}
+			}
+			diff, err := ssajsondiff.Unstructured(gctx, c, o.Object.DeepCopy(),
+				ssajsondiff.FieldOwner(kube.FieldManager), exclusion, paths)
+			if err != nil {
+				return fmt.Errorf("comparing %s with the cluster: %w", o.Key, err)
+			}
+			drift, ok, err := objectDrift(o.Key, diff)
+			if err != nil || !ok {
+				return err
+			}
+			mu.Lock()
+			report.Objects = append(report.Objects, drift)
+			report.diffs = append(report.diffs, diff)
+			mu.Unlock()
+			return nil
+		})
+	}
+	err = g.Wait()
+	sort.Slice(report.Objects, func(i, j int) bool { return report.Objects[i].Key < report.Objects[j].Key })
+	return report, err
+}
+
+func (e *Engine) controllerClient() (client.Client, error) {
+	cfg, err := e.Kube.ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	mapper, err := e.Kube.ToRESTMapper()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Mapper: mapper})
+	if err != nil {
+		return nil, fmt.Errorf("creating Kubernetes client: %w", err)
+	}
+	return c, nil
+}
+
+// objectDrift describes a diff; ok is false when the object has not drifted.
+func objectDrift(key string, d *ssajsondiff.Diff) (ObjectDrift, bool, error) {
+	switch d.Type {
+	case ssajsondiff.DiffTypeCreate:
+		return ObjectDrift{Key: key, Missing: true}, true, nil
+	case ssajsondiff.DiffTypeUpdate:
+	default:
+		return ObjectDrift{}, false, nil
+	}
+	live, ok := d.ClusterObject.(*unstructured.Unstructured)
+	if !ok {
+		return ObjectDrift{}, false, fmt.Errorf("unexpected cluster object %T for %s", d.ClusterObject, key)
+	}
+	secret := d.GroupVersionKind().Group == "" && d.GroupVersionKind().Kind == "Secret"
+	drift := ObjectDrift{Key: key}
+	for _, op := range d.Patch {
+		change := FieldChange{Path: op.Path}
+		if op.Type != "remove" {
+			change.Desired = show(op.Value, secret)
+		}
+		if v, found := pointer(live.Object, op.Path); found {
+			change.Live = show(v, secret)
+		}
+		drift.Changes = append(drift.Changes, change)
+	}
+	return drift, true, nil
+}
+
+// show renders a value as one line of YAML; Secret values only as hashes.
+func show(v any, secret bool) string {
+	if secret {
+		b, _ := json.Marshal(v)
+		return manifest.Hash(b)
+	}
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// pointer resolves an RFC 6901 JSON pointer in obj.
+func pointer(obj any, ptr string) (any, bool) {
+	if ptr == "" {
+		return obj, true
+	}
+	cur := obj
+	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch t := cur.(type) {
+		case map[string]any:
+			v, ok := t[tok]
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		case []any:
+			var i int
+			if _, err := fmt.Sscanf(tok, "%d", &i); err != nil || i < 0 || i >= len(t) {
+				return nil, false
+			}
+			cur = t[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
