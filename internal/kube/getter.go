@@ -57,6 +57,17 @@ func (g *Getter) init() error {
 	return g.err
 }
 
+// Invalidate forgets the cached discovery and REST mappings.
+func (g *Getter) Invalidate() {
+	if g.init() != nil {
+		return
+	}
+	g.discovery.Invalidate()
+	if r, ok := g.mapper.(meta.ResettableRESTMapper); ok {
+		r.Reset()
+	}
+}
+
 // ToRESTConfig implements genericclioptions.RESTClientGetter.
 func (g *Getter) ToRESTConfig() (*rest.Config, error) { return rest.CopyConfig(g.config), nil }
 

@@ -100,6 +100,11 @@ func (e *Engine) Reconcile(ctx context.Context, req *Request, detect DriftDetect
 		if e.Logs != nil {
 			e.Logs.Reset()
 		}
+		if !e.persistentClient && e.Kube != nil {
+			// Each action sees the cluster's APIs as they are now (CRDs
+			// created outside Helm's CRD lifecycle included).
+			e.Kube.Invalidate()
+		}
 		if err := next.Reconcile(ctx, req); err != nil {
 			lastErr = err
 			var untouched *StorageUntouchedError

@@ -50,6 +50,9 @@ type Engine struct {
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 
+	// persistentClient keeps discovery between actions (spec.persistentClient).
+	persistentClient bool
+
 	mu       sync.Mutex
 	observed []observation
 	// written are the revisions this engine wrote, by "<name>.v<version>":

@@ -23,7 +23,10 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
 )
 
-var testRESTConfig *rest.Config
+var (
+	testRESTConfig *rest.Config
+	testKubeconfig string
+)
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -40,6 +43,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer stop()
+	testKubeconfig = kubeconfig
 	if testRESTConfig, err = clientcmd.BuildConfigFromFlags("", kubeconfig); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

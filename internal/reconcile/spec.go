@@ -58,8 +58,12 @@ type Spec struct {
 	Timeout time.Duration
 	// MaxHistory is the number of revisions kept; nil is DefaultMaxHistory, 0 unlimited.
 	MaxHistory *int
-	// PersistentClient keeps one Kubernetes client for the whole run.
+	// PersistentClient keeps one Kubernetes client (and its discovery
+	// cache) for the whole run; otherwise each action starts afresh.
 	PersistentClient bool
+	// ServiceAccountName is impersonated (in Namespace) for every Helm
+	// action when set.
+	ServiceAccountName string
 
 	Install   InstallSpec
 	Upgrade   UpgradeSpec
