@@ -183,6 +183,17 @@ func snapshotOf(rel *release.Release) (Snapshot, error) {
 // recordSnapshot replaces the snapshot of the same revision, or inserts
 // snap in revision order, keeping at most max (0: unlimited) snapshots.
 func (s *Status) recordSnapshot(snap Snapshot, max int) {
+	if snap.Status == release.StatusPendingInstall.String() {
+		// A new install starts the release afresh: snapshots of revisions
+		// at or above it belong to a purged release.
+		kept := s.History[:0]
+		for _, h := range s.History {
+			if h.Name != snap.Name || h.Namespace != snap.Namespace || h.Version < snap.Version {
+				kept = append(kept, h)
+			}
+		}
+		s.History = kept
+	}
 	for i := range s.History {
 		if s.History[i].Targets(snap.Name, snap.Namespace, snap.Version) {
 			// Test results are kept when a later write of the revision

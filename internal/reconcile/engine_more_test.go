@@ -11,6 +11,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -387,27 +388,32 @@ spec:
   restartPolicy: Never
   containers: [{name: test, image: busybox:1.36, command: [sh, -c, "exit 1"]}]
 `)})
-	run := func(filters []TestFilter) (*Status, error) {
+	// run returns the test results of the release, then uninstalls it.
+	run := func(filters []TestFilter) (map[string]TestHook, error) {
 		st := &Status{}
 		s := f.spec(func(s *Spec) { s.Test = TestSpec{Enable: true, Filters: filters} })
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		err := f.engine.Reconcile(ctx, &Request{Spec: s, Chart: c, Status: st}, nil)
+		var hooks map[string]TestHook
+		if cur := st.Latest(); cur != nil {
+			hooks = cur.TestHooks
+		}
 		_ = f.engine.Uninstall(ctx, s, st)
-		return st, err
+		return hooks, err
 	}
-	st, err := run([]TestFilter{{Name: "app-failing-test", Exclude: true}})
+	hooks, err := run([]TestFilter{{Name: "app-failing-test", Exclude: true}})
 	if err != nil {
 		t.Fatalf("excluding the failing test: %v", err)
 	}
-	if hooks := st.History[0].TestHooks; len(hooks) != 1 || hooks["app-test"].Phase != "Succeeded" {
+	if len(hooks) != 1 || hooks["app-test"].Phase != "Succeeded" {
 		t.Errorf("tests run %v, want only app-test, succeeded", hooks)
 	}
-	st, err = run([]TestFilter{{Name: "app-test"}})
+	hooks, err = run([]TestFilter{{Name: "app-test"}})
 	if err != nil {
 		t.Fatalf("including only the passing test: %v", err)
 	}
-	if _, ran := st.History[0].TestHooks["app-failing-test"]; ran {
+	if _, ran := hooks["app-failing-test"]; ran {
 		t.Error("a test outside the include filter ran")
 	}
 	if _, err = run(nil); !errors.Is(err, ErrRetriesExhausted) {
@@ -455,5 +461,136 @@ func TestDryRun(t *testing.T) {
 	bad.Templates = append(bad.Templates, &chart.File{Name: "templates/bad.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad}\ndata: {key: {not: a string}}\n")})
 	if _, err := f.engine.DryRun(ctx, &Request{Spec: s, Chart: bad, Status: st}); err == nil || !strings.Contains(err.Error(), "ConfigMap bad") {
 		t.Errorf("a ConfigMap with a map value: %v, want the cluster's rejection naming it", err)
+	}
+}
+
+// failureHook creates a ConfigMap when the engine reports a failed action,
+// so that the next attempt of a chart that looks it up succeeds.
+type failureHook struct {
+	t  *testing.T
+	f  *fixture
+	on string
+}
+
+func (h failureHook) Info(msg string, _ ...any) {
+	if msg != h.on {
+		return
+	}
+	_, err := h.f.cs.CoreV1().ConfigMaps(h.f.ns).Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "go"}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		h.t.Error(err)
+	}
+}
+func (failureHook) Debug(string, ...any) {}
+
+// flakyChart's hook fails until a ConfigMap "go" exists.
+func flakyChart() *chart.Chart {
+	c := engineChart("1.0.0")
+	c.Values["failHook"] = false
+	for _, tpl := range c.Templates {
+		if tpl.Name == "templates/hook.yaml" {
+			tpl.Data = []byte(strings.ReplaceAll(string(tpl.Data), ".Values.failHook", `(not (lookup "v1" "ConfigMap" .Release.Namespace "go"))`))
+		}
+	}
+	return c
+}
+
+func TestInstallRetriesThenSuccess(t *testing.T) {
+	f := newFixture(t)
+	f.engine.Log = failureHook{t, f, "action failed"}
+	st := &Status{}
+	s := f.spec(func(s *Spec) { s.Install.Remediation.Retries = 2 })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := f.engine.Reconcile(ctx, &Request{Spec: s, Chart: flakyChart(), Status: st}, nil); err != nil {
+		t.Fatal(err)
+	}
+	rel := f.latest()
+	if rel.Info.Status != release.StatusDeployed || st.InstallFailures != 1 {
+		t.Errorf("release %s, %d install failures: want deployed after one failure", rel.Info.Status, st.InstallFailures)
+	}
+	if got := condition(st, ConditionReady); got != "true/"+ReasonInstallSucceeded {
+		t.Errorf("Ready %s", got)
+	}
+}
+
+func TestUpgradeFailureUninstallStrategy(t *testing.T) {
+	f := newFixture(t)
+	st := &Status{}
+	s := f.spec(func(s *Spec) { s.Upgrade.Remediation = Remediation{Retries: 1, Strategy: StrategyUninstall} })
+	if err := f.reconcile(s, st, "1.0.0", nil); err != nil {
+		t.Fatal(err)
+	}
+	err := f.reconcile(s, st, "1.1.0", map[string]any{"failHook": true})
+	if !errors.Is(err, ErrRetriesExhausted) {
+		t.Fatalf("error %v, want exhausted", err)
+	}
+	// Upgrade fails → uninstall → install (fails: same hook) → ... the
+	// install takes over after the uninstall, and its own retries (0) end it.
+	if st.UpgradeFailures != 1 || st.InstallFailures != 1 {
+		t.Errorf("failures: upgrade %d install %d, want 1 and 1", st.UpgradeFailures, st.InstallFailures)
+	}
+	// The release was uninstalled, then installed afresh (v1).
+	if rel := f.latest(); rel.Version != 1 || rel.Info.Status != release.StatusFailed || rel.Chart.Metadata.Version != "1.1.0" {
+		t.Errorf("latest v%d %s chart %s, want the fresh install v1 of 1.1.0, failed", rel.Version, rel.Info.Status, rel.Chart.Metadata.Version)
+	}
+	if len(st.History) != 1 {
+		t.Errorf("history keeps %d snapshots of the purged release", len(st.History)-1)
+	}
+}
+
+func TestPreserveValuesConverges(t *testing.T) {
+	f := newFixture(t)
+	st := &Status{}
+	s := f.spec(nil)
+	if err := f.reconcile(s, st, "1.0.0", map[string]any{"replicas": 2}); err != nil {
+		t.Fatal(err)
+	}
+	s.Upgrade.PreserveValues = true
+	if err := f.reconcile(s, st, "1.0.1", map[string]any{"failTest": false}); err != nil {
+		t.Fatal(err)
+	}
+	rel := f.latest()
+	if fmt.Sprint(rel.Config["replicas"]) != "2" || rel.Version != 2 {
+		t.Fatalf("v%d values %v, want v2 keeping replicas 2", rel.Version, rel.Config)
+	}
+	if err := f.reconcile(s, st, "1.0.1", map[string]any{"failTest": false}); err != nil || f.latest().Version != 2 {
+		t.Errorf("preserved values upgraded again (v%d, %v)", f.latest().Version, err)
+	}
+}
+
+func TestCreateNamespaceAndMaxHistory(t *testing.T) {
+	f := newFixture(t)
+	target := f.ns + "-target"
+	t.Cleanup(func() { _ = f.cs.CoreV1().Namespaces().Delete(context.Background(), target, metav1.DeleteOptions{}) })
+	one := 2
+	st := &Status{}
+	s := f.spec(func(s *Spec) {
+		s.TargetNamespace = target
+		s.Install.CreateNamespace = true
+		s.MaxHistory = &one
+	})
+	// The engine of the spec: its clients default to the target namespace.
+	e, err := New(context.Background(), s, Options{Config: testRESTConfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 4; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		err := e.Reconcile(ctx, &Request{Spec: s, Chart: engineChart("1.0.0"), Values: map[string]any{"replicas": i}, Status: st}, nil)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.cs.AppsV1().Deployments(target).Get(context.Background(), target+"-app", metav1.GetOptions{}); err != nil {
+		t.Errorf("Deployment in the created target namespace: %v", err)
+	}
+	history, err := e.Helm.History(target + "-app")
+	if err != nil || len(history) != 2 {
+		t.Errorf("Helm history has %d revisions (%v), want max_history 2", len(history), err)
+	}
+	if len(st.History) != 2 || st.History[0].Version != 4 {
+		t.Errorf("status history %d snapshots, newest v%d", len(st.History), st.History[0].Version)
 	}
 }

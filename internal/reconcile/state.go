@@ -99,7 +99,10 @@ func DetermineReleaseState(ctx context.Context, latest *release.Release, status 
 	case latest.Chart.Metadata.Name != want.ChartName || latest.Chart.Metadata.Version != want.ChartVersion:
 		return ReleaseState{Status: StateOutOfSync, Reason: fmt.Sprintf("chart changed from %s@%s to %s@%s",
 			latest.Chart.Metadata.Name, latest.Chart.Metadata.Version, want.ChartName, want.ChartVersion)}, nil
-	case cur.ConfigDigest != want.ConfigDigest:
+	case !want.Spec.Upgrade.PreserveValues && cur.ConfigDigest != want.ConfigDigest,
+		// With preserve_values the stored values merge the previous ones:
+		// what was asked for is the last attempted digest.
+		want.Spec.Upgrade.PreserveValues && status.LastAttemptedConfigDigest != want.ConfigDigest:
 		return ReleaseState{Status: StateOutOfSync, Reason: "values changed"}, nil
 	case status.ObservedPostRenderersDigest != want.PostRenderersDigest:
 		return ReleaseState{Status: StateOutOfSync, Reason: "post-renderers changed"}, nil

@@ -31,6 +31,9 @@ func (e *Engine) Uninstall(_ context.Context, spec *Spec, st *Status) error {
 			Message: fmt.Sprintf("Helm uninstall failed for release %s/%s: %s", spec.GetStorageNamespace(), name, err)})
 		return e.failure("Helm uninstall failed for release %s/%s", err, spec.GetStorageNamespace(), name)
 	}
+	if !spec.Uninstall.KeepHistory {
+		st.History = nil
+	}
 	e.logger().Info("uninstalled release", "release", spec.GetStorageNamespace()+"/"+name, "keep_history", spec.Uninstall.KeepHistory)
 	return nil
 }

@@ -28,6 +28,9 @@ func (a *UninstallRemediation) Reconcile(ctx context.Context, req *Request) erro
 			Message: fmt.Sprintf(fmtUninstallFailure, releaseRef(req), chartRef(req), err)})
 		return a.e.failure("Helm uninstall of release %s failed", err, releaseRef(req))
 	}
+	if !s.Uninstall.KeepHistory {
+		st.History = nil // the storage holds no revision any more
+	}
 	st.SetCondition(Condition{Type: ConditionRemediated, Status: true, Reason: ReasonUninstallSucceeded,
 		Message: fmt.Sprintf(fmtUninstallSuccess, releaseRef(req), chartRef(req))})
 	return nil
