@@ -1,0 +1,48 @@
+package chartsource
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/repo"
+)
+
+// A repository index of about 20 MB: 1,250 charts of 18 versions each.
+var benchIndex = syntheticIndex(1250, 18)
+
+// BenchmarkResolveOneChart: what a release pays per process for a chart of
+// a large index: one scan, one chart decoded.
+func BenchmarkResolveOneChart(b *testing.B) {
+	b.SetBytes(int64(len(benchIndex)))
+	b.ReportAllocs()
+	for b.Loop() {
+		idx, err := ParseIndex(benchIndex)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := idx.Resolve("chart-500", "*"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkHelmLoadIndex: what decoding the whole index costs, as Helm's
+// loader (and the providers built on it) does for every release.
+func BenchmarkHelmLoadIndex(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "index.yaml")
+	if err := os.WriteFile(path, benchIndex, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(benchIndex)))
+	b.ReportAllocs()
+	for b.Loop() {
+		idx, err := repo.LoadIndexFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := idx.Get("chart-500", "*"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
