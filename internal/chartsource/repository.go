@@ -1,0 +1,323 @@
+package chartsource
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+)
+
+// Auth is how to reach a repository: credentials and TLS.
+type Auth struct {
+	Username, Password string
+	// PassCredentials sends the credentials to chart URLs on other hosts
+	// than the repository's too; by default they go to its host only.
+	PassCredentials bool
+	// CAFile, CertFile and KeyFile are PEM files: a CA to trust and a
+	// client certificate.
+	CAFile, CertFile, KeyFile string
+	// InsecureSkipTLSVerify turns TLS verification off.
+	InsecureSkipTLSVerify bool
+}
+
+// Repositories fetches repository indexes and chart archives. Within a
+// process each index is downloaded at most once (concurrent callers share
+// one download); on disk, indexes are kept with their validators (ETag,
+// Last-Modified) and revalidated, so that another process downloads nothing
+// unchanged; archives are kept by digest. Failures are never cached. Safe
+// for concurrent use.
+type Repositories struct {
+	cacheDir string
+	timeout  time.Duration
+
+	group   singleflight.Group
+	mu      sync.Mutex
+	indexes map[string]*Index
+
+	downloads atomic.Int64
+}
+
+// NewRepositories caches in cacheDir (created when missing); timeout bounds
+// each HTTP request (0: one minute).
+func NewRepositories(cacheDir string, timeout time.Duration) *Repositories {
+	if timeout <= 0 {
+		timeout = time.Minute
+	}
+	return &Repositories{cacheDir: cacheDir, timeout: timeout, indexes: map[string]*Index{}}
+}
+
+// IndexDownloads is how many index bodies were downloaded (not revalidated).
+func (r *Repositories) IndexDownloads() int64 { return r.downloads.Load() }
+
+// indexURL is the index of repoURL.
+func indexURL(repoURL string) string {
+	return strings.TrimSuffix(repoURL, "/") + "/index.yaml"
+}
+
+// Index returns the index of the repository at repoURL.
+func (r *Repositories) Index(ctx context.Context, repoURL string, auth Auth) (*Index, error) {
+	key := indexURL(repoURL)
+	r.mu.Lock()
+	idx, ok := r.indexes[key]
+	r.mu.Unlock()
+	if ok {
+		return idx, nil
+	}
+	v, err, _ := r.group.Do(key+"\x00"+auth.Username, func() (any, error) {
+		r.mu.Lock()
+		idx, ok := r.indexes[key]
+		r.mu.Unlock()
+		if ok {
+			return idx, nil
+		}
+		idx, err := r.fetchIndex(ctx, repoURL, auth)
+		if err != nil {
+			return nil, err
+		}
+		r.mu.Lock()
+		r.indexes[key] = idx
+		r.mu.Unlock()
+		return idx, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*Index), nil
+}
+
+// validators are what revalidates a cached index.
+type validators struct {
+	ETag         string `json:"etag,omitempty"`
+	LastModified string `json:"lastModified,omitempty"`
+}
+
+func (r *Repositories) cachePath(kind, key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return filepath.Join(r.cacheDir, kind, hex.EncodeToString(sum[:16]))
+}
+
+func (r *Repositories) fetchIndex(ctx context.Context, repoURL string, auth Auth) (*Index, error) {
+	u := indexURL(repoURL)
+	path := r.cachePath("indexes", u)
+	var cached validators
+	if b, err := os.ReadFile(path + ".json"); err == nil {
+		_ = json.Unmarshal(b, &cached)
+	}
+	client, err := r.httpClient(auth)
+	if err != nil {
+		return nil, fmt.Errorf("repository %s: %w", repoURL, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, fmt.Errorf("repository %s: %w", repoURL, err)
+	}
+	if auth.Username != "" || auth.Password != "" {
+		req.SetBasicAuth(auth.Username, auth.Password)
+	}
+	if _, err := os.Stat(path + ".yaml"); err == nil {
+		if cached.ETag != "" {
+			req.Header.Set("If-None-Match", cached.ETag)
+		}
+		if cached.LastModified != "" {
+			req.Header.Set("If-Modified-Since", cached.LastModified)
+		}
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("repository %s is unreachable: %w", repoURL, err)
+	}
+	defer resp.Body.Close()
+	var raw []byte
+	switch resp.StatusCode {
+	case http.StatusNotModified:
+		if raw, err = os.ReadFile(path + ".yaml"); err != nil {
+			return nil, fmt.Errorf("repository %s: reading cached index: %w", repoURL, err)
+		}
+	case http.StatusOK:
+		if raw, err = io.ReadAll(resp.Body); err != nil {
+			return nil, fmt.Errorf("repository %s: reading index: %w", repoURL, err)
+		}
+		r.downloads.Add(1)
+	default:
+		return nil, httpError(repoURL, "index", resp)
+	}
+	idx, err := ParseIndex(raw)
+	if err != nil {
+		return nil, fmt.Errorf("repository %s: %w", repoURL, err)
+	}
+	if resp.StatusCode == http.StatusOK {
+		// Only a valid index is cached.
+		r.store(path, raw, validators{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")})
+	}
+	return idx, nil
+}
+
+// store writes a cached index and its validators, atomically; a cache that
+// cannot be written only costs a download next time.
+func (r *Repositories) store(path string, raw []byte, v validators) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return
+	}
+	meta, _ := json.Marshal(v)
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{path + ".yaml", raw}, {path + ".json", meta}} {
+		tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
+		if err != nil {
+			return
+		}
+		_, werr := tmp.Write(f.data)
+		cerr := tmp.Close()
+		if werr != nil || cerr != nil || os.Rename(tmp.Name(), f.name) != nil {
+			_ = os.Remove(tmp.Name())
+			return
+		}
+	}
+}
+
+func httpError(repoURL, what string, resp *http.Response) error {
+	remedy := ""
+	switch resp.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		remedy = ": check the repository credentials (chart.username, chart.password)"
+	case http.StatusNotFound:
+		remedy = ": check the repository URL (chart.repository)"
+	}
+	return fmt.Errorf("repository %s: fetching the %s answered %s%s", repoURL, what, resp.Status, remedy)
+}
+
+func (r *Repositories) httpClient(auth Auth) (*http.Client, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: auth.InsecureSkipTLSVerify} //nolint:gosec // only when the user turns verification off
+	if auth.CAFile != "" {
+		pem, err := os.ReadFile(auth.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading CA file: %w", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("CA file %s holds no PEM certificate", auth.CAFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if auth.CertFile != "" || auth.KeyFile != "" {
+		cert, err := tls.LoadX509KeyPair(auth.CertFile, auth.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("loading client certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.TLSClientConfig = cfg
+	return &http.Client{Transport: transport}, nil
+}
+
+// Chart downloads (or takes from the cache) the archive of v and loads it.
+// The archive is checked against the index digest when there is one.
+func (r *Repositories) Chart(ctx context.Context, repoURL string, v *ChartVersion, auth Auth) (*chart.Chart, error) {
+	if len(v.URLs) == 0 {
+		return nil, fmt.Errorf("repository %s: chart %s %s has no download URL", repoURL, v.Name, v.Version)
+	}
+	base, err := url.Parse(strings.TrimSuffix(repoURL, "/") + "/")
+	if err != nil {
+		return nil, fmt.Errorf("repository URL %s: %w", repoURL, err)
+	}
+	ref, err := url.Parse(v.URLs[0])
+	if err != nil {
+		return nil, fmt.Errorf("repository %s: chart URL %s: %w", repoURL, v.URLs[0], err)
+	}
+	target := base.ResolveReference(ref)
+	cacheKey := v.Digest
+	if cacheKey == "" {
+		cacheKey = target.String()
+	}
+	path := r.cachePath("charts", cacheKey) + ".tgz"
+	if v.Digest != "" {
+		if b, err := os.ReadFile(path); err == nil && digestOf(b) == v.Digest {
+			return load(repoURL, v, b)
+		}
+	}
+	out, err, _ := r.group.Do("chart\x00"+path, func() (any, error) {
+		return r.download(ctx, repoURL, base, target, auth)
+	})
+	if err != nil {
+		return nil, err
+	}
+	b := out.([]byte)
+	if v.Digest != "" && digestOf(b) != v.Digest {
+		return nil, fmt.Errorf("repository %s: the archive of chart %s %s does not match the digest of the index (got sha256 %s, want %s)", repoURL, v.Name, v.Version, digestOf(b), v.Digest)
+	}
+	if v.Digest != "" {
+		// A verified archive is cached; a cache that cannot be written only
+		// costs a download next time.
+		if os.MkdirAll(filepath.Dir(path), 0o750) == nil {
+			_ = os.WriteFile(path, b, 0o600)
+		}
+	}
+	return load(repoURL, v, b)
+}
+
+func (r *Repositories) download(ctx context.Context, repoURL string, base, target *url.URL, auth Auth) ([]byte, error) {
+	client, err := r.httpClient(auth)
+	if err != nil {
+		return nil, fmt.Errorf("repository %s: %w", repoURL, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("repository %s: %w", repoURL, err)
+	}
+	// Credentials go to the repository's own host only, unless passed on.
+	if (auth.Username != "" || auth.Password != "") && (auth.PassCredentials || target.Host == base.Host) {
+		req.SetBasicAuth(auth.Username, auth.Password)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("repository %s: downloading %s: %w", repoURL, target.Redacted(), err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, httpError(repoURL, "chart archive "+target.Redacted(), resp)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("repository %s: downloading %s: %w", repoURL, target.Redacted(), err)
+	}
+	return b, nil
+}
+
+func digestOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func load(repoURL string, v *ChartVersion, b []byte) (*chart.Chart, error) {
+	c, err := loader.LoadArchive(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("repository %s: chart %s %s is not a valid chart archive: %w", repoURL, v.Name, v.Version, err)
+	}
+	return c, nil
+}
