@@ -1,0 +1,140 @@
+package chartsource
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/registry"
+)
+
+// OCIChart is a chart resolved in an OCI registry.
+type OCIChart struct {
+	// Version is the chart version with the first 12 hex digits of the
+	// manifest digest appended as build metadata (<version>+<12 hex>), as
+	// Flux does: a tag pushed again with other content is a new version.
+	Version string
+	// Digest is the manifest digest (sha256:…).
+	Digest string
+	// Versions are the semver tags of the repository, newest first.
+	Versions []string
+	Chart    *chart.Chart
+}
+
+// IsOCI reports whether repository is an OCI registry (oci://).
+func IsOCI(repository string) bool { return strings.HasPrefix(repository, "oci://") }
+
+// OCI resolves chart name in the OCI repository (oci://host[:port]/path)
+// against the constraint among its semver tags, pulls it and loads it.
+// Prereleases match only a constraint naming one. Archives are cached by
+// manifest digest; the tag is resolved every time, so a tag pushed again
+// is seen.
+func (r *Repositories) OCI(ctx context.Context, repository, name, constraint string, auth Auth) (*OCIChart, error) {
+	if constraint == "" {
+		constraint = "*"
+	}
+	c, err := semver.NewConstraint(constraint)
+	if err != nil {
+		return nil, fmt.Errorf("version constraint %q: %w", constraint, err)
+	}
+	ref := strings.TrimSuffix(strings.TrimPrefix(repository, "oci://"), "/") + "/" + name
+	client, err := r.registryClient(auth)
+	if err != nil {
+		return nil, fmt.Errorf("registry %s: %w", repository, err)
+	}
+	type result struct {
+		out *OCIChart
+		err error
+	}
+	done := make(chan result, 1)
+	// The registry client takes no context: run it aside and stop waiting
+	// when ctx ends.
+	go func() {
+		out, err := r.pullOCI(client, repository, ref, name, c, constraint)
+		done <- result{out, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return nil, fmt.Errorf("registry %s: %w", repository, ctx.Err())
+	case res := <-done:
+		return res.out, res.err
+	}
+}
+
+func (r *Repositories) pullOCI(client *registry.Client, repository, ref, name string, c *semver.Constraints, constraint string) (*OCIChart, error) {
+	tags, err := client.Tags(ref)
+	if err != nil {
+		return nil, fmt.Errorf("registry %s: listing the tags of chart %s: %w%s", repository, name, err, ociRemedy(err))
+	}
+	var version string
+	for _, t := range tags {
+		if v, err := semver.NewVersion(t); err == nil && c.Check(v) {
+			version = t
+			break
+		}
+	}
+	if version == "" {
+		newestTag := "none"
+		if len(tags) > 0 {
+			newestTag = tags[0]
+		}
+		return nil, fmt.Errorf("%w: chart %s in registry %s has no tag matching %q (newest: %s)", ErrNoMatchingVersion, name, repository, constraint, newestTag)
+	}
+	tagged := ref + ":" + strings.ReplaceAll(version, "+", "_")
+	desc, err := client.Resolve(tagged)
+	if err != nil {
+		return nil, fmt.Errorf("registry %s: resolving %s: %w%s", repository, tagged, err, ociRemedy(err))
+	}
+	digest := desc.Digest.String()
+	out := &OCIChart{Version: version + "+" + desc.Digest.Encoded()[:12], Digest: digest, Versions: tags}
+	path := r.cachePath("oci", digest) + ".tgz"
+	data, err := os.ReadFile(path)
+	if err != nil {
+		pulled, err := client.Pull(ref+"@"+digest, registry.PullOptWithChart(true), registry.PullOptIgnoreMissingProv(true))
+		if err != nil {
+			return nil, fmt.Errorf("registry %s: pulling %s: %w%s", repository, tagged, err, ociRemedy(err))
+		}
+		data = pulled.Chart.Data
+		if os.MkdirAll(filepath.Dir(path), 0o750) == nil {
+			_ = os.WriteFile(path, data, 0o600)
+		}
+	}
+	if out.Chart, err = loader.LoadArchive(bytes.NewReader(data)); err != nil {
+		return nil, fmt.Errorf("registry %s: %s is not a valid chart: %w", repository, tagged, err)
+	}
+	return out, nil
+}
+
+func ociRemedy(err error) string {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "401") || strings.Contains(msg, "unauthorized"):
+		return " (check the registry credentials: chart.username/password or the provider's registries)"
+	case strings.Contains(msg, "404") || strings.Contains(msg, "not found"):
+		return " (check the repository path and chart name)"
+	}
+	return ""
+}
+
+func (r *Repositories) registryClient(auth Auth) (*registry.Client, error) {
+	httpClient, err := r.httpClient(auth)
+	if err != nil {
+		return nil, err
+	}
+	opts := []registry.ClientOption{
+		registry.ClientOptHTTPClient(httpClient),
+		// Never the user's Docker or Helm credential files: only what the
+		// configuration says.
+		registry.ClientOptCredentialsFile(filepath.Join(r.cacheDir, "no-registry-credentials.json")),
+	}
+	if auth.Username != "" || auth.Password != "" {
+		opts = append(opts, registry.ClientOptBasicAuth(auth.Username, auth.Password))
+	}
+	return registry.NewClient(opts...)
+}

@@ -1,0 +1,142 @@
+package chartsource
+
+import (
+	"context"
+	"encoding/pem"
+	"errors"
+	"io"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/distribution/distribution/v3/configuration"
+	"github.com/distribution/distribution/v3/registry/handlers"
+	"github.com/sirupsen/logrus"
+	"golang.org/x/crypto/bcrypt"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/registry"
+
+	_ "github.com/distribution/distribution/v3/registry/auth/htpasswd"
+	_ "github.com/distribution/distribution/v3/registry/storage/driver/inmemory"
+)
+
+// ociRegistry is a real OCI registry (distribution) on loopback, with TLS
+// and basic authentication.
+type ociRegistry struct {
+	url  string // oci://127.0.0.1:port/charts
+	host string
+	auth Auth
+}
+
+func newOCIRegistry(t *testing.T) *ociRegistry {
+	t.Helper()
+	dir := t.TempDir()
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	htpasswd := filepath.Join(dir, "htpasswd")
+	if err := os.WriteFile(htpasswd, []byte("bot:"+string(hash)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &configuration.Configuration{}
+	cfg.Storage = configuration.Storage{"inmemory": configuration.Parameters{}}
+	cfg.Auth = configuration.Auth{"htpasswd": configuration.Parameters{"realm": "test", "path": htpasswd}}
+	cfg.Log.AccessLog.Disabled = true
+	// The registry logs through logrus' standard logger.
+	logrus.SetOutput(io.Discard)
+	app := handlers.NewApp(context.Background(), cfg)
+	srv := httptest.NewTLSServer(app)
+	t.Cleanup(srv.Close)
+	ca := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	host := strings.TrimPrefix(srv.URL, "https://")
+	return &ociRegistry{url: "oci://" + host + "/charts", host: host, auth: Auth{Username: "bot", Password: "s3cret", CAFile: ca}}
+}
+
+// push pushes chart name at version, with description as content.
+func (o *ociRegistry) push(t *testing.T, name, version, description string) {
+	t.Helper()
+	c := &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: name, Version: version, Description: description}}
+	tgz, err := chartutil.Save(c, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(tgz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repos := NewRepositories(t.TempDir(), 0)
+	client, err := repos.registryClient(o.auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := strings.TrimPrefix(o.url, "oci://") + "/" + name + ":" + strings.ReplaceAll(version, "+", "_")
+	if _, err := client.Push(data, ref, registry.PushOptStrictMode(true)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOCI(t *testing.T) {
+	reg := newOCIRegistry(t)
+	for _, v := range []string{"1.0.0", "1.1.0", "1.2.0-rc.1", "2.0.0"} {
+		reg.push(t, "web", v, "first push")
+	}
+	ctx := context.Background()
+	repos := NewRepositories(t.TempDir(), 0)
+	for _, tc := range []struct{ constraint, want string }{
+		{"*", "2.0.0"},
+		{"~1.0", "1.0.0"},
+		{"1.x", "1.1.0"},
+		{">=1.2.0-0 <2.0.0", "1.2.0-rc.1"},
+	} {
+		got, err := repos.OCI(ctx, reg.url, "web", tc.constraint, reg.auth)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.constraint, err)
+		}
+		version, digest, _ := strings.Cut(got.Version, "+")
+		if version != tc.want || len(digest) != 12 || !strings.Contains(got.Digest, digest) || got.Chart.Metadata.Version != tc.want {
+			t.Errorf("%s: version %s digest %s chart %s, want %s+<12 hex>", tc.constraint, got.Version, got.Digest, got.Chart.Metadata.Version, tc.want)
+		}
+	}
+	first, err := repos.OCI(ctx, reg.url, "web", "2.0.0", reg.auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(first.Versions, ",") != "2.0.0,1.2.0-rc.1,1.1.0,1.0.0" {
+		t.Errorf("versions %v", first.Versions)
+	}
+
+	// The same tag pushed again with other content: a new digest, so a new
+	// version string — which plans an upgrade.
+	reg.push(t, "web", "2.0.0", "second push")
+	second, err := repos.OCI(ctx, reg.url, "web", "2.0.0", reg.auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Version == first.Version || second.Chart.Metadata.Description != "second push" {
+		t.Errorf("re-pushed tag: %s (%s) after %s", second.Version, second.Chart.Metadata.Description, first.Version)
+	}
+
+	if _, err := repos.OCI(ctx, reg.url, "web", ">=3", reg.auth); !errors.Is(err, ErrNoMatchingVersion) || !strings.Contains(err.Error(), "newest: 2.0.0") {
+		t.Errorf("no match: %v", err)
+	}
+	wrong := reg.auth
+	wrong.Password = "nope"
+	if _, err := repos.OCI(ctx, reg.url, "web", "*", wrong); err == nil || !strings.Contains(err.Error(), "check the registry credentials") || strings.Contains(err.Error(), "nope") {
+		t.Errorf("wrong credentials: %v", err)
+	}
+	untrusted := reg.auth
+	untrusted.CAFile = ""
+	if _, err := repos.OCI(ctx, reg.url, "web", "*", untrusted); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("untrusted registry certificate: %v", err)
+	}
+	if _, err := repos.OCI(ctx, reg.url, "absent", "*", reg.auth); err == nil || !strings.Contains(err.Error(), "absent") {
+		t.Errorf("unknown chart: %v", err)
+	}
+}
