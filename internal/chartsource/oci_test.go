@@ -5,6 +5,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
+	"log"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -49,7 +50,9 @@ func newOCIRegistry(t *testing.T) *ociRegistry {
 	// The registry logs through logrus' standard logger.
 	logrus.SetOutput(io.Discard)
 	app := handlers.NewApp(context.Background(), cfg)
-	srv := httptest.NewTLSServer(app)
+	srv := httptest.NewUnstartedServer(app)
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // handshakes the tests make fail on purpose
+	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	ca := filepath.Join(dir, "ca.pem")
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {

@@ -1,0 +1,193 @@
+package chartsource
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+)
+
+// Source is a chart as the configuration names it (spec.chart.spec).
+type Source struct {
+	// Name is the chart name in a repository, or the path of a local chart
+	// (directory or .tgz) when Repository is empty.
+	Name string
+	// Repository is https://…, http://… (a Helm repository), oci://… (an
+	// OCI registry) or empty (a local chart).
+	Repository string
+	// Version is a semver constraint; empty is "*".
+	Version string
+	// ValuesFiles, when set, replace the chart's default values by these
+	// files of the chart merged in order (values.yaml only if listed).
+	ValuesFiles []string
+	Auth        Auth
+}
+
+// Resolved is a chart ready to render.
+type Resolved struct {
+	Chart *chart.Chart
+	// Version is the chart version; for OCI with "+<12 hex>" of the digest.
+	Version    string
+	AppVersion string
+	// Digest is the archive's SHA-256 (repositories, .tgz) or the manifest
+	// digest (OCI); empty for a chart directory.
+	Digest string
+	// Versions are the versions available, newest first (repositories).
+	Versions []string
+}
+
+// Resolve finds, fetches and loads the chart of src, builds its missing
+// dependencies from their repositories, and applies its values files.
+func (r *Repositories) Resolve(ctx context.Context, src Source) (*Resolved, error) {
+	var out *Resolved
+	var err error
+	switch {
+	case src.Repository == "":
+		out, err = resolveLocal(src)
+	case IsOCI(src.Repository):
+		var oci *OCIChart
+		if oci, err = r.OCI(ctx, src.Repository, src.Name, src.Version, src.Auth); err == nil {
+			out = &Resolved{Chart: oci.Chart, Version: oci.Version, AppVersion: oci.Chart.Metadata.AppVersion, Digest: oci.Digest, Versions: oci.Versions}
+		}
+	case strings.HasPrefix(src.Repository, "https://") || strings.HasPrefix(src.Repository, "http://"):
+		out, err = r.resolveHTTP(ctx, src)
+	default:
+		return nil, fmt.Errorf("repository %q: use https://, http:// or oci://, or leave it empty for a local chart", src.Repository)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := r.buildDependencies(ctx, out.Chart, src); err != nil {
+		return nil, err
+	}
+	if err := applyValuesFiles(out.Chart, src.ValuesFiles); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (r *Repositories) resolveHTTP(ctx context.Context, src Source) (*Resolved, error) {
+	idx, err := r.Index(ctx, src.Repository, src.Auth)
+	if err != nil {
+		return nil, err
+	}
+	v, err := idx.Resolve(src.Name, src.Version)
+	if err != nil {
+		return nil, fmt.Errorf("repository %s: %w", src.Repository, err)
+	}
+	c, err := r.Chart(ctx, src.Repository, v, src.Auth)
+	if err != nil {
+		return nil, err
+	}
+	all, _ := idx.Versions(src.Name)
+	versions := make([]string, len(all))
+	for i, cv := range all {
+		versions[i] = cv.Version
+	}
+	return &Resolved{Chart: c, Version: v.Version, AppVersion: v.AppVersion, Digest: v.Digest, Versions: versions}, nil
+}
+
+func resolveLocal(src Source) (*Resolved, error) {
+	info, err := os.Stat(src.Name)
+	if err != nil {
+		return nil, fmt.Errorf("local chart %s: %w", src.Name, err)
+	}
+	c, err := loader.Load(src.Name)
+	if err != nil {
+		return nil, fmt.Errorf("local chart %s: %w", src.Name, err)
+	}
+	if src.Version != "" {
+		constraint, err := semver.NewConstraint(src.Version)
+		if err != nil {
+			return nil, fmt.Errorf("version constraint %q: %w", src.Version, err)
+		}
+		v, err := semver.NewVersion(c.Metadata.Version)
+		if err != nil || !constraint.Check(v) {
+			return nil, fmt.Errorf("%w: local chart %s has version %s, which does not satisfy %q", ErrNoMatchingVersion, src.Name, c.Metadata.Version, src.Version)
+		}
+	}
+	out := &Resolved{Chart: c, Version: c.Metadata.Version, AppVersion: c.Metadata.AppVersion, Versions: []string{c.Metadata.Version}}
+	if !info.IsDir() {
+		b, err := os.ReadFile(src.Name)
+		if err != nil {
+			return nil, fmt.Errorf("local chart %s: %w", src.Name, err)
+		}
+		sum := sha256.Sum256(b)
+		out.Digest = hex.EncodeToString(sum[:])
+	}
+	return out, nil
+}
+
+// buildDependencies adds the dependencies of Chart.yaml that charts/ lacks,
+// fetched from their repositories (file:// relative to a local chart).
+func (r *Repositories) buildDependencies(ctx context.Context, c *chart.Chart, src Source) error {
+	present := map[string]bool{}
+	for _, d := range c.Dependencies() {
+		present[d.Name()] = true
+	}
+	for _, dep := range c.Metadata.Dependencies {
+		if present[dep.Name] {
+			continue
+		}
+		var sub *Resolved
+		var err error
+		switch {
+		case dep.Repository == "":
+			err = errors.New("it is not in charts/ and names no repository")
+		case strings.HasPrefix(dep.Repository, "file://"):
+			if src.Repository != "" || !isDir(src.Name) {
+				err = errors.New("file:// dependencies resolve only for chart directories")
+				break
+			}
+			sub, err = resolveLocal(Source{Name: filepath.Join(src.Name, strings.TrimPrefix(dep.Repository, "file://")), Version: dep.Version})
+		default:
+			// A dependency's repository gets no credentials of the parent's.
+			sub, err = r.Resolve(ctx, Source{Name: dep.Name, Repository: dep.Repository, Version: dep.Version})
+		}
+		if err != nil {
+			return fmt.Errorf("chart %s: dependency %s %s from %q cannot be resolved: %w", c.Name(), dep.Name, dep.Version, dep.Repository, err)
+		}
+		c.AddDependency(sub.Chart)
+	}
+	return nil
+}
+
+func isDir(p string) bool {
+	info, err := os.Stat(p)
+	return err == nil && info.IsDir()
+}
+
+// applyValuesFiles replaces the chart's default values by files, merged in
+// order with later files overriding earlier ones (spec.chart.spec.valuesFiles).
+func applyValuesFiles(c *chart.Chart, files []string) error {
+	if len(files) == 0 {
+		return nil
+	}
+	contents := map[string][]byte{}
+	for _, f := range append(c.Raw, c.Files...) {
+		contents[f.Name] = f.Data
+	}
+	merged := map[string]any{}
+	for _, name := range files {
+		data, ok := contents[strings.TrimPrefix(filepath.ToSlash(name), "./")]
+		if !ok {
+			return fmt.Errorf("chart %s has no values file %q", c.Name(), name)
+		}
+		values, err := chartutil.ReadValues(data)
+		if err != nil {
+			return fmt.Errorf("values file %q of chart %s: %w", name, c.Name(), err)
+		}
+		merged = chartutil.MergeTables(values.AsMap(), merged)
+	}
+	c.Values = merged
+	return nil
+}
