@@ -20,5 +20,5 @@ provider "helmrelease" {
       args        = ["eks", "get-token", "--cluster-name", module.eks.cluster_name]
     }
   }
-  registries = [{ url = "oci://ghcr.io", username = "bot", password = var.ghcr_token }]
+  registries = [{ url = "oci://registry.example.com", username = "bot", password = var.registry_token }]
 }

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -16,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"k8s.io/client-go/rest"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 )
 
@@ -31,8 +34,25 @@ var objectAsOptions = basetypes.ObjectAsOptions{UnhandledNullAsEmpty: true, Unha
 // providerData is what Configure hands to resources and data sources.
 type providerData struct {
 	clients    *kube.Clients
-	cacheDir   string
+	charts     *chartsource.Repositories
 	registries []registryModel
+}
+
+// registryAuth is the login of the provider's registries for an oci://
+// repository, by host; nil when none matches.
+func (d *providerData) registryAuth(repository string) *chartsource.Auth {
+	host := registryHost(repository)
+	for _, r := range d.registries {
+		if registryHost(r.URL.ValueString()) == host {
+			return &chartsource.Auth{Username: r.Username.ValueString(), Password: r.Password.ValueString()}
+		}
+	}
+	return nil
+}
+
+func registryHost(u string) string {
+	host, _, _ := strings.Cut(strings.TrimPrefix(u, "oci://"), "/")
+	return host
 }
 
 type helmReleaseProvider struct {
@@ -62,7 +82,15 @@ func (p *helmReleaseProvider) Configure(ctx context.Context, req provider.Config
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	data := &providerData{cacheDir: cfg.CacheDir.ValueString()}
+	cacheDir := cfg.CacheDir.ValueString()
+	if cacheDir == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			dir = os.TempDir()
+		}
+		cacheDir = filepath.Join(dir, "terraform-provider-helmrelease")
+	}
+	data := &providerData{charts: chartsource.NewRepositories(cacheDir, 0)}
 	if !cfg.Registries.IsUnknown() && !cfg.Registries.IsNull() {
 		resp.Diagnostics.Append(cfg.Registries.ElementsAs(ctx, &data.registries, false)...)
 	}
@@ -104,7 +132,7 @@ func (p *helmReleaseProvider) Resources(context.Context) []func() resource.Resou
 }
 
 func (p *helmReleaseProvider) DataSources(context.Context) []func() datasource.DataSource {
-	return []func() datasource.DataSource{NewTemplateDataSource}
+	return []func() datasource.DataSource{NewTemplateDataSource, NewChartDataSource}
 }
 
 // configureData extracts the provider data; nil before the provider is configured.

@@ -124,7 +124,7 @@ func providerSchema() schema.Schema {
 						"url": schema.StringAttribute{
 							MarkdownDescription: "Registry, as `oci://host[:port]`.",
 							Required:            true,
-							Validators:          []validator.String{stringvalidator.RegexMatches(ociRegistryPattern, "must be oci://host[:port], e.g. oci://ghcr.io")},
+							Validators:          []validator.String{stringvalidator.RegexMatches(ociRegistryPattern, "must be oci://host[:port], e.g. oci://registry.example.com")},
 						},
 						"username": schema.StringAttribute{
 							MarkdownDescription: "User name.",

@@ -1,0 +1,184 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+)
+
+var (
+	_ datasource.DataSource              = (*chartDataSource)(nil)
+	_ datasource.DataSourceWithConfigure = (*chartDataSource)(nil)
+)
+
+var repositoryPattern = regexp.MustCompile(`^(https?|oci)://[^\s/]+`)
+
+// NewChartDataSource returns the helmrelease_chart data source.
+func NewChartDataSource() datasource.DataSource { return &chartDataSource{} }
+
+type chartDataSource struct {
+	data *providerData
+}
+
+type chartDataModel struct {
+	ID                    types.String `tfsdk:"id"`
+	Repository            types.String `tfsdk:"repository"`
+	Name                  types.String `tfsdk:"name"`
+	Version               types.String `tfsdk:"version"`
+	Username              types.String `tfsdk:"username"`
+	Password              types.String `tfsdk:"password"`
+	CAFile                types.String `tfsdk:"ca_file"`
+	CertFile              types.String `tfsdk:"cert_file"`
+	KeyFile               types.String `tfsdk:"key_file"`
+	InsecureSkipTLSVerify types.Bool   `tfsdk:"insecure_skip_tls_verify"`
+	PassCredentials       types.Bool   `tfsdk:"pass_credentials"`
+	ChartVersion          types.String `tfsdk:"chart_version"`
+	AppVersion            types.String `tfsdk:"app_version"`
+	Digest                types.String `tfsdk:"digest"`
+	URLs                  types.List   `tfsdk:"urls"`
+	Versions              types.List   `tfsdk:"versions"`
+}
+
+func (d *chartDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_chart"
+}
+
+func (d *chartDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	resp.Schema = chartDataSchema()
+}
+
+func chartDataSchema() schema.Schema {
+	optionalString := func(desc string, sensitive bool) schema.StringAttribute {
+		return schema.StringAttribute{MarkdownDescription: desc, Optional: true, Sensitive: sensitive}
+	}
+	return schema.Schema{
+		MarkdownDescription: "Resolves a chart version constraint in a Helm repository or an OCI registry, as `helmrelease_release` resolves its `chart`: the version chosen, its app version and digest, and the versions available. Repository indexes are downloaded once per run and cached on disk (`cache_dir`).",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{MarkdownDescription: "`<repository>/<name>@<chart_version>`.", Computed: true},
+			"repository": schema.StringAttribute{
+				MarkdownDescription: "Helm repository (`https://…`, `http://…`) or OCI registry path (`oci://host/path`) (HelmRepository `url`).",
+				Required:            true,
+				Validators:          []validator.String{stringvalidator.RegexMatches(repositoryPattern, "must start with https://, http:// or oci:// and a host")},
+			},
+			"name": schema.StringAttribute{
+				MarkdownDescription: "Chart name (`chart`).",
+				Required:            true,
+				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
+			"version": schema.StringAttribute{
+				MarkdownDescription: "Semver constraint (`version`), e.g. `6.5.*` or `>=4.0.0 <5.0.0`; prereleases match only a constraint that names one (`>=1.0.0-0`). Default: `*`.",
+				Optional:            true,
+				Validators:          []validator.String{semverConstraint()},
+			},
+			"username":                 optionalString("User name for the repository (`secretRef` username). Default: none, or the provider's `registries` login for an OCI host.", false),
+			"password":                 optionalString("Password for the repository (`secretRef` password). Default: none.", true),
+			"ca_file":                  optionalString("PEM file of a CA to trust (`certSecretRef` ca.crt). Default: the system roots.", false),
+			"cert_file":                optionalString("PEM file of a client certificate (`certSecretRef` tls.crt). Default: none.", false),
+			"key_file":                 optionalString("PEM file of the client certificate's key (`certSecretRef` tls.key). Default: none.", false),
+			"insecure_skip_tls_verify": schema.BoolAttribute{MarkdownDescription: "Skip TLS verification (`insecure`). Default: `false`.", Optional: true},
+			"pass_credentials":         schema.BoolAttribute{MarkdownDescription: "Send the credentials to chart URLs on other hosts too (`passCredentials`). Default: `false`.", Optional: true},
+			"chart_version": schema.StringAttribute{
+				MarkdownDescription: "Version chosen; for OCI with `+<12 hex>` of the manifest digest, as in Flux.",
+				Computed:            true,
+			},
+			"app_version": schema.StringAttribute{MarkdownDescription: "App version of the chosen version.", Computed: true},
+			"digest":      schema.StringAttribute{MarkdownDescription: "SHA-256 of the chart archive (Helm repositories) or the manifest digest (OCI).", Computed: true},
+			"urls":        schema.ListAttribute{MarkdownDescription: "Download URLs of the chosen version (Helm repositories).", ElementType: types.StringType, Computed: true},
+			"versions":    schema.ListAttribute{MarkdownDescription: "Versions available, newest first.", ElementType: types.StringType, Computed: true},
+		},
+	}
+}
+
+func (d *chartDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	data, err := configureData(req.ProviderData)
+	if err != nil {
+		resp.Diagnostics.AddError("Provider not configured", err.Error())
+		return
+	}
+	d.data = data
+}
+
+func (d *chartDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m chartDataModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || d.data == nil {
+		return
+	}
+	repo := m.Repository.ValueString()
+	auth := chartsource.Auth{
+		Username: m.Username.ValueString(), Password: m.Password.ValueString(),
+		CAFile: m.CAFile.ValueString(), CertFile: m.CertFile.ValueString(), KeyFile: m.KeyFile.ValueString(),
+		InsecureSkipTLSVerify: m.InsecureSkipTLSVerify.ValueBool(), PassCredentials: m.PassCredentials.ValueBool(),
+	}
+	if auth.Username == "" && chartsource.IsOCI(repo) {
+		if login := d.data.registryAuth(repo); login != nil {
+			auth.Username, auth.Password = login.Username, login.Password
+		}
+	}
+	var version, appVersion, digest string
+	var urls, versions []string
+	if chartsource.IsOCI(repo) {
+		oci, err := d.data.charts.OCI(ctx, repo, m.Name.ValueString(), m.Version.ValueString(), auth)
+		if err != nil {
+			chartError(&resp.Diagnostics, err)
+			return
+		}
+		version, appVersion, digest, versions = oci.Version, oci.Chart.Metadata.AppVersion, oci.Digest, oci.Versions
+	} else {
+		idx, err := d.data.charts.Index(ctx, repo, auth)
+		if err != nil {
+			chartError(&resp.Diagnostics, err)
+			return
+		}
+		v, err := idx.Resolve(m.Name.ValueString(), m.Version.ValueString())
+		if err != nil {
+			chartError(&resp.Diagnostics, fmt.Errorf("repository %s: %w", repo, err))
+			return
+		}
+		all, _ := idx.Versions(m.Name.ValueString())
+		for _, cv := range all {
+			versions = append(versions, cv.Version)
+		}
+		version, appVersion, digest, urls = v.Version, v.AppVersion, v.Digest, v.URLs
+	}
+	m.ChartVersion = types.StringValue(version)
+	m.AppVersion = types.StringValue(appVersion)
+	m.Digest = types.StringValue(digest)
+	m.ID = types.StringValue(fmt.Sprintf("%s/%s@%s", repo, m.Name.ValueString(), version))
+	urlList, diags := types.ListValueFrom(ctx, types.StringType, nonNil(urls))
+	resp.Diagnostics.Append(diags...)
+	versionList, diags := types.ListValueFrom(ctx, types.StringType, nonNil(versions))
+	resp.Diagnostics.Append(diags...)
+	m.URLs, m.Versions = urlList, versionList
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// chartError reports a chart source failure on the attribute it concerns.
+func chartError(diags *diag.Diagnostics, err error) {
+	switch {
+	case errors.Is(err, chartsource.ErrNoMatchingVersion):
+		attrError(diags, path.Root("version"), "No matching chart version", err.Error()+".", "Widen the version constraint, or check that the chart is published under that name.")
+	case errors.Is(err, chartsource.ErrChartNotFound):
+		attrError(diags, path.Root("name"), "Chart not found", err.Error()+".", "Check the chart name against the repository's index.")
+	default:
+		attrError(diags, path.Root("repository"), "Chart repository failed", err.Error()+".", "Check the repository URL, its credentials and TLS settings, and that it is reachable.")
+	}
+}
