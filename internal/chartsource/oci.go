@@ -30,12 +30,14 @@ type OCIChart struct {
 // IsOCI reports whether repository is an OCI registry (oci://).
 func IsOCI(repository string) bool { return strings.HasPrefix(repository, "oci://") }
 
-// OCI resolves chart name in the OCI repository (oci://host[:port]/path)
-// against the constraint among its semver tags, pulls it and loads it.
-// Prereleases match only a constraint naming one. Archives are cached by
-// manifest digest; the tag is resolved every time, so a tag pushed again
-// is seen.
-func (r *Repositories) OCI(ctx context.Context, repository, name, constraint string, auth Auth) (*OCIChart, error) {
+// OCI resolves chart src.Name in the OCI repository src.Repository
+// (oci://host[:port]/path) against the constraint src.Version among its
+// semver tags, pulls it (with its provenance when src.Keyring is set, and
+// verifies it) and loads it. Prereleases match only a constraint naming one.
+// Archives are cached by manifest digest; the tag is resolved every time, so
+// a tag pushed again is seen.
+func (r *Repositories) OCI(ctx context.Context, src Source) (*OCIChart, error) {
+	repository, name, constraint, auth := src.Repository, src.Name, src.Version, src.Auth
 	if constraint == "" {
 		constraint = "*"
 	}
@@ -56,7 +58,7 @@ func (r *Repositories) OCI(ctx context.Context, repository, name, constraint str
 	// The registry client takes no context: run it aside and stop waiting
 	// when ctx ends.
 	go func() {
-		out, err := r.pullOCI(client, repository, ref, name, c, constraint)
+		out, err := r.pullOCI(client, repository, ref, name, c, constraint, src.Keyring)
 		done <- result{out, err}
 	}()
 	select {
@@ -67,7 +69,7 @@ func (r *Repositories) OCI(ctx context.Context, repository, name, constraint str
 	}
 }
 
-func (r *Repositories) pullOCI(client *registry.Client, repository, ref, name string, c *semver.Constraints, constraint string) (*OCIChart, error) {
+func (r *Repositories) pullOCI(client *registry.Client, repository, ref, name string, c *semver.Constraints, constraint, keyring string) (*OCIChart, error) {
 	tags, err := client.Tags(ref)
 	if err != nil {
 		return nil, fmt.Errorf("registry %s: listing the tags of chart %s: %w%s", repository, name, err, ociRemedy(err))
@@ -95,14 +97,30 @@ func (r *Repositories) pullOCI(client *registry.Client, repository, ref, name st
 	out := &OCIChart{Version: version + "+" + desc.Digest.Encoded()[:12], Digest: digest, Versions: tags}
 	path := r.cachePath("oci", digest) + ".tgz"
 	data, err := os.ReadFile(path)
+	var prov []byte
+	if keyring != "" && err == nil {
+		prov, err = os.ReadFile(path + ".prov")
+	}
 	if err != nil {
-		pulled, err := client.Pull(ref+"@"+digest, registry.PullOptWithChart(true), registry.PullOptIgnoreMissingProv(true))
+		pulled, err := client.Pull(ref+"@"+digest, registry.PullOptWithChart(true), registry.PullOptWithProv(keyring != ""), registry.PullOptIgnoreMissingProv(true))
 		if err != nil {
 			return nil, fmt.Errorf("registry %s: pulling %s: %w%s", repository, tagged, err, ociRemedy(err))
 		}
 		data = pulled.Chart.Data
+		if pulled.Prov != nil {
+			prov = pulled.Prov.Data
+		}
 		if os.MkdirAll(filepath.Dir(path), 0o750) == nil {
 			_ = os.WriteFile(path, data, 0o600)
+			if len(prov) > 0 {
+				_ = os.WriteFile(path+".prov", prov, 0o600)
+			}
+		}
+	}
+	if keyring != "" {
+		// Helm signs the archive as packaged: <name>-<version>.tgz.
+		if err := verifyProvenance(keyring, name+"-"+version+".tgz", data, prov); err != nil {
+			return nil, fmt.Errorf("registry %s: %w", repository, err)
 		}
 	}
 	if out.Chart, err = loader.LoadArchive(bytes.NewReader(data)); err != nil {
@@ -122,10 +140,18 @@ func ociRemedy(err error) string {
 	return ""
 }
 
+// registryClient returns the client for a set of credentials. It logs in
+// lazily, on the registry's first 401, and keeps the bearer tokens it is
+// given; an expired token is answered 401 and fetched again.
 func (r *Repositories) registryClient(auth Auth) (*registry.Client, error) {
 	httpClient, err := r.httpClient(auth)
 	if err != nil {
 		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c, ok := r.registryClients[auth]; ok {
+		return c, nil
 	}
 	opts := []registry.ClientOption{
 		registry.ClientOptHTTPClient(httpClient),
@@ -136,5 +162,9 @@ func (r *Repositories) registryClient(auth Auth) (*registry.Client, error) {
 	if auth.Username != "" || auth.Password != "" {
 		opts = append(opts, registry.ClientOptBasicAuth(auth.Username, auth.Password))
 	}
-	return registry.NewClient(opts...)
+	c, err := registry.NewClient(opts...)
+	if err == nil {
+		r.registryClients[auth] = c
+	}
+	return c, err
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/distribution/distribution/v3/configuration"
@@ -98,7 +99,7 @@ func TestOCI(t *testing.T) {
 		{"1.x", "1.1.0"},
 		{">=1.2.0-0 <2.0.0", "1.2.0-rc.1"},
 	} {
-		got, err := repos.OCI(ctx, reg.url, "web", tc.constraint, reg.auth)
+		got, err := repos.OCI(ctx, Source{Repository: reg.url, Name: "web", Version: tc.constraint, Auth: reg.auth})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.constraint, err)
 		}
@@ -107,7 +108,7 @@ func TestOCI(t *testing.T) {
 			t.Errorf("%s: version %s digest %s chart %s, want %s+<12 hex>", tc.constraint, got.Version, got.Digest, got.Chart.Metadata.Version, tc.want)
 		}
 	}
-	first, err := repos.OCI(ctx, reg.url, "web", "2.0.0", reg.auth)
+	first, err := repos.OCI(ctx, Source{Repository: reg.url, Name: "web", Version: "2.0.0", Auth: reg.auth})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestOCI(t *testing.T) {
 	// The same tag pushed again with other content: a new digest, so a new
 	// version string — which plans an upgrade.
 	reg.push(t, "web", "2.0.0", "second push")
-	second, err := repos.OCI(ctx, reg.url, "web", "2.0.0", reg.auth)
+	second, err := repos.OCI(ctx, Source{Repository: reg.url, Name: "web", Version: "2.0.0", Auth: reg.auth})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,20 +127,49 @@ func TestOCI(t *testing.T) {
 		t.Errorf("re-pushed tag: %s (%s) after %s", second.Version, second.Chart.Metadata.Description, first.Version)
 	}
 
-	if _, err := repos.OCI(ctx, reg.url, "web", ">=3", reg.auth); !errors.Is(err, ErrNoMatchingVersion) || !strings.Contains(err.Error(), "newest: 2.0.0") {
+	if _, err := repos.OCI(ctx, Source{Repository: reg.url, Name: "web", Version: ">=3", Auth: reg.auth}); !errors.Is(err, ErrNoMatchingVersion) || !strings.Contains(err.Error(), "newest: 2.0.0") {
 		t.Errorf("no match: %v", err)
 	}
 	wrong := reg.auth
 	wrong.Password = "nope"
-	if _, err := repos.OCI(ctx, reg.url, "web", "*", wrong); err == nil || !strings.Contains(err.Error(), "check the registry credentials") || strings.Contains(err.Error(), "nope") {
+	if _, err := repos.OCI(ctx, Source{Repository: reg.url, Name: "web", Version: "*", Auth: wrong}); err == nil || !strings.Contains(err.Error(), "check the registry credentials") || strings.Contains(err.Error(), "nope") {
 		t.Errorf("wrong credentials: %v", err)
 	}
 	untrusted := reg.auth
 	untrusted.CAFile = ""
-	if _, err := repos.OCI(ctx, reg.url, "web", "*", untrusted); err == nil || !strings.Contains(err.Error(), "certificate") {
+	if _, err := repos.OCI(ctx, Source{Repository: reg.url, Name: "web", Version: "*", Auth: untrusted}); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("untrusted registry certificate: %v", err)
 	}
-	if _, err := repos.OCI(ctx, reg.url, "absent", "*", reg.auth); err == nil || !strings.Contains(err.Error(), "absent") {
+	if _, err := repos.OCI(ctx, Source{Repository: reg.url, Name: "absent", Version: "*", Auth: reg.auth}); err == nil || !strings.Contains(err.Error(), "absent") {
 		t.Errorf("unknown chart: %v", err)
+	}
+}
+
+// TestOCIConcurrent: resolutions in parallel share one registry client
+// (one login, one token cache) safely.
+func TestOCIConcurrent(t *testing.T) {
+	reg := newOCIRegistry(t)
+	reg.push(t, "web", "1.0.0", "only")
+	repos := NewRepositories(t.TempDir(), 0)
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for range 20 {
+		wg.Go(func() {
+			got, err := repos.OCI(context.Background(), Source{Repository: reg.url, Name: "web", Auth: reg.auth})
+			if err == nil && !strings.HasPrefix(got.Version, "1.0.0+") {
+				err = errors.New("resolved " + got.Version)
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if n := len(repos.registryClients); n != 1 {
+		t.Errorf("%d registry clients for one set of credentials", n)
 	}
 }

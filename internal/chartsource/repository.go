@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 	"golang.org/x/sync/singleflight"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/registry"
 )
 
 // Auth is how to reach a repository: credentials and TLS.
@@ -50,6 +52,10 @@ type Repositories struct {
 	group   singleflight.Group
 	mu      sync.Mutex
 	indexes map[string]*Index
+	// One HTTP client (connection pool) and one registry client (token
+	// cache) per set of credentials, for the process's life.
+	httpClients     map[Auth]*http.Client
+	registryClients map[Auth]*registry.Client
 
 	downloads atomic.Int64
 }
@@ -60,7 +66,10 @@ func NewRepositories(cacheDir string, timeout time.Duration) *Repositories {
 	if timeout <= 0 {
 		timeout = time.Minute
 	}
-	return &Repositories{cacheDir: cacheDir, timeout: timeout, indexes: map[string]*Index{}}
+	return &Repositories{
+		cacheDir: cacheDir, timeout: timeout, indexes: map[string]*Index{},
+		httpClients: map[Auth]*http.Client{}, registryClients: map[Auth]*registry.Client{},
+	}
 }
 
 // IndexDownloads is how many index bodies were downloaded (not revalidated).
@@ -195,6 +204,14 @@ func (r *Repositories) store(path string, raw []byte, v validators) {
 	}
 }
 
+// StatusError is a repository request answered with an HTTP error status.
+type StatusError struct {
+	Code int
+	msg  string
+}
+
+func (e *StatusError) Error() string { return e.msg }
+
 func httpError(repoURL, what string, resp *http.Response) error {
 	remedy := ""
 	switch resp.StatusCode {
@@ -203,10 +220,23 @@ func httpError(repoURL, what string, resp *http.Response) error {
 	case http.StatusNotFound:
 		remedy = ": check the repository URL (chart.repository)"
 	}
-	return fmt.Errorf("repository %s: fetching the %s answered %s%s", repoURL, what, resp.Status, remedy)
+	return &StatusError{Code: resp.StatusCode, msg: fmt.Sprintf("repository %s: fetching the %s answered %s%s", repoURL, what, resp.Status, remedy)}
 }
 
 func (r *Repositories) httpClient(auth Auth) (*http.Client, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c, ok := r.httpClients[auth]; ok {
+		return c, nil
+	}
+	c, err := newHTTPClient(auth)
+	if err == nil {
+		r.httpClients[auth] = c
+	}
+	return c, err
+}
+
+func newHTTPClient(auth Auth) (*http.Client, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: auth.InsecureSkipTLSVerify} //nolint:gosec // only when the user turns verification off
 	if auth.CAFile != "" {
 		pem, err := os.ReadFile(auth.CAFile)
@@ -237,18 +267,34 @@ func (r *Repositories) httpClient(auth Auth) (*http.Client, error) {
 // Chart downloads (or takes from the cache) the archive of v and loads it.
 // The archive is checked against the index digest when there is one.
 func (r *Repositories) Chart(ctx context.Context, repoURL string, v *ChartVersion, auth Auth) (*chart.Chart, error) {
-	if len(v.URLs) == 0 {
-		return nil, fmt.Errorf("repository %s: chart %s %s has no download URL", repoURL, v.Name, v.Version)
-	}
-	base, err := url.Parse(strings.TrimSuffix(repoURL, "/") + "/")
+	b, _, err := r.archive(ctx, repoURL, v, auth)
 	if err != nil {
-		return nil, fmt.Errorf("repository URL %s: %w", repoURL, err)
+		return nil, err
+	}
+	return load(repoURL, v, b)
+}
+
+// chartURLs are the repository's base URL and the archive URL of v.
+func chartURLs(repoURL string, v *ChartVersion) (base, target *url.URL, err error) {
+	if len(v.URLs) == 0 {
+		return nil, nil, fmt.Errorf("repository %s: chart %s %s has no download URL", repoURL, v.Name, v.Version)
+	}
+	if base, err = url.Parse(strings.TrimSuffix(repoURL, "/") + "/"); err != nil {
+		return nil, nil, fmt.Errorf("repository URL %s: %w", repoURL, err)
 	}
 	ref, err := url.Parse(v.URLs[0])
 	if err != nil {
-		return nil, fmt.Errorf("repository %s: chart URL %s: %w", repoURL, v.URLs[0], err)
+		return nil, nil, fmt.Errorf("repository %s: chart URL %s: %w", repoURL, v.URLs[0], err)
 	}
-	target := base.ResolveReference(ref)
+	return base, base.ResolveReference(ref), nil
+}
+
+// archive returns the archive of v and its URL.
+func (r *Repositories) archive(ctx context.Context, repoURL string, v *ChartVersion, auth Auth) ([]byte, *url.URL, error) {
+	base, target, err := chartURLs(repoURL, v)
+	if err != nil {
+		return nil, nil, err
+	}
 	cacheKey := v.Digest
 	if cacheKey == "" {
 		cacheKey = target.String()
@@ -256,18 +302,18 @@ func (r *Repositories) Chart(ctx context.Context, repoURL string, v *ChartVersio
 	path := r.cachePath("charts", cacheKey) + ".tgz"
 	if v.Digest != "" {
 		if b, err := os.ReadFile(path); err == nil && digestOf(b) == v.Digest {
-			return load(repoURL, v, b)
+			return b, target, nil
 		}
 	}
 	out, err, _ := r.group.Do("chart\x00"+path, func() (any, error) {
-		return r.download(ctx, repoURL, base, target, auth)
+		return r.download(ctx, repoURL, base, target, auth, "chart archive")
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b := out.([]byte)
 	if v.Digest != "" && digestOf(b) != v.Digest {
-		return nil, fmt.Errorf("repository %s: the archive of chart %s %s does not match the digest of the index (got sha256 %s, want %s)", repoURL, v.Name, v.Version, digestOf(b), v.Digest)
+		return nil, nil, fmt.Errorf("repository %s: the archive of chart %s %s does not match the digest of the index (got sha256 %s, want %s)", repoURL, v.Name, v.Version, digestOf(b), v.Digest)
 	}
 	if v.Digest != "" {
 		// A verified archive is cached; a cache that cannot be written only
@@ -276,10 +322,26 @@ func (r *Repositories) Chart(ctx context.Context, repoURL string, v *ChartVersio
 			_ = os.WriteFile(path, b, 0o600)
 		}
 	}
-	return load(repoURL, v, b)
+	return b, target, nil
 }
 
-func (r *Repositories) download(ctx context.Context, repoURL string, base, target *url.URL, auth Auth) ([]byte, error) {
+// provenance downloads the provenance file of the archive at target
+// (<archive URL>.prov); a missing one is empty, not an error.
+func (r *Repositories) provenance(ctx context.Context, repoURL string, target *url.URL, auth Auth) ([]byte, error) {
+	base, err := url.Parse(strings.TrimSuffix(repoURL, "/") + "/")
+	if err != nil {
+		return nil, fmt.Errorf("repository URL %s: %w", repoURL, err)
+	}
+	prov := *target
+	prov.Path += ".prov"
+	b, err := r.download(ctx, repoURL, base, &prov, auth, "provenance file")
+	if status := (*StatusError)(nil); errors.As(err, &status) && status.Code == http.StatusNotFound {
+		return nil, nil
+	}
+	return b, err
+}
+
+func (r *Repositories) download(ctx context.Context, repoURL string, base, target *url.URL, auth Auth, what string) ([]byte, error) {
 	client, err := r.httpClient(auth)
 	if err != nil {
 		return nil, fmt.Errorf("repository %s: %w", repoURL, err)
@@ -300,7 +362,7 @@ func (r *Repositories) download(ctx context.Context, repoURL string, base, targe
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, httpError(repoURL, "chart archive "+target.Redacted(), resp)
+		return nil, httpError(repoURL, what+" "+target.Redacted(), resp)
 	}
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {

@@ -29,6 +29,7 @@ type repoServer struct {
 	conditional atomic.Int64 // requests answered 304
 	auth        string       // "user:password" required when set
 	sawAuth     atomic.Value // Authorization header of the last archive request
+	prov        atomic.Value // []byte: provenance file served next to the archive
 }
 
 func newRepoServer(t *testing.T, tlsServer bool, chartURL func(base string) string) *repoServer {
@@ -67,6 +68,12 @@ func newRepoServer(t *testing.T, tlsServer bool, chartURL func(base string) stri
 		case "/charts/web-1.2.3.tgz":
 			s.sawAuth.Store(r.Header.Get("Authorization"))
 			_, _ = w.Write(s.archive)
+		case "/charts/web-1.2.3.tgz.prov":
+			if prov, _ := s.prov.Load().([]byte); prov != nil {
+				_, _ = w.Write(prov)
+				return
+			}
+			http.NotFound(w, r)
 		default:
 			http.NotFound(w, r)
 		}

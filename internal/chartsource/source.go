@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -30,6 +32,11 @@ type Source struct {
 	// files of the chart merged in order (values.yaml only if listed).
 	ValuesFiles []string
 	Auth        Auth
+	// Keyring, when set, is a keyring file of public keys (GnuPG) that must
+	// have signed the chart's provenance file (spec.chart.spec.verify, `helm
+	// install --verify`): a chart without one, or not matching it, fails.
+	// Chart directories cannot be verified.
+	Keyring string
 }
 
 // Resolved is a chart ready to render.
@@ -55,7 +62,7 @@ func (r *Repositories) Resolve(ctx context.Context, src Source) (*Resolved, erro
 		out, err = resolveLocal(src)
 	case IsOCI(src.Repository):
 		var oci *OCIChart
-		if oci, err = r.OCI(ctx, src.Repository, src.Name, src.Version, src.Auth); err == nil {
+		if oci, err = r.OCI(ctx, src); err == nil {
 			out = &Resolved{Chart: oci.Chart, Version: oci.Version, AppVersion: oci.Chart.Metadata.AppVersion, Digest: oci.Digest, Versions: oci.Versions}
 		}
 	case strings.HasPrefix(src.Repository, "https://") || strings.HasPrefix(src.Repository, "http://"):
@@ -84,7 +91,20 @@ func (r *Repositories) resolveHTTP(ctx context.Context, src Source) (*Resolved, 
 	if err != nil {
 		return nil, fmt.Errorf("repository %s: %w", src.Repository, err)
 	}
-	c, err := r.Chart(ctx, src.Repository, v, src.Auth)
+	b, target, err := r.archive(ctx, src.Repository, v, src.Auth)
+	if err != nil {
+		return nil, err
+	}
+	if src.Keyring != "" {
+		prov, err := r.provenance(ctx, src.Repository, target, src.Auth)
+		if err != nil {
+			return nil, err
+		}
+		if err := verifyProvenance(src.Keyring, path.Base(target.Path), b, prov); err != nil {
+			return nil, fmt.Errorf("repository %s: %w", src.Repository, err)
+		}
+	}
+	c, err := load(src.Repository, v, b)
 	if err != nil {
 		return nil, err
 	}
@@ -116,13 +136,26 @@ func resolveLocal(src Source) (*Resolved, error) {
 		}
 	}
 	out := &Resolved{Chart: c, Version: c.Metadata.Version, AppVersion: c.Metadata.AppVersion, Versions: []string{c.Metadata.Version}}
-	if !info.IsDir() {
-		b, err := os.ReadFile(src.Name)
-		if err != nil {
+	if info.IsDir() {
+		if src.Keyring != "" {
+			return nil, fmt.Errorf("%w: local chart %s is a directory; package and sign it (helm package --sign) to verify it", ErrProvenance, src.Name)
+		}
+		return out, nil
+	}
+	b, err := os.ReadFile(src.Name)
+	if err != nil {
+		return nil, fmt.Errorf("local chart %s: %w", src.Name, err)
+	}
+	sum := sha256.Sum256(b)
+	out.Digest = hex.EncodeToString(sum[:])
+	if src.Keyring != "" {
+		prov, err := os.ReadFile(src.Name + ".prov")
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("local chart %s: %w", src.Name, err)
 		}
-		sum := sha256.Sum256(b)
-		out.Digest = hex.EncodeToString(sum[:])
+		if err := verifyProvenance(src.Keyring, src.Name, b, prov); err != nil {
+			return nil, fmt.Errorf("local chart: %w", err)
+		}
 	}
 	return out, nil
 }

@@ -129,7 +129,7 @@ func (d *chartDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 	var version, appVersion, digest string
 	var urls, versions []string
 	if chartsource.IsOCI(repo) {
-		oci, err := d.data.charts.OCI(ctx, repo, m.Name.ValueString(), m.Version.ValueString(), auth)
+		oci, err := d.data.charts.OCI(ctx, chartsource.Source{Repository: repo, Name: m.Name.ValueString(), Version: m.Version.ValueString(), Auth: auth})
 		if err != nil {
 			chartError(&resp.Diagnostics, err)
 			return
