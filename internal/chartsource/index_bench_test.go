@@ -3,17 +3,20 @@ package chartsource
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/repo"
 )
 
-// A repository index of about 20 MB: 1,250 charts of 18 versions each.
-var benchIndex = syntheticIndex(1250, 18)
+// benchIndex is a repository index of about 20 MB: 1,250 charts of 18
+// versions each, built on first use.
+var benchIndex = sync.OnceValue(func() []byte { return syntheticIndex(1250, 18) })
 
 // BenchmarkResolveOneChart: what a release pays per process for a chart of
 // a large index: one scan, one chart decoded.
 func BenchmarkResolveOneChart(b *testing.B) {
+	benchIndex := benchIndex()
 	b.SetBytes(int64(len(benchIndex)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -30,6 +33,7 @@ func BenchmarkResolveOneChart(b *testing.B) {
 // BenchmarkHelmLoadIndex: what decoding the whole index costs, as Helm's
 // loader (and the providers built on it) does for every release.
 func BenchmarkHelmLoadIndex(b *testing.B) {
+	benchIndex := benchIndex()
 	path := filepath.Join(b.TempDir(), "index.yaml")
 	if err := os.WriteFile(path, benchIndex, 0o600); err != nil {
 		b.Fatal(err)

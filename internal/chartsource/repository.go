@@ -162,7 +162,7 @@ func (r *Repositories) fetchIndex(ctx context.Context, repoURL string, auth Auth
 			return nil, fmt.Errorf("repository %s: reading cached index: %w", repoURL, err)
 		}
 	case http.StatusOK:
-		if raw, err = io.ReadAll(resp.Body); err != nil {
+		if raw, err = readBody(resp); err != nil {
 			return nil, fmt.Errorf("repository %s: reading index: %w", repoURL, err)
 		}
 		r.downloads.Add(1)
@@ -178,6 +178,17 @@ func (r *Repositories) fetchIndex(ctx context.Context, repoURL string, auth Auth
 		r.store(path, raw, validators{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")})
 	}
 	return idx, nil
+}
+
+// readBody reads a response body into a buffer of its announced size, or
+// with io.ReadAll (which keeps little more than the body) when unannounced.
+func readBody(resp *http.Response) ([]byte, error) {
+	if resp.ContentLength <= 0 || resp.ContentLength > 1<<30 {
+		return io.ReadAll(resp.Body)
+	}
+	buf := make([]byte, resp.ContentLength)
+	_, err := io.ReadFull(resp.Body, buf)
+	return buf, err
 }
 
 // store writes a cached index and its validators, atomically; a cache that
@@ -300,29 +311,41 @@ func (r *Repositories) archive(ctx context.Context, repoURL string, v *ChartVers
 		cacheKey = target.String()
 	}
 	path := r.cachePath("charts", cacheKey) + ".tgz"
-	if v.Digest != "" {
-		if b, err := os.ReadFile(path); err == nil && digestOf(b) == v.Digest {
-			return b, target, nil
+	cached := func() []byte {
+		if b, err := os.ReadFile(path); err == nil && v.Digest != "" && digestOf(b) == v.Digest {
+			return b
 		}
+		return nil
 	}
+	if b := cached(); b != nil {
+		return b, target, nil
+	}
+	// Looked up again, verified and cached inside the flight, so that a
+	// caller arriving as another flight ends downloads nothing.
 	out, err, _ := r.group.Do("chart\x00"+path, func() (any, error) {
-		return r.download(ctx, repoURL, base, target, auth, "chart archive")
+		if b := cached(); b != nil {
+			return b, nil
+		}
+		b, err := r.download(ctx, repoURL, base, target, auth, "chart archive")
+		if err != nil {
+			return nil, err
+		}
+		if v.Digest == "" {
+			return b, nil
+		}
+		if got := digestOf(b); got != v.Digest {
+			return nil, fmt.Errorf("repository %s: the archive of chart %s %s does not match the digest of the index (got sha256 %s, want %s)", repoURL, v.Name, v.Version, got, v.Digest)
+		}
+		// A cache that cannot be written only costs a download next time.
+		if os.MkdirAll(filepath.Dir(path), 0o750) == nil {
+			_ = os.WriteFile(path, b, 0o600)
+		}
+		return b, nil
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	b := out.([]byte)
-	if v.Digest != "" && digestOf(b) != v.Digest {
-		return nil, nil, fmt.Errorf("repository %s: the archive of chart %s %s does not match the digest of the index (got sha256 %s, want %s)", repoURL, v.Name, v.Version, digestOf(b), v.Digest)
-	}
-	if v.Digest != "" {
-		// A verified archive is cached; a cache that cannot be written only
-		// costs a download next time.
-		if os.MkdirAll(filepath.Dir(path), 0o750) == nil {
-			_ = os.WriteFile(path, b, 0o600)
-		}
-	}
-	return b, target, nil
+	return out.([]byte), target, nil
 }
 
 // provenance downloads the provenance file of the archive at target
