@@ -127,7 +127,7 @@ func (i *Index) Versions(name string) ([]*ChartVersion, error) {
 	}
 	span, ok := i.sections[name]
 	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrChartNotFound, name)
+		return nil, marked{fmt.Errorf("no chart named %q in the index", name), ErrChartNotFound}
 	}
 	var versions []*ChartVersion
 	if err := yaml.Unmarshal(i.raw[span[0]:min(span[1], len(i.raw))], &versions); err != nil {
@@ -179,7 +179,7 @@ func (i *Index) Resolve(name, constraint string) (*ChartVersion, error) {
 			return v, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: chart %q has no version matching %q (newest: %s)", ErrNoMatchingVersion, name, constraint, newest(versions))
+	return nil, marked{fmt.Errorf("chart %q has no version matching %q (newest: %s)", name, constraint, newest(versions)), ErrNoMatchingVersion}
 }
 
 func newest(versions []*ChartVersion) string {

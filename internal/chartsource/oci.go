@@ -86,7 +86,7 @@ func (r *Repositories) pullOCI(client *registry.Client, repository, ref, name st
 		if len(tags) > 0 {
 			newestTag = tags[0]
 		}
-		return nil, fmt.Errorf("%w: chart %s in registry %s has no tag matching %q (newest: %s)", ErrNoMatchingVersion, name, repository, constraint, newestTag)
+		return nil, marked{fmt.Errorf("chart %s in registry %s has no tag matching %q (newest: %s)", name, repository, constraint, newestTag), ErrNoMatchingVersion}
 	}
 	tagged := ref + ":" + strings.ReplaceAll(version, "+", "_")
 	desc, err := client.Resolve(tagged)

@@ -63,8 +63,9 @@ func newOCIRegistry(t *testing.T) *ociRegistry {
 	return &ociRegistry{url: "oci://" + host + "/charts", host: host, auth: Auth{Username: "bot", Password: "s3cret", CAFile: ca}}
 }
 
-// push pushes chart name at version, with description as content.
-func (o *ociRegistry) push(t *testing.T, name, version, description string) {
+// push pushes chart web at version, with description as content.
+func (o *ociRegistry) push(t *testing.T, version, description string) {
+	const name = "web"
 	t.Helper()
 	c := &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: name, Version: version, Description: description}}
 	tgz, err := chartutil.Save(c, t.TempDir())
@@ -89,7 +90,7 @@ func (o *ociRegistry) push(t *testing.T, name, version, description string) {
 func TestOCI(t *testing.T) {
 	reg := newOCIRegistry(t)
 	for _, v := range []string{"1.0.0", "1.1.0", "1.2.0-rc.1", "2.0.0"} {
-		reg.push(t, "web", v, "first push")
+		reg.push(t, v, "first push")
 	}
 	ctx := context.Background()
 	repos := NewRepositories(t.TempDir(), 0)
@@ -118,7 +119,7 @@ func TestOCI(t *testing.T) {
 
 	// The same tag pushed again with other content: a new digest, so a new
 	// version string — which plans an upgrade.
-	reg.push(t, "web", "2.0.0", "second push")
+	reg.push(t, "2.0.0", "second push")
 	second, err := repos.OCI(ctx, Source{Repository: reg.url, Name: "web", Version: "2.0.0", Auth: reg.auth})
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +150,7 @@ func TestOCI(t *testing.T) {
 // (one login, one token cache) safely.
 func TestOCIConcurrent(t *testing.T) {
 	reg := newOCIRegistry(t)
-	reg.push(t, "web", "1.0.0", "only")
+	reg.push(t, "1.0.0", "only")
 	repos := NewRepositories(t.TempDir(), 0)
 	var wg sync.WaitGroup
 	errs := make(chan error, 20)

@@ -18,6 +18,22 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 )
 
+// Errors of Resolve, to tell which part of a source is wrong.
+var (
+	// ErrLocalChart: a local chart that cannot be read or loaded.
+	ErrLocalChart = errors.New("local chart not loadable")
+	// ErrDependency: a Chart.yaml dependency that cannot be resolved.
+	ErrDependency = errors.New("chart dependency not resolvable")
+	// ErrValuesFile: a values file missing from the chart or not YAML.
+	ErrValuesFile = errors.New("chart values file not usable")
+)
+
+// marked is err, which errors.Is also recognises as kind.
+type marked struct{ err, kind error }
+
+func (m marked) Error() string   { return m.err.Error() }
+func (m marked) Unwrap() []error { return []error{m.err, m.kind} }
+
 // Source is a chart as the configuration names it (spec.chart.spec).
 type Source struct {
 	// Name is the chart name in a repository, or the path of a local chart
@@ -119,11 +135,11 @@ func (r *Repositories) resolveHTTP(ctx context.Context, src Source) (*Resolved, 
 func resolveLocal(src Source) (*Resolved, error) {
 	info, err := os.Stat(src.Name)
 	if err != nil {
-		return nil, fmt.Errorf("local chart %s: %w", src.Name, err)
+		return nil, marked{fmt.Errorf("local chart: %w", err), ErrLocalChart}
 	}
 	c, err := loader.Load(src.Name)
 	if err != nil {
-		return nil, fmt.Errorf("local chart %s: %w", src.Name, err)
+		return nil, marked{fmt.Errorf("local chart %s: %w", src.Name, err), ErrLocalChart}
 	}
 	if src.Version != "" {
 		constraint, err := semver.NewConstraint(src.Version)
@@ -132,7 +148,7 @@ func resolveLocal(src Source) (*Resolved, error) {
 		}
 		v, err := semver.NewVersion(c.Metadata.Version)
 		if err != nil || !constraint.Check(v) {
-			return nil, fmt.Errorf("%w: local chart %s has version %s, which does not satisfy %q", ErrNoMatchingVersion, src.Name, c.Metadata.Version, src.Version)
+			return nil, marked{fmt.Errorf("local chart %s has version %s, which does not satisfy %q", src.Name, c.Metadata.Version, src.Version), ErrNoMatchingVersion}
 		}
 	}
 	out := &Resolved{Chart: c, Version: c.Metadata.Version, AppVersion: c.Metadata.AppVersion, Versions: []string{c.Metadata.Version}}
@@ -187,7 +203,7 @@ func (r *Repositories) buildDependencies(ctx context.Context, c *chart.Chart, sr
 			sub, err = r.Resolve(ctx, Source{Name: dep.Name, Repository: dep.Repository, Version: dep.Version})
 		}
 		if err != nil {
-			return fmt.Errorf("chart %s: dependency %s %s from %q cannot be resolved: %w", c.Name(), dep.Name, dep.Version, dep.Repository, err)
+			return marked{fmt.Errorf("chart %s: dependency %s %s from %q cannot be resolved: %w", c.Name(), dep.Name, dep.Version, dep.Repository, err), ErrDependency}
 		}
 		c.AddDependency(sub.Chart)
 	}
@@ -213,11 +229,11 @@ func applyValuesFiles(c *chart.Chart, files []string) error {
 	for _, name := range files {
 		data, ok := contents[strings.TrimPrefix(filepath.ToSlash(name), "./")]
 		if !ok {
-			return fmt.Errorf("chart %s has no values file %q", c.Name(), name)
+			return marked{fmt.Errorf("chart %s has no values file %q", c.Name(), name), ErrValuesFile}
 		}
 		values, err := chartutil.ReadValues(data)
 		if err != nil {
-			return fmt.Errorf("values file %q of chart %s: %w", name, c.Name(), err)
+			return marked{fmt.Errorf("values file %q of chart %s: %w", name, c.Name(), err), ErrValuesFile}
 		}
 		merged = chartutil.MergeTables(values.AsMap(), merged)
 	}

@@ -107,7 +107,7 @@ func TestResolveHTTPAndOCI(t *testing.T) {
 		t.Errorf("resolved %+v", got)
 	}
 	reg := newOCIRegistry(t)
-	reg.push(t, "web", "3.0.0", "oci")
+	reg.push(t, "3.0.0", "oci")
 	oci, err := repos.Resolve(ctx, Source{Name: "web", Repository: reg.url, Auth: reg.auth})
 	if err != nil {
 		t.Fatal(err)

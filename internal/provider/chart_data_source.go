@@ -2,14 +2,12 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -131,19 +129,19 @@ func (d *chartDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 	if chartsource.IsOCI(repo) {
 		oci, err := d.data.charts.OCI(ctx, chartsource.Source{Repository: repo, Name: m.Name.ValueString(), Version: m.Version.ValueString(), Auth: auth})
 		if err != nil {
-			chartError(&resp.Diagnostics, err)
+			chartError(&resp.Diagnostics, path.Empty(), err)
 			return
 		}
 		version, appVersion, digest, versions = oci.Version, oci.Chart.Metadata.AppVersion, oci.Digest, oci.Versions
 	} else {
 		idx, err := d.data.charts.Index(ctx, repo, auth)
 		if err != nil {
-			chartError(&resp.Diagnostics, err)
+			chartError(&resp.Diagnostics, path.Empty(), err)
 			return
 		}
 		v, err := idx.Resolve(m.Name.ValueString(), m.Version.ValueString())
 		if err != nil {
-			chartError(&resp.Diagnostics, fmt.Errorf("repository %s: %w", repo, err))
+			chartError(&resp.Diagnostics, path.Empty(), fmt.Errorf("repository %s: %w", repo, err))
 			return
 		}
 		all, _ := idx.Versions(m.Name.ValueString())
@@ -169,16 +167,4 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// chartError reports a chart source failure on the attribute it concerns.
-func chartError(diags *diag.Diagnostics, err error) {
-	switch {
-	case errors.Is(err, chartsource.ErrNoMatchingVersion):
-		attrError(diags, path.Root("version"), "No matching chart version", err.Error()+".", "Widen the version constraint, or check that the chart is published under that name.")
-	case errors.Is(err, chartsource.ErrChartNotFound):
-		attrError(diags, path.Root("name"), "Chart not found", err.Error()+".", "Check the chart name against the repository's index.")
-	default:
-		attrError(diags, path.Root("repository"), "Chart repository failed", err.Error()+".", "Check the repository URL, its credentials and TLS settings, and that it is reachable.")
-	}
 }

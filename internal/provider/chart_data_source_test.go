@@ -4,12 +4,16 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 )
 
 // chartRepository is a Helm repository on loopback with basic auth.
@@ -78,7 +82,7 @@ data "helmrelease_chart" "c" {
 			},
 			{
 				Config:      config(">=2", "s3cret"),
-				ExpectError: errorText(`Error: No matching chart version … repository ` + srv.URL + `: no chart version matches the constraint: chart "web" has no version matching ">=2" (newest: 1.3.0-rc.1). Widen the version constraint`),
+				ExpectError: errorText(`Error: No matching chart version … repository ` + srv.URL + `: chart "web" has no version matching ">=2" (newest: 1.3.0-rc.1). Change the version constraint`),
 			},
 			{
 				Config:      config("*", "wrong"),
@@ -93,6 +97,66 @@ data "helmrelease_chart" "c" {
 				Config: config("1.1.0", "s3cret"),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.1.0")),
+				},
+			},
+		},
+	})
+}
+
+// TestChartDataSource_oci: tags resolved against the constraint, the
+// manifest digest in the version, and a tag pushed again with other content
+// seen as another version.
+func TestChartDataSource_oci(t *testing.T) {
+	registry := testrepo.NewOCI(t)
+	registry.Push(t, testChart(t, "1.0.0"), nil)
+	registry.Push(t, testChart(t, "1.1.0"), nil)
+	const addr = "data.helmrelease_chart.c"
+	config := fmt.Sprintf(`
+provider "helmrelease" {
+  cache_dir = %q
+}
+
+data "helmrelease_chart" "c" {
+  repository = %q
+  name       = "app"
+  version    = "~1.1"
+  username   = %q
+  password   = %q
+  ca_file    = %q
+}
+`, t.TempDir(), registry.URL, testrepo.Username, testrepo.Password, registry.CAFile)
+	var first string
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringFunc(func(v string) error {
+						first = v
+						if !regexp.MustCompile(`^1\.1\.0\+[0-9a-f]{12}$`).MatchString(v) {
+							return fmt.Errorf("version %s, want 1.1.0+<12 hex>", v)
+						}
+						return nil
+					})),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("digest"), knownvalue.StringRegexp(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`))),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("versions"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("1.1.0"), knownvalue.StringExact("1.0.0")})),
+				},
+			},
+			{
+				PreConfig: func() {
+					c := testChart(t, "1.1.0")
+					c.Metadata.Description = "pushed again"
+					registry.Push(t, c, nil)
+				},
+				Config: config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringFunc(func(v string) error {
+						if !strings.HasPrefix(v, "1.1.0+") || v == first {
+							return fmt.Errorf("version %s after the tag was pushed again (was %s)", v, first)
+						}
+						return nil
+					})),
 				},
 			},
 		},

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 
-	"github.com/Masterminds/semver/v3"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -79,22 +76,7 @@ func templateSchema() schema.Schema {
 				Computed:            true,
 				Validators:          []validator.String{dnsLabel(reconcile.MaxReleaseNameLength)},
 			},
-			"chart": schema.SingleNestedAttribute{
-				MarkdownDescription: "The chart (HelmRelease `spec.chart.spec`).",
-				Required:            true,
-				Attributes: map[string]schema.Attribute{
-					"name": schema.StringAttribute{
-						MarkdownDescription: "Path of a local chart: a directory holding `Chart.yaml`, or a packaged `.tgz` (`chart`). Relative paths are relative to the working directory; use `path.module` in modules.",
-						Required:            true,
-						Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
-					},
-					"version": schema.StringAttribute{
-						MarkdownDescription: "Semver constraint the chart's version must satisfy (`version`), e.g. `1.2.3`, `6.5.*` or `>=4.0.0 <5.0.0`. Default: `*`.",
-						Optional:            true,
-						Validators:          []validator.String{semverConstraint()},
-					},
-				},
-			},
+			"chart": chartAttribute(),
 			"values": schema.DynamicAttribute{
 				MarkdownDescription: "Inline values, any HCL object (HelmRelease `spec.values`). Default: none.",
 				Optional:            true,
@@ -199,22 +181,21 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 		return
 	}
 
-	chartPath := path.Root("chart").AtName("name")
-	chrt, err := helm.LoadChart(filepath.Clean(m.Chart.Name.ValueString()))
-	if err != nil {
-		attrError(&resp.Diagnostics, chartPath, "Chart not loadable", err.Error()+".", "Point chart.name at a chart directory (holding Chart.yaml) or a packaged .tgz; relative paths are relative to Terraform's working directory (use path.module in modules).")
+	if d.data == nil {
+		resp.Diagnostics.AddError("Provider not configured", "The helmrelease provider was not configured before this data source was read.")
 		return
 	}
-	if c := m.Chart.Version.ValueString(); c != "" {
-		constraint, _ := semver.NewConstraint(c) // validated at plan
-		v, err := semver.NewVersion(chrt.Metadata.Version)
-		if err != nil || !constraint.Check(v) {
-			attrError(&resp.Diagnostics, path.Root("chart").AtName("version"), "Chart version does not match",
-				fmt.Sprintf("The chart %s has version %s, which does not satisfy the constraint %q.", chrt.Name(), chrt.Metadata.Version, c),
-				"Change chart.version to a constraint the chart satisfies, or point chart.name at another chart.")
-			return
-		}
+	src, diags := m.Chart.source(ctx, d.data)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
 	}
+	resolved, err := d.data.charts.Resolve(ctx, src)
+	if err != nil {
+		chartError(&resp.Diagnostics, path.Root("chart"), err)
+		return
+	}
+	chrt := resolved.Chart
 
 	md, diags := m.CommonMetadata.metadata(ctx)
 	resp.Diagnostics.Append(diags...)
@@ -261,8 +242,8 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 	resp.Diagnostics.Append(diags...)
 	m.Resources = resources
 	m.Notes = types.StringValue(rendered.Notes)
-	m.ChartVersion = types.StringValue(chrt.Metadata.Version)
-	m.AppVersion = types.StringValue(chrt.Metadata.AppVersion)
+	m.ChartVersion = types.StringValue(resolved.Version)
+	m.AppVersion = types.StringValue(resolved.AppVersion)
 	tflog.Debug(ctx, "rendered chart", map[string]any{"chart": chrt.Name(), "version": chrt.Metadata.Version, "objects": len(objects)})
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

@@ -338,7 +338,7 @@ data "helmrelease_template" "t" {
 			},
 			{
 				Config:      `data "helmrelease_template" "t" {` + "\n" + fmt.Sprintf(`name = "web"`+"\n"+`chart = { name = %q, version = ">=2.0.0" }`, chart) + "\n}\n",
-				ExpectError: errorText(`The chart app has version 1.2.3, which does not satisfy the constraint ">=2.0.0".`),
+				ExpectError: errorText(`Error: No matching chart version … has version 1.2.3, which does not satisfy ">=2.0.0".`),
 			},
 			{
 				Config:      config(`release_name = "a-release-name-that-is-far-too-long-for-helm-to-accept-it"`),

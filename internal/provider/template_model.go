@@ -29,11 +29,6 @@ type templateModel struct {
 	Notes        types.String `tfsdk:"notes"`
 }
 
-type chartModel struct {
-	Name    types.String `tfsdk:"name"`
-	Version types.String `tfsdk:"version"`
-}
-
 type valuesFromModel struct {
 	Kind       types.String `tfsdk:"kind"`
 	Name       types.String `tfsdk:"name"`

@@ -30,6 +30,33 @@ data "helmrelease_template" "web" {
   }]
 }
 
+# A chart from a Helm repository, with credentials, extra values files of the
+# chart and provenance verification.
+data "helmrelease_template" "podinfo" {
+  name = "podinfo"
+  chart = {
+    repository   = "https://charts.example.com/stable"
+    name         = "podinfo"
+    version      = "6.5.*"
+    username     = "reader"
+    password     = var.repository_password
+    values_files = ["values.yaml", "values-production.yaml"]
+    verify       = { keyring = "${path.module}/keys/release-team.gpg" }
+  }
+}
+
+# A chart from an OCI registry: the version gets "+<12 hex digits>" of the
+# manifest digest, so a tag pushed again is a new version. Credentials come
+# from the provider's `registries` list for this host when none are given.
+data "helmrelease_template" "cache" {
+  name = "cache"
+  chart = {
+    repository = "oci://registry.example.com/charts"
+    name       = "redis"
+    version    = ">=18.0.0 <19.0.0"
+  }
+}
+
 output "objects" {
   value = keys(data.helmrelease_template.web.resources)
 }

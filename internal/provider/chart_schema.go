@@ -1,0 +1,153 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+)
+
+// chartAttribute is `chart`, shared by helmrelease_template and
+// helmrelease_release (HelmRelease spec.chart.spec with its source).
+func chartAttribute() schema.SingleNestedAttribute {
+	optionalString := func(desc string, sensitive bool) schema.StringAttribute {
+		return schema.StringAttribute{MarkdownDescription: desc, Optional: true, Sensitive: sensitive}
+	}
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "The chart and where it comes from (HelmRelease `spec.chart.spec` and, for the source, Flux's HelmRepository or OCIRepository): " +
+			"a Helm repository (`repository = \"https://…\"`), an OCI registry (`repository = \"oci://host/path\"`), or, without `repository`, a local chart directory or `.tgz`. " +
+			"Repository indexes are downloaded once per Terraform run and cached in the provider's `cache_dir`; archives are cached by digest.",
+		Required: true,
+		Attributes: map[string]schema.Attribute{
+			"name": schema.StringAttribute{
+				MarkdownDescription: "Chart name in the repository (`chart`); without `repository`, the path of a local chart directory (holding `Chart.yaml`) or packaged `.tgz`, relative to Terraform's working directory (use `path.module` in modules).",
+				Required:            true,
+				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
+			"repository": schema.StringAttribute{
+				MarkdownDescription: "Helm repository URL (`https://…`, `http://…`) or OCI registry path (`oci://host/path`, the chart being `<path>/<name>`) (HelmRepository `url`). Default: none, `name` is a local chart.",
+				Optional:            true,
+				Validators:          []validator.String{stringvalidator.RegexMatches(repositoryPattern, "must start with https://, http:// or oci:// and a host")},
+			},
+			"version": schema.StringAttribute{
+				MarkdownDescription: "Semver constraint the chart version must satisfy (`version`), e.g. `1.2.3`, `6.5.*` or `>=4.0.0 <5.0.0`; the newest match is used, so a new matching version shows as an upgrade in the plan. Prereleases match only a constraint that names one (`>=1.0.0-0`). Default: `*`.",
+				Optional:            true,
+				Validators:          []validator.String{semverConstraint()},
+			},
+			"values_files": schema.ListAttribute{
+				MarkdownDescription: "Values files of the chart merged in order as its default values, replacing `values.yaml` (list it first to keep it) (`valuesFiles`). Default: `values.yaml` alone.",
+				ElementType:         types.StringType,
+				Optional:            true,
+				Validators:          []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))},
+			},
+			"username":  optionalString("User name for the repository or registry (HelmRepository `secretRef` `username`). Default: none, or for an OCI registry the provider's `registries` login for its host.", false),
+			"password":  optionalString("Password or token for the repository or registry (`secretRef` `password`). Never shown in plans or logs. Default: none.", true),
+			"ca_file":   optionalString("PEM file of a CA to trust for the repository (`certSecretRef` `ca.crt`). Default: the system's roots.", false),
+			"cert_file": optionalString("PEM file of a client certificate for the repository (`certSecretRef` `tls.crt`). Default: none.", false),
+			"key_file":  optionalString("PEM file of the client certificate's key (`certSecretRef` `tls.key`). Default: none.", false),
+			"insecure_skip_tls_verify": schema.BoolAttribute{
+				MarkdownDescription: "Skip the verification of the repository's TLS certificate (HelmRepository `insecure`). Default: `false`.",
+				Optional:            true,
+			},
+			"pass_credentials": schema.BoolAttribute{
+				MarkdownDescription: "Send the credentials to chart download URLs on other hosts than the repository's too (HelmRepository `passCredentials`). Default: `false`.",
+				Optional:            true,
+			},
+			"verify": schema.SingleNestedAttribute{
+				MarkdownDescription: "Verify the chart's provenance file (`.prov`, `helm package --sign`) against a keyring, as `helm install --verify` does (`verify`). A chart without provenance, signed by another key or changed after signing is refused. Works for Helm repositories, OCI registries and packaged local charts, not chart directories. Default: no verification.",
+				Optional:            true,
+				Attributes: map[string]schema.Attribute{
+					"keyring": schema.StringAttribute{
+						MarkdownDescription: "Path of the keyring file (GnuPG public keys) holding the signers' keys, e.g. exported with `gpg --export`.",
+						Required:            true,
+						Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+					},
+				},
+			},
+		},
+	}
+}
+
+type chartModel struct {
+	Name                  types.String      `tfsdk:"name"`
+	Repository            types.String      `tfsdk:"repository"`
+	Version               types.String      `tfsdk:"version"`
+	ValuesFiles           types.List        `tfsdk:"values_files"`
+	Username              types.String      `tfsdk:"username"`
+	Password              types.String      `tfsdk:"password"`
+	CAFile                types.String      `tfsdk:"ca_file"`
+	CertFile              types.String      `tfsdk:"cert_file"`
+	KeyFile               types.String      `tfsdk:"key_file"`
+	InsecureSkipTLSVerify types.Bool        `tfsdk:"insecure_skip_tls_verify"`
+	PassCredentials       types.Bool        `tfsdk:"pass_credentials"`
+	Verify                *chartVerifyModel `tfsdk:"verify"`
+}
+
+type chartVerifyModel struct {
+	Keyring types.String `tfsdk:"keyring"`
+}
+
+// source is the chart source the model names; for an OCI registry without
+// credentials, the provider's registries login for its host.
+func (m *chartModel) source(ctx context.Context, data *providerData) (chartsource.Source, diag.Diagnostics) {
+	src := chartsource.Source{
+		Name:       m.Name.ValueString(),
+		Repository: m.Repository.ValueString(),
+		Version:    m.Version.ValueString(),
+		Auth: chartsource.Auth{
+			Username: m.Username.ValueString(), Password: m.Password.ValueString(),
+			CAFile: m.CAFile.ValueString(), CertFile: m.CertFile.ValueString(), KeyFile: m.KeyFile.ValueString(),
+			InsecureSkipTLSVerify: m.InsecureSkipTLSVerify.ValueBool(), PassCredentials: m.PassCredentials.ValueBool(),
+		},
+	}
+	if src.Repository == "" {
+		src.Name = filepath.Clean(src.Name)
+	}
+	if m.Verify != nil {
+		src.Keyring = m.Verify.Keyring.ValueString()
+	}
+	diags := m.ValuesFiles.ElementsAs(ctx, &src.ValuesFiles, false)
+	if src.Auth.Username == "" && chartsource.IsOCI(src.Repository) && data != nil {
+		if login := data.registryAuth(src.Repository); login != nil {
+			src.Auth.Username, src.Auth.Password = login.Username, login.Password
+		}
+	}
+	return src, diags
+}
+
+// chartError reports a chart source failure on the attribute of chart (the
+// root for helmrelease_chart) it concerns.
+func chartError(diags *diag.Diagnostics, chart path.Path, err error) {
+	at := func(name string) path.Path {
+		if chart.Equal(path.Empty()) {
+			return path.Root(name)
+		}
+		return chart.AtName(name)
+	}
+	// A dependency's errors wrap the others: first.
+	switch {
+	case errors.Is(err, chartsource.ErrDependency):
+		attrError(diags, at("name"), "Chart dependency not resolvable", err.Error()+".", "Vendor the dependency in the chart's charts/ directory (helm dependency build), or fix its repository and version in Chart.yaml.")
+	case errors.Is(err, chartsource.ErrProvenance):
+		attrError(diags, at("verify"), "Chart provenance not verified", err.Error()+".", "Use a chart signed (helm package --sign) by a key of the keyring, with its .prov file published next to it, or point verify.keyring at the signer's public keys.")
+	case errors.Is(err, chartsource.ErrValuesFile):
+		attrError(diags, at("values_files"), "Chart values file not usable", err.Error()+".", "List files that exist in the chart, relative to its root, holding YAML mappings.")
+	case errors.Is(err, chartsource.ErrLocalChart):
+		attrError(diags, at("name"), "Chart not loadable", err.Error()+".", "Point chart.name at a chart directory (holding Chart.yaml) or a packaged .tgz; relative paths are relative to Terraform's working directory (use path.module in modules), or set chart.repository.")
+	case errors.Is(err, chartsource.ErrNoMatchingVersion):
+		attrError(diags, at("version"), "No matching chart version", err.Error()+".", "Change the version constraint to one a published version satisfies (prereleases need a constraint naming one, e.g. >=1.0.0-0), or check the chart name.")
+	case errors.Is(err, chartsource.ErrChartNotFound):
+		attrError(diags, at("name"), "Chart not found", err.Error()+".", "Check the chart name against the repository's index.")
+	default:
+		attrError(diags, at("repository"), "Chart repository failed", err.Error()+".", "Check the repository URL, its credentials and TLS settings, and that it is reachable.")
+	}
+}

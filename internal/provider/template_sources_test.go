@@ -1,0 +1,118 @@
+package provider
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"helm.sh/helm/v3/pkg/chart"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
+)
+
+// testChart is the test chart at version, with a values-prod.yaml file.
+func testChart(t *testing.T, version string) *chart.Chart {
+	t.Helper()
+	c := testrepo.LoadChart(t, testChartDir(t), version)
+	c.Files = append(c.Files, &chart.File{Name: "values-prod.yaml", Data: []byte("message: from values-prod\n")})
+	return c
+}
+
+// TestTemplate_chartSources renders charts from a Helm repository and an OCI
+// registry, with values files, provenance and the provider's registry
+// logins. No cluster: Helm's default capabilities.
+func TestTemplate_chartSources(t *testing.T) {
+	repo := testrepo.NewHTTP(t)
+	signer := testrepo.NewSigner(t, "release-team")
+	repo.Add(t, testChart(t, "1.0.0"), signer)
+	repo.Add(t, testChart(t, "1.1.0"), signer)
+	registry := testrepo.NewOCI(t)
+	registry.Push(t, testChart(t, "2.0.0"), nil)
+	cacheDir := t.TempDir()
+
+	config := func(chart string) string {
+		return fmt.Sprintf(`
+provider "helmrelease" {
+  cache_dir  = %q
+  registries = [{ url = %q, username = %q, password = %q }]
+}
+
+data "helmrelease_template" "t" {
+  name      = "web"
+  namespace = "apps"
+  chart     = %s
+}
+`, cacheDir, strings.TrimSuffix(registry.URL, "/charts"), testrepo.Username, testrepo.Password, chart)
+	}
+	httpChart := func(version, extra string) string {
+		return fmt.Sprintf(`{
+    repository = %q
+    name       = "app"
+    version    = %q
+    username   = %q
+    password   = %q
+    %s
+  }`, repo.URL, version, testrepo.Username, testrepo.Password, extra)
+	}
+	message := resourceAt("v1/ConfigMap/apps/web-config")
+
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config(httpChart("1.x", `values_files = ["values.yaml", "values-prod.yaml"]
+    verify       = { keyring = "`+signer.Keyring+`" }`)),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.1.0")),
+					statecheck.ExpectKnownValue(tmpl, message, objectField("from values-prod", "data", "message")),
+					// values.yaml is still merged first: its image tag renders.
+					statecheck.ExpectKnownValue(tmpl, resourceAt("apps/v1/Deployment/apps/web"), objectField("example.com/app:1.0", "spec", "template", "spec", "containers", "0", "image")),
+				},
+			},
+			{
+				// A version published since: the same constraint takes it.
+				PreConfig: func() { repo.Add(t, testChart(t, "1.2.0"), nil) },
+				Config:    config(httpChart("1.x", "")),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.2.0")),
+					statecheck.ExpectKnownValue(tmpl, message, objectField("hello", "data", "message")),
+				},
+			},
+			{
+				Config:      config(httpChart("1.2.0", `verify = { keyring = "`+signer.Keyring+`" }`)),
+				ExpectError: errorText(`Error: Chart provenance not verified … repository ` + repo.URL + `: chart provenance not verified: app-1.2.0.tgz has no provenance file (.prov) to verify. Use a chart signed`),
+			},
+			{
+				Config:      config(httpChart("1.0.0", `values_files = ["values-absent.yaml"]`)),
+				ExpectError: errorText(`Error: Chart values file not usable … chart app has no values file "values-absent.yaml".`),
+			},
+			{
+				Config:      config(httpChart(">=3", "")),
+				ExpectError: errorText(`Error: No matching chart version … chart "app" has no version matching ">=3" (newest: 1.2.0).`),
+			},
+			{
+				// The registry login comes from the provider's registries.
+				Config: config(fmt.Sprintf(`{ repository = %q, name = "app", version = "2.x", ca_file = %q }`, registry.URL, registry.CAFile)),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("chart_version"), knownvalue.StringRegexp(regexp.MustCompile(`^2\.0\.0\+[0-9a-f]{12}$`))),
+					statecheck.ExpectKnownValue(tmpl, message, objectField("hello", "data", "message")),
+				},
+			},
+			{
+				Config:      config(fmt.Sprintf(`{ repository = %q, name = "app", ca_file = %q, username = "bot", password = "wrong" }`, registry.URL, registry.CAFile)),
+				ExpectError: errorText(`Error: Chart repository failed … check the registry credentials`),
+			},
+		},
+	})
+	// Every Terraform command runs a provider process of its own; the index
+	// is downloaded when new (first step) or changed (second step) only,
+	// and revalidated from the disk cache otherwise.
+	if n := repo.IndexDownloads.Load(); n != 2 {
+		t.Errorf("index downloaded %d times, want 2", n)
+	}
+}

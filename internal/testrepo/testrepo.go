@@ -1,0 +1,237 @@
+// Package testrepo serves charts for tests: a Helm repository over HTTP (or
+// HTTPS) and a real OCI registry (distribution), both on loopback, with basic
+// authentication. Only tests import it.
+package testrepo
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/pem"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/distribution/distribution/v3/configuration"
+	"github.com/distribution/distribution/v3/registry/handlers"
+	"github.com/sirupsen/logrus"
+	"golang.org/x/crypto/bcrypt"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/provenance"
+	"helm.sh/helm/v3/pkg/registry"
+	"helm.sh/helm/v3/pkg/repo"
+	"sigs.k8s.io/yaml"
+
+	_ "github.com/distribution/distribution/v3/registry/auth/htpasswd"           // htpasswd authentication
+	_ "github.com/distribution/distribution/v3/registry/storage/driver/inmemory" // in-memory storage
+)
+
+// Credentials both servers require.
+const (
+	Username = "bot"
+	Password = "s3cret"
+)
+
+// LoadChart loads the chart directory dir with its version set to version.
+func LoadChart(t testing.TB, dir, version string) *chart.Chart {
+	t.Helper()
+	c, err := loader.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Metadata.Version = version
+	return c
+}
+
+// Package returns the .tgz of c and its file name (<name>-<version>.tgz).
+func Package(t testing.TB, c *chart.Chart) ([]byte, string) {
+	t.Helper()
+	path, err := chartutil.Save(c, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, filepath.Base(path)
+}
+
+// HTTP is a Helm repository: index.yaml and archives under charts/.
+type HTTP struct {
+	*httptest.Server
+	// IndexDownloads counts index bodies sent (conditional requests
+	// answered 304 excluded).
+	IndexDownloads atomic.Int64
+
+	mu    sync.Mutex
+	index *repo.IndexFile
+	files map[string][]byte // path → content
+}
+
+// NewHTTP starts an empty repository requiring Username and Password.
+func NewHTTP(t testing.TB) *HTTP {
+	t.Helper()
+	h := &HTTP{index: repo.NewIndexFile(), files: map[string][]byte{}}
+	h.Server = httptest.NewServer(http.HandlerFunc(h.serve))
+	t.Cleanup(h.Close)
+	return h
+}
+
+func (h *HTTP) serve(w http.ResponseWriter, r *http.Request) {
+	if user, pass, ok := r.BasicAuth(); !ok || user != Username || pass != Password {
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	h.mu.Lock()
+	body, ok := h.files[strings.TrimPrefix(r.URL.Path, "/")]
+	h.mu.Unlock()
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	sum := sha256.Sum256(body)
+	etag := `"` + hex.EncodeToString(sum[:8]) + `"`
+	if r.URL.Path == "/index.yaml" && r.Header.Get("If-None-Match") != etag {
+		h.IndexDownloads.Add(1)
+	}
+	w.Header().Set("ETag", etag)
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
+}
+
+// Add publishes c, with a provenance file when signer is not nil, and
+// regenerates the index.
+func (h *HTTP) Add(t testing.TB, c *chart.Chart, signer *Signer) {
+	t.Helper()
+	archive, name := Package(t, c)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.files["charts/"+name] = archive
+	if signer != nil {
+		h.files["charts/"+name+".prov"] = signer.sign(t, archive, name)
+	}
+	digest, err := provenance.Digest(bytes.NewReader(archive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.index.MustAdd(c.Metadata, "charts/"+name, "", digest); err != nil {
+		t.Fatal(err)
+	}
+	h.index.SortEntries()
+	index, err := yaml.Marshal(h.index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.files["index.yaml"] = index
+}
+
+// OCI is a real OCI registry on loopback with TLS and basic authentication.
+type OCI struct {
+	// URL is the repository to name in configurations: oci://<host>/charts.
+	URL string
+	// CAFile is the PEM file of the registry's certificate.
+	CAFile string
+	client *registry.Client
+}
+
+// NewOCI starts an empty registry requiring Username and Password.
+func NewOCI(t testing.TB) *OCI {
+	t.Helper()
+	dir := t.TempDir()
+	hash, err := bcrypt.GenerateFromPassword([]byte(Password), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	htpasswd := filepath.Join(dir, "htpasswd")
+	if err := os.WriteFile(htpasswd, []byte(Username+":"+string(hash)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &configuration.Configuration{}
+	cfg.Storage = configuration.Storage{"inmemory": configuration.Parameters{}}
+	cfg.Auth = configuration.Auth{"htpasswd": configuration.Parameters{"realm": "test", "path": htpasswd}}
+	cfg.Log.AccessLog.Disabled = true
+	logrus.SetOutput(io.Discard) // the registry logs through logrus' standard logger
+	srv := httptest.NewUnstartedServer(handlers.NewApp(context.Background(), cfg))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	ca := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	client, err := registry.NewClient(
+		registry.ClientOptHTTPClient(srv.Client()),
+		registry.ClientOptBasicAuth(Username, Password),
+		registry.ClientOptCredentialsFile(filepath.Join(dir, "credentials.json")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &OCI{URL: "oci://" + strings.TrimPrefix(srv.URL, "https://") + "/charts", CAFile: ca, client: client}
+}
+
+// Push pushes c under the tag of its version (+ written _, as Helm does),
+// with a provenance file when signer is not nil.
+func (o *OCI) Push(t testing.TB, c *chart.Chart, signer *Signer) {
+	t.Helper()
+	archive, name := Package(t, c)
+	ref := strings.TrimPrefix(o.URL, "oci://") + "/" + c.Name() + ":" + strings.ReplaceAll(c.Metadata.Version, "+", "_")
+	var opts []registry.PushOption
+	if signer != nil {
+		opts = append(opts, registry.PushOptProvData(signer.sign(t, archive, name)))
+	}
+	if _, err := o.client.Push(archive, ref, opts...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Signer signs charts as `helm package --sign` does.
+type Signer struct {
+	// Keyring is the file of the signer's public key, for chart.verify.
+	Keyring   string
+	signatory *provenance.Signatory
+}
+
+// NewSigner makes a signing key.
+func NewSigner(t testing.TB, name string) *Signer {
+	t.Helper()
+	entity, err := openpgp.NewEntity(name, "", name+"@example.com", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keyring bytes.Buffer
+	if err := entity.Serialize(&keyring); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), name+".gpg")
+	if err := os.WriteFile(path, keyring.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return &Signer{Keyring: path, signatory: &provenance.Signatory{Entity: entity, KeyRing: openpgp.EntityList{entity}}}
+}
+
+// sign returns the provenance file of archive, named name.
+func (s *Signer) sign(t testing.TB, archive []byte, name string) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, archive, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	prov, err := s.signatory.ClearSign(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []byte(prov)
+}
