@@ -79,6 +79,9 @@ func (r *Repositories) Resolve(ctx context.Context, src Source) (*Resolved, erro
 	case IsOCI(src.Repository):
 		var oci *OCIChart
 		if oci, err = r.OCI(ctx, src); err == nil {
+			// As Flux does: the release's chart version carries the digest,
+			// so that a tag pushed again is an upgrade.
+			oci.Chart.Metadata.Version = oci.Version
 			out = &Resolved{Chart: oci.Chart, Version: oci.Version, AppVersion: oci.Chart.Metadata.AppVersion, Digest: oci.Digest, Versions: oci.Versions}
 		}
 	case strings.HasPrefix(src.Repository, "https://") || strings.HasPrefix(src.Repository, "http://"):

@@ -112,7 +112,7 @@ func TestResolveHTTPAndOCI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(oci.Version, "3.0.0+") || !strings.HasPrefix(oci.Digest, "sha256:") {
+	if !strings.HasPrefix(oci.Version, "3.0.0+") || !strings.HasPrefix(oci.Digest, "sha256:") || oci.Chart.Metadata.Version != oci.Version {
 		t.Errorf("OCI resolved %s %s", oci.Version, oci.Digest)
 	}
 }

@@ -2,12 +2,15 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
 // valuesMap converts a dynamic HCL value to Helm values. Null is an empty
@@ -134,4 +137,56 @@ func fullyKnown(v attr.Value) bool {
 		}
 	}
 	return true
+}
+
+// terraformValue converts Helm values (decoded JSON or YAML) to the value
+// HCL would make of them: objects, tuples, strings, numbers, bools.
+func terraformValue(v any) attr.Value {
+	switch t := v.(type) {
+	case map[string]any:
+		attrs := make(map[string]attr.Value, len(t))
+		attrTypes := make(map[string]attr.Type, len(t))
+		for k, e := range t {
+			attrs[k] = terraformValue(e)
+			attrTypes[k] = attrs[k].Type(context.Background())
+		}
+		return types.ObjectValueMust(attrTypes, attrs)
+	case []any:
+		elems := make([]attr.Value, len(t))
+		elemTypes := make([]attr.Type, len(t))
+		for i, e := range t {
+			elems[i] = terraformValue(e)
+			elemTypes[i] = elems[i].Type(context.Background())
+		}
+		return types.TupleValueMust(elemTypes, elems)
+	case string:
+		return types.StringValue(t)
+	case bool:
+		return types.BoolValue(t)
+	case float64:
+		return types.NumberValue(big.NewFloat(t))
+	case int64:
+		return types.NumberValue(new(big.Float).SetInt64(t))
+	case int:
+		return types.NumberValue(new(big.Float).SetInt64(int64(t)))
+	case json.Number:
+		f, _, err := big.ParseFloat(string(t), 10, 512, big.ToNearestEven)
+		if err != nil {
+			return types.StringValue(string(t))
+		}
+		return types.NumberValue(f)
+	case nil:
+		return types.DynamicNull()
+	default:
+		return types.StringValue(fmt.Sprint(t))
+	}
+}
+
+// nullOf is the null value of type t.
+func nullOf(t attr.Type) attr.Value {
+	v, err := t.ValueFromTerraform(context.Background(), tftypes.NewValue(t.TerraformType(context.Background()), nil))
+	if err != nil {
+		return types.DynamicNull()
+	}
+	return v
 }

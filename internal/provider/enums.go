@@ -25,3 +25,10 @@ func (e enum) markdown() string {
 }
 
 var valuesFromKinds = enum{"ConfigMap", "Secret"}
+
+var (
+	crdPolicies           = enum{"Skip", "Create", "CreateReplace"}
+	remediationStrategies = enum{"rollback", "uninstall"}
+	deletionPropagations  = enum{"background", "foreground", "orphan"}
+	driftModes            = enum{"enabled", "warn", "disabled"}
+)

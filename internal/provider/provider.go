@@ -128,7 +128,7 @@ func (p *helmReleaseProvider) Configure(ctx context.Context, req provider.Config
 }
 
 func (p *helmReleaseProvider) Resources(context.Context) []func() resource.Resource {
-	return nil
+	return []func() resource.Resource{NewReleaseResource}
 }
 
 func (p *helmReleaseProvider) DataSources(context.Context) []func() datasource.DataSource {

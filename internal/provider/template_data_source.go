@@ -13,14 +13,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
 )
 
 var (
@@ -176,7 +174,7 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 	m.ReleaseName = types.StringValue(reconcile.ReleaseName(m.ReleaseName.ValueString(), targetNamespace, m.Name.ValueString()))
 	m.ID = types.StringValue(m.TargetNamespace.ValueString() + "/" + m.ReleaseName.ValueString())
 
-	composed := d.composeValues(ctx, &m, &resp.Diagnostics)
+	composed := composeValues(ctx, d.data, m.Namespace.ValueString(), m.Values, m.SensitiveValues, m.ValuesFrom, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -246,66 +244,6 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 	m.AppVersion = types.StringValue(resolved.AppVersion)
 	tflog.Debug(ctx, "rendered chart", map[string]any{"chart": chrt.Name(), "version": chrt.Metadata.Version, "objects": len(objects)})
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-}
-
-// composeValues merges values_from, values and sensitive_values.
-func (d *templateDataSource) composeValues(ctx context.Context, m *templateModel, diags *diag.Diagnostics) map[string]any {
-	inline, err := valuesMap(m.Values)
-	if err != nil {
-		invalidValue(diags, path.Root("values"), "values", err, "Set values to an object, e.g. values = { replicaCount = 2 }.")
-		return nil
-	}
-	sensitive, err := valuesMap(m.SensitiveValues)
-	if err != nil {
-		// The message of valuesMap names only the type, never the value.
-		invalidValue(diags, path.Root("sensitive_values"), "sensitive values", err, "Set sensitive_values to an object, e.g. sensitive_values = { password = var.password }.")
-		return nil
-	}
-	var client kubernetes.Interface
-	if len(m.ValuesFrom) > 0 {
-		if d.data == nil {
-			clusterUnavailable(diags, path.Root("values_from"), kube.ErrNotConfigured)
-			return nil
-		}
-		client, err = d.data.clients.Clientset()
-		if err != nil {
-			clusterUnavailable(diags, path.Root("values_from"), err)
-			return nil
-		}
-	}
-	composed, err := values.Compose(ctx, client, values.Input{
-		Namespace:       m.Namespace.ValueString(),
-		References:      valuesReferences(m.ValuesFrom),
-		Values:          inline,
-		SensitiveValues: sensitive,
-	})
-	var refErr *values.ReferenceError
-	switch {
-	case errors.As(err, &refErr):
-		p := path.Root("values_from").AtListIndex(refErr.Index)
-		remedy := ""
-		switch refErr.Reason {
-		case values.ReasonNotFound:
-			remedy = fmt.Sprintf("Create the %s in namespace %q, or set optional = true if the release may do without it.", refErr.Ref.Kind, m.Namespace.ValueString())
-		case values.ReasonKeyNotFound:
-			p = p.AtName("values_key")
-			remedy = "Set values_key to a key present in the object (default values.yaml), or set optional = true."
-		case values.ReasonInvalidYAML:
-			p = p.AtName("values_key")
-			remedy = "Store a YAML mapping of values under that key, or set target_path to set the data as a single value."
-		case values.ReasonTargetPath:
-			p = p.AtName("target_path")
-			remedy = "Use a target_path in helm --set syntax that fits the values, and a single value under values_key."
-		default:
-			remedy = "Check that the provider's credentials may get the object and that the cluster is reachable, then retry."
-		}
-		attrError(diags, p, "Values reference failed", refErr.Error()+".", remedy)
-		return nil
-	case err != nil:
-		diags.AddError("Values composition failed", err.Error())
-		return nil
-	}
-	return composed
 }
 
 // clusterView returns the capabilities and kind scopes of the provider's

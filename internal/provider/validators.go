@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
+	"time"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -95,6 +97,43 @@ func semverConstraint() validator.String {
 		check: func(s string) error {
 			if _, err := semver.NewConstraint(s); err != nil {
 				return fmt.Errorf("%q: %w", s, err)
+			}
+			return nil
+		},
+	}
+}
+
+// duration checks a positive Go duration, as HelmRelease timeouts are written.
+func duration() validator.String {
+	return stringCheck{
+		what:   "duration",
+		remedy: "Write a positive duration with a unit, e.g. `90s`, `5m` or `1h30m`.",
+		check: func(s string) error {
+			d, err := time.ParseDuration(s)
+			if err != nil {
+				return fmt.Errorf("%q: %w", s, err)
+			}
+			if d <= 0 {
+				return fmt.Errorf("%q is not positive", s)
+			}
+			return nil
+		},
+	}
+}
+
+// jsonPointer checks RFC 6901 syntax.
+func jsonPointer() validator.String {
+	return stringCheck{
+		what:   "JSON pointer",
+		remedy: "Write an RFC 6901 JSON pointer starting with '/', e.g. `/spec/replicas` or `/metadata/annotations/example.com~1key` (`~1` for '/', `~0` for '~').",
+		check: func(s string) error {
+			if !strings.HasPrefix(s, "/") {
+				return fmt.Errorf("%q does not start with '/'", s)
+			}
+			for i := 0; i < len(s); i++ {
+				if s[i] == '~' && (i+1 == len(s) || (s[i+1] != '0' && s[i+1] != '1')) {
+					return fmt.Errorf("%q has a '~' not followed by 0 or 1", s)
+				}
 			}
 			return nil
 		},

@@ -147,7 +147,7 @@ func (e *Engine) actionForState(req *Request, state ReleaseState, force bool) (A
 			if err != nil {
 				return nil, err
 			}
-			if err := checkOwnership(latest, s); err != nil {
+			if err := CheckOwnership(latest, s); err != nil {
 				return nil, err
 			}
 		}

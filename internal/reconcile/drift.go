@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	ssajsondiff "github.com/fluxcd/pkg/ssa/jsondiff"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // DriftReport is the result of comparing a release manifest with the
@@ -24,6 +25,10 @@ type ObjectDrift struct {
 	Missing bool
 	// Changes are the fields whose live value differs, when not Missing.
 	Changes []FieldChange
+	// Observed is the desired object with the drifted fields set to their
+	// live values (removed where the live object lacks them), when not
+	// Missing: compared with the desired object, it shows just the drift.
+	Observed *unstructured.Unstructured
 }
 
 // FieldChange is one drifted field; values of Secrets are masked.

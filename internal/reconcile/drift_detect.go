@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"helm.sh/helm/v3/pkg/release"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -97,7 +98,7 @@ func (e *Engine) DetectDrift(ctx context.Context, rel *release.Release, ignore [
 			if err != nil {
 				return fmt.Errorf("comparing %s with the cluster: %w", o.Key, err)
 			}
-			drift, ok, err := objectDrift(o.Key, diff)
+			drift, ok, err := objectDrift(o.Key, o.Object, diff)
 			if err != nil || !ok {
 				return err
 			}
@@ -129,8 +130,9 @@ func (e *Engine) controllerClient() (client.Client, error) {
 	return c, nil
 }
 
-// objectDrift describes a diff; ok is false when the object has not drifted.
-func objectDrift(key string, d *ssajsondiff.Diff) (ObjectDrift, bool, error) {
+// objectDrift describes the diff of the object desired; ok is false when
+// the object has not drifted.
+func objectDrift(key string, desired *unstructured.Unstructured, d *ssajsondiff.Diff) (ObjectDrift, bool, error) {
 	switch d.Type {
 	case ssajsondiff.DiffTypeCreate:
 		return ObjectDrift{Key: key, Missing: true}, true, nil
@@ -143,15 +145,17 @@ func objectDrift(key string, d *ssajsondiff.Diff) (ObjectDrift, bool, error) {
 		return ObjectDrift{}, false, fmt.Errorf("unexpected cluster object %T for %s", d.ClusterObject, key)
 	}
 	secret := d.GroupVersionKind().Group == "" && d.GroupVersionKind().Kind == "Secret"
-	drift := ObjectDrift{Key: key}
+	drift := ObjectDrift{Key: key, Observed: desired.DeepCopy()}
 	for _, op := range d.Patch {
 		change := FieldChange{Path: op.Path}
 		if op.Type != "remove" {
 			change.Desired = show(op.Value, secret)
 		}
-		if v, found := pointer(live.Object, op.Path); found {
+		v, found := pointer(live.Object, op.Path)
+		if found {
 			change.Live = show(v, secret)
 		}
+		setPointer(drift.Observed.Object, op.Path, v, found)
 		drift.Changes = append(drift.Changes, change)
 	}
 	return drift, true, nil
@@ -168,6 +172,55 @@ func show(v any, secret bool) string {
 		return fmt.Sprint(v)
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// setPointer sets the field at the JSON pointer ptr of obj to v, or
+// removes it when !found, creating the maps on the way. A pointer into a
+// list element that is not there is left alone: the object then shows the
+// desired value at that path.
+func setPointer(obj map[string]any, ptr string, v any, found bool) {
+	tokens := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	for i := range tokens {
+		tokens[i] = strings.ReplaceAll(strings.ReplaceAll(tokens[i], "~1", "/"), "~0", "~")
+	}
+	var cur any = obj
+	for i, tok := range tokens {
+		last := i == len(tokens)-1
+		switch t := cur.(type) {
+		case map[string]any:
+			if last {
+				if found {
+					t[tok] = runtime.DeepCopyJSONValue(v)
+				} else {
+					delete(t, tok)
+				}
+				return
+			}
+			next, ok := t[tok]
+			if !ok {
+				if !found {
+					return
+				}
+				next = map[string]any{}
+				t[tok] = next
+			}
+			cur = next
+		case []any:
+			var idx int
+			if _, err := fmt.Sscanf(tok, "%d", &idx); err != nil || idx < 0 || idx >= len(t) {
+				return
+			}
+			if last {
+				if found {
+					t[idx] = runtime.DeepCopyJSONValue(v)
+				}
+				return
+			}
+			cur = t[idx]
+		default:
+			return
+		}
+	}
 }
 
 // pointer resolves an RFC 6901 JSON pointer in obj.

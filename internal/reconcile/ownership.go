@@ -16,11 +16,11 @@ import (
 // make. It is never taken over silently (the v1 safeguard).
 var ErrNotOwned = errors.New("release owned by something else")
 
-// checkOwnership allows acting on a release this resource has no record of
+// CheckOwnership allows acting on a release this resource has no record of
 // only when its objects carry this resource's origin labels (the state was
 // lost), or when the spec adopts it. Objects labelled for another
 // helmrelease_release always refuse.
-func checkOwnership(rel *release.Release, s *Spec) error {
+func CheckOwnership(rel *release.Release, s *Spec) error {
 	owners := origins(rel.Manifest)
 	mine := s.Namespace + "/" + s.Name
 	var others []string

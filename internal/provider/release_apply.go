@@ -1,0 +1,181 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+)
+
+// privateSetter is resp.Private of Create and Update.
+type privateSetter interface {
+	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
+}
+
+func (r *releaseResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	r.apply(ctx, req.Plan, req.Config, nil, &resp.State, resp.Private, &resp.Diagnostics)
+}
+
+func (r *releaseResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	r.apply(ctx, req.Plan, req.Config, &req.State, &resp.State, resp.Private, &resp.Diagnostics)
+}
+
+// apply runs the engine's atomic loop until the release is in sync or
+// remediation is exhausted, and saves what it did: the status, failure
+// counters and history are saved even when it fails, so that the next plan
+// knows (a failed create also leaves the resource tainted, as Terraform
+// does with any failed create: the next apply installs it afresh).
+func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfsdk.Config, prior *tfsdk.State, out *tfsdk.State, private privateSetter, diags *diag.Diagnostics) {
+	var m, config releaseModel
+	diags.Append(planned.Get(ctx, &m)...)
+	diags.Append(cfg.Get(ctx, &config)...)
+	st := &reconcile.Status{}
+	if prior != nil {
+		var previous releaseModel
+		diags.Append(prior.Get(ctx, &previous)...)
+		s, d := statusOf(ctx, previous.Status)
+		diags.Append(d...)
+		st = s
+	}
+	if diags.HasError() || r.data == nil {
+		return
+	}
+	fillIdentity(&m, &config)
+	diags.Append(private.SetKey(ctx, privateDrift, nil)...)
+
+	if m.Suspend.ValueBool() {
+		r.saveSuspended(ctx, &m, st, out, diags)
+		return
+	}
+	spec := m.spec(ctx, diags)
+	resolved := r.resolveChart(ctx, &m, diags)
+	if diags.HasError() {
+		return
+	}
+	if !m.ChartVersion.IsUnknown() && m.ChartVersion.ValueString() != resolved.Version {
+		attrError(diags, path.Root("chart").AtName("version"), "Chart version changed since the plan",
+			fmt.Sprintf("The plan was made with chart version %s, but %s now resolves to %s.", m.ChartVersion.ValueString(), m.Chart.Attributes()["version"], resolved.Version),
+			"Plan again to review the new version, or pin chart.version to the version you reviewed.")
+		return
+	}
+	values := r.composeValues(ctx, &m, diags)
+	if diags.HasError() {
+		return
+	}
+	e := r.newEngine(ctx, &m, spec, diags)
+	if e == nil {
+		return
+	}
+	if st.StorageNamespace == "" {
+		st.StorageNamespace = spec.GetStorageNamespace()
+	}
+	request := &reconcile.Request{Spec: spec, Chart: resolved.Chart, Values: values, Status: st}
+	runErr := e.Reconcile(ctx, request, e.DriftDetector(spec))
+
+	m.ChartVersion = types.StringValue(resolved.Version)
+	m.AppVersion = types.StringValue(resolved.AppVersion)
+	m.ChartDigest = types.StringValue(resolved.Digest)
+	status, d := statusObject(ctx, st)
+	diags.Append(d...)
+	m.Status = status
+	if runErr != nil || m.Resources.IsUnknown() {
+		// What is deployed now; after a success, what was planned is.
+		m.Resources = r.deployedResources(ctx, e, spec, diags)
+	}
+	diags.Append(out.Set(ctx, &m)...)
+	reportRun(diags, m.ID.ValueString(), st, runErr)
+}
+
+// deployedResources is the resources attribute of the latest release (an
+// empty map when there is none).
+func (r *releaseResource) deployedResources(ctx context.Context, e *reconcile.Engine, spec *reconcile.Spec, diags *diag.Diagnostics) types.Map {
+	empty := types.MapValueMust(types.StringType, nil)
+	latest, err := e.Helm.LastRelease(spec.GetReleaseName())
+	if err != nil || latest == nil {
+		return empty
+	}
+	resources, err := displayResources(ctx, e, latest.Manifest, latest.Namespace, nil)
+	if err != nil {
+		diags.AddWarning("Release objects not readable", err.Error())
+		return empty
+	}
+	return resources
+}
+
+// saveSuspended records the configuration of a suspended release.
+func (r *releaseResource) saveSuspended(ctx context.Context, m *releaseModel, st *reconcile.Status, out *tfsdk.State, diags *diag.Diagnostics) {
+	for _, v := range []*types.String{&m.ChartVersion, &m.AppVersion, &m.ChartDigest} {
+		if v.IsUnknown() {
+			*v = types.StringValue("")
+		}
+	}
+	if m.Resources.IsUnknown() {
+		m.Resources = types.MapValueMust(types.StringType, nil)
+	}
+	if m.Status.IsUnknown() || m.Status.IsNull() {
+		status, d := statusObject(ctx, st)
+		diags.Append(d...)
+		m.Status = status
+	}
+	diags.Append(out.Set(ctx, m)...)
+}
+
+// reportRun turns the outcome of a run into diagnostics: the error with
+// Helm's log lines, and a warning for a remediation that happened.
+func reportRun(diags *diag.Diagnostics, id string, st *reconcile.Status, err error) {
+	if c := st.Condition(reconcile.ConditionRemediated); c != nil && c.Status {
+		diags.AddWarning("Release remediated",
+			fmt.Sprintf("helmrelease_release %s failed and was remediated (%s): %s\n\nThe failure counts against the remediation retries; see status.failures and the Helm error.", id, c.Reason, c.Message))
+	}
+	if err == nil {
+		return
+	}
+	remedy := "Fix the cause (see the Helm error and log lines above), then apply again."
+	switch {
+	case errors.Is(err, reconcile.ErrRetriesExhausted):
+		remedy = "Fix the cause, then set reset_at to a new value (or change the chart or values) to retry with the remediation settings, or set force_at to a new value to force one upgrade."
+	case errors.Is(err, reconcile.ErrNotOwned):
+		remedy = "Import the release (terraform import) to manage it with this resource, or set another release_name."
+	}
+	var untouched *reconcile.StorageUntouchedError
+	summary := "Release failed"
+	if errors.As(err, &untouched) {
+		summary = "Release not applied"
+	}
+	diags.AddError(summary, fmt.Sprintf("helmrelease_release %s: %s\n\n%s", id, err, remedy))
+}
+
+func (r *releaseResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var m releaseModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || r.data == nil {
+		return
+	}
+	if m.Suspend.ValueBool() {
+		// As helm-controller does for a suspended HelmRelease.
+		resp.Diagnostics.AddWarning("Suspended release left installed",
+			fmt.Sprintf("helmrelease_release %s is suspended, so destroying it does not uninstall the Helm release.\n\nUninstall it with helm, or set suspend = false and apply before destroying.", m.ID.ValueString()))
+		return
+	}
+	spec := m.spec(ctx, &resp.Diagnostics)
+	st, d := statusOf(ctx, m.Status)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	e := r.newEngine(ctx, &m, spec, &resp.Diagnostics)
+	if e == nil {
+		return
+	}
+	if err := e.Uninstall(ctx, spec, st); err != nil {
+		resp.Diagnostics.AddError("Release uninstall failed",
+			fmt.Sprintf("helmrelease_release %s: %s\n\nThe release and this resource are kept. Fix the cause and destroy again: a failing pre-delete hook can be skipped with uninstall.disable_hooks = true, a timeout raised with uninstall.timeout; to stop managing the release without uninstalling it, run terraform state rm.", m.ID.ValueString(), err))
+	}
+}

@@ -1,0 +1,150 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+)
+
+// tfLogger sends the engine's progress to Terraform's log.
+type tfLogger struct{ ctx context.Context }
+
+func (l tfLogger) Info(msg string, kv ...any)  { tflog.Info(l.ctx, msg, fields(kv)) }
+func (l tfLogger) Debug(msg string, kv ...any) { tflog.Debug(l.ctx, msg, fields(kv)) }
+
+func fields(kv []any) map[string]any {
+	out := make(map[string]any, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[fmt.Sprint(kv[i])] = kv[i+1]
+	}
+	return out
+}
+
+// clusterKnown reports whether the provider's cluster settings are known
+// (they are not at plan when the cluster is made in the same apply).
+func (r *releaseResource) clusterKnown() bool {
+	_, err := r.data.clients.RESTConfig()
+	return !errors.Is(err, errConfigUnknown)
+}
+
+// newEngine returns the engine of spec on the provider's cluster (or the
+// kube_config one); nil with a diagnostic when the cluster cannot be used.
+func (r *releaseResource) newEngine(ctx context.Context, m *releaseModel, spec *reconcile.Spec, diags *diag.Diagnostics) *reconcile.Engine {
+	cfg, err := r.data.clients.RESTConfig()
+	if err != nil {
+		clusterUnavailable(diags, path.Root("name"), err)
+		return nil
+	}
+	ref := m.kubeConfigRef(ctx, diags)
+	if diags.HasError() {
+		return nil
+	}
+	e, err := reconcile.New(ctx, spec, reconcile.Options{
+		Config:     cfg,
+		KubeConfig: ref,
+		Log:        tfLogger{ctx},
+		HelmLog:    func(line string) { tflog.Debug(ctx, "helm: "+line) },
+	})
+	if err != nil {
+		p := path.Root("name")
+		if ref != nil {
+			p = path.Root("kube_config")
+		}
+		attrError(diags, p, "Release cluster unavailable", err.Error()+".", "Check the provider's kubernetes settings and, with kube_config, that the Secret holds a kubeconfig of a reachable cluster.")
+		return nil
+	}
+	return e
+}
+
+// resolveChart resolves the chart of the model; nil with a diagnostic on
+// failure.
+func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) *chartsource.Resolved {
+	c := objectAs[chartModel](ctx, m.Chart, path.Root("chart"), diags)
+	if c == nil {
+		return nil
+	}
+	src, d := c.source(ctx, r.data)
+	diags.Append(d...)
+	if diags.HasError() {
+		return nil
+	}
+	resolved, err := r.data.charts.Resolve(ctx, src)
+	if err != nil {
+		chartError(diags, path.Root("chart"), err)
+		return nil
+	}
+	return resolved
+}
+
+// composeValues composes the values of the model.
+func (r *releaseResource) composeValues(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) map[string]any {
+	var refs []valuesFromModel
+	if !m.ValuesFrom.IsNull() {
+		diags.Append(m.ValuesFrom.ElementsAs(ctx, &refs, false)...)
+	}
+	if diags.HasError() {
+		return nil
+	}
+	return composeValues(ctx, r.data, m.Namespace.ValueString(), m.Values, m.SensitiveValues, refs, diags)
+}
+
+// displayResources is the resources attribute of a release manifest:
+// objects keyed as in helmrelease_template, Secrets masked.
+func displayResources(ctx context.Context, e *reconcile.Engine, releaseManifest, namespace string, drift *reconcile.DriftReport) (types.Map, error) {
+	var scope manifest.Scope
+	if mapper, err := e.Kube.ToRESTMapper(); err == nil {
+		scope = func(gvk k8sschema.GroupVersionKind) (bool, bool) {
+			m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+			if err != nil {
+				return false, false
+			}
+			return m.Scope.Name() == "namespace", true
+		}
+	}
+	objs, err := manifest.Parse(releaseManifest, namespace, scope)
+	if err != nil {
+		return types.MapNull(types.StringType), fmt.Errorf("reading the release manifest: %w", err)
+	}
+	drifted := map[string]reconcile.ObjectDrift{}
+	if drift != nil {
+		for _, o := range drift.Objects {
+			drifted[o.Key] = o
+		}
+	}
+	shown := make(map[string]string, len(objs))
+	for _, o := range objs {
+		obj := o.Object
+		if d, ok := drifted[o.Key]; ok {
+			if d.Missing {
+				continue
+			}
+			obj = d.Observed
+		}
+		y, err := manifest.Display(obj)
+		if err != nil {
+			return types.MapNull(types.StringType), fmt.Errorf("showing %s: %w", o.Key, err)
+		}
+		shown[o.Key] = y
+	}
+	v, d := types.MapValueFrom(ctx, types.StringType, shown)
+	if d.HasError() {
+		return v, errors.New("resources: " + d[0].Detail())
+	}
+	return v, nil
+}
+
+// kubeErr tells whether err means the cluster is not configured.
+func notConfigured(err error) bool {
+	return errors.Is(err, errConfigUnknown) || errors.Is(err, kube.ErrNotConfigured)
+}

@@ -1,0 +1,278 @@
+package provider
+
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+)
+
+// releaseModel is helmrelease_release. Nested attributes are objects and
+// lists, which may be unknown at plan; they are read into the structs below
+// once known.
+type releaseModel struct {
+	ID                 types.String  `tfsdk:"id"`
+	Name               types.String  `tfsdk:"name"`
+	Namespace          types.String  `tfsdk:"namespace"`
+	ReleaseName        types.String  `tfsdk:"release_name"`
+	TargetNamespace    types.String  `tfsdk:"target_namespace"`
+	StorageNamespace   types.String  `tfsdk:"storage_namespace"`
+	Chart              types.Object  `tfsdk:"chart"`
+	Values             types.Dynamic `tfsdk:"values"`
+	SensitiveValues    types.Dynamic `tfsdk:"sensitive_values"`
+	ValuesFrom         types.List    `tfsdk:"values_from"`
+	PostRenderers      types.List    `tfsdk:"post_renderers"`
+	CommonMetadata     types.Object  `tfsdk:"common_metadata"`
+	Suspend            types.Bool    `tfsdk:"suspend"`
+	Timeout            types.String  `tfsdk:"timeout"`
+	MaxHistory         types.Int64   `tfsdk:"max_history"`
+	PersistentClient   types.Bool    `tfsdk:"persistent_client"`
+	ServiceAccountName types.String  `tfsdk:"service_account_name"`
+	KubeConfig         types.Object  `tfsdk:"kube_config"`
+	Install            types.Object  `tfsdk:"install"`
+	Upgrade            types.Object  `tfsdk:"upgrade"`
+	Test               types.Object  `tfsdk:"test"`
+	Rollback           types.Object  `tfsdk:"rollback"`
+	Uninstall          types.Object  `tfsdk:"uninstall"`
+	DriftDetection     types.Object  `tfsdk:"drift_detection"`
+	ForceAt            types.String  `tfsdk:"force_at"`
+	ResetAt            types.String  `tfsdk:"reset_at"`
+
+	ChartVersion types.String `tfsdk:"chart_version"`
+	AppVersion   types.String `tfsdk:"app_version"`
+	ChartDigest  types.String `tfsdk:"chart_digest"`
+	Resources    types.Map    `tfsdk:"resources"`
+	Status       types.Object `tfsdk:"status"`
+}
+
+type kubeConfigModel struct {
+	SecretRef struct {
+		Name types.String `tfsdk:"name"`
+		Key  types.String `tfsdk:"key"`
+	} `tfsdk:"secret_ref"`
+}
+
+type remediationModel struct {
+	Retries              types.Int64  `tfsdk:"retries"`
+	Strategy             types.String `tfsdk:"strategy"`
+	IgnoreTestFailures   types.Bool   `tfsdk:"ignore_test_failures"`
+	RemediateLastFailure types.Bool   `tfsdk:"remediate_last_failure"`
+}
+
+type installModel struct {
+	Timeout                  types.String `tfsdk:"timeout"`
+	CRDs                     types.String `tfsdk:"crds"`
+	Replace                  types.Bool   `tfsdk:"replace"`
+	CreateNamespace          types.Bool   `tfsdk:"create_namespace"`
+	DisableHooks             types.Bool   `tfsdk:"disable_hooks"`
+	DisableOpenAPIValidation types.Bool   `tfsdk:"disable_open_api_validation"`
+	DisableSchemaValidation  types.Bool   `tfsdk:"disable_schema_validation"`
+	DisableTakeOwnership     types.Bool   `tfsdk:"disable_take_ownership"`
+	DisableWait              types.Bool   `tfsdk:"disable_wait"`
+	DisableWaitForJobs       types.Bool   `tfsdk:"disable_wait_for_jobs"`
+	SkipCRDs                 types.Bool   `tfsdk:"skip_crds"`
+	Remediation              *struct {
+		Retries              types.Int64 `tfsdk:"retries"`
+		IgnoreTestFailures   types.Bool  `tfsdk:"ignore_test_failures"`
+		RemediateLastFailure types.Bool  `tfsdk:"remediate_last_failure"`
+	} `tfsdk:"remediation"`
+}
+
+type upgradeModel struct {
+	Timeout                  types.String      `tfsdk:"timeout"`
+	CRDs                     types.String      `tfsdk:"crds"`
+	CleanupOnFail            types.Bool        `tfsdk:"cleanup_on_fail"`
+	DisableHooks             types.Bool        `tfsdk:"disable_hooks"`
+	DisableOpenAPIValidation types.Bool        `tfsdk:"disable_open_api_validation"`
+	DisableSchemaValidation  types.Bool        `tfsdk:"disable_schema_validation"`
+	DisableTakeOwnership     types.Bool        `tfsdk:"disable_take_ownership"`
+	DisableWait              types.Bool        `tfsdk:"disable_wait"`
+	DisableWaitForJobs       types.Bool        `tfsdk:"disable_wait_for_jobs"`
+	Force                    types.Bool        `tfsdk:"force"`
+	PreserveValues           types.Bool        `tfsdk:"preserve_values"`
+	Remediation              *remediationModel `tfsdk:"remediation"`
+}
+
+type testModel struct {
+	Enable         types.Bool   `tfsdk:"enable"`
+	Timeout        types.String `tfsdk:"timeout"`
+	IgnoreFailures types.Bool   `tfsdk:"ignore_failures"`
+	Filters        []struct {
+		Name    types.String `tfsdk:"name"`
+		Exclude types.Bool   `tfsdk:"exclude"`
+	} `tfsdk:"filters"`
+}
+
+type rollbackModel struct {
+	Timeout            types.String `tfsdk:"timeout"`
+	CleanupOnFail      types.Bool   `tfsdk:"cleanup_on_fail"`
+	DisableHooks       types.Bool   `tfsdk:"disable_hooks"`
+	DisableWait        types.Bool   `tfsdk:"disable_wait"`
+	DisableWaitForJobs types.Bool   `tfsdk:"disable_wait_for_jobs"`
+	Force              types.Bool   `tfsdk:"force"`
+	Recreate           types.Bool   `tfsdk:"recreate"`
+}
+
+type uninstallModel struct {
+	Timeout             types.String `tfsdk:"timeout"`
+	DeletionPropagation types.String `tfsdk:"deletion_propagation"`
+	DisableHooks        types.Bool   `tfsdk:"disable_hooks"`
+	DisableWait         types.Bool   `tfsdk:"disable_wait"`
+	KeepHistory         types.Bool   `tfsdk:"keep_history"`
+}
+
+type driftDetectionModel struct {
+	Mode   types.String `tfsdk:"mode"`
+	Ignore []struct {
+		Paths  []types.String `tfsdk:"paths"`
+		Target *selectorModel `tfsdk:"target"`
+	} `tfsdk:"ignore"`
+}
+
+// objectAs reads a known object into target; a null object leaves it nil.
+func objectAs[T any](ctx context.Context, o types.Object, p path.Path, diags *diag.Diagnostics) *T {
+	if o.IsNull() || o.IsUnknown() {
+		return nil
+	}
+	var out T
+	d := o.As(ctx, &out, basetypes.ObjectAsOptions{})
+	for _, e := range d {
+		if e.Severity() == diag.SeverityError {
+			diags.AddAttributeError(p, e.Summary(), e.Detail())
+		}
+	}
+	return &out
+}
+
+func parseDuration(s types.String) time.Duration {
+	d, _ := time.ParseDuration(s.ValueString()) // validated at plan
+	return d
+}
+
+func optionalBool(b types.Bool) *bool {
+	if b.IsNull() || b.IsUnknown() {
+		return nil
+	}
+	v := b.ValueBool()
+	return &v
+}
+
+// spec is the engine's view of the model; every attribute must be known.
+func (m *releaseModel) spec(ctx context.Context, diags *diag.Diagnostics) *reconcile.Spec {
+	s := &reconcile.Spec{
+		Name:               m.Name.ValueString(),
+		Namespace:          m.Namespace.ValueString(),
+		ReleaseName:        m.ReleaseName.ValueString(),
+		TargetNamespace:    m.TargetNamespace.ValueString(),
+		StorageNamespace:   m.StorageNamespace.ValueString(),
+		Timeout:            parseDuration(m.Timeout),
+		PersistentClient:   m.PersistentClient.IsNull() || m.PersistentClient.ValueBool(),
+		ServiceAccountName: m.ServiceAccountName.ValueString(),
+		ForceAt:            m.ForceAt.ValueString(),
+		ResetAt:            m.ResetAt.ValueString(),
+	}
+	if !m.MaxHistory.IsNull() {
+		n := int(m.MaxHistory.ValueInt64())
+		s.MaxHistory = &n
+	}
+	if in := objectAs[installModel](ctx, m.Install, path.Root("install"), diags); in != nil {
+		s.Install = reconcile.InstallSpec{
+			Timeout: parseDuration(in.Timeout), CRDs: reconcile.CRDPolicy(in.CRDs.ValueString()),
+			Replace: in.Replace.ValueBool(), CreateNamespace: in.CreateNamespace.ValueBool(),
+			DisableHooks: in.DisableHooks.ValueBool(), DisableOpenAPIValidation: in.DisableOpenAPIValidation.ValueBool(),
+			DisableSchemaValidation: in.DisableSchemaValidation.ValueBool(), DisableTakeOwnership: in.DisableTakeOwnership.ValueBool(),
+			DisableWait: in.DisableWait.ValueBool(), DisableWaitForJobs: in.DisableWaitForJobs.ValueBool(),
+		}
+		if in.SkipCRDs.ValueBool() && in.CRDs.IsNull() {
+			s.Install.CRDs = reconcile.CRDSkip
+		}
+		if r := in.Remediation; r != nil {
+			s.Install.Remediation = reconcile.Remediation{
+				Retries:              int(r.Retries.ValueInt64()),
+				IgnoreTestFailures:   optionalBool(r.IgnoreTestFailures),
+				RemediateLastFailure: optionalBool(r.RemediateLastFailure),
+			}
+		}
+	}
+	if up := objectAs[upgradeModel](ctx, m.Upgrade, path.Root("upgrade"), diags); up != nil {
+		s.Upgrade = reconcile.UpgradeSpec{
+			Timeout: parseDuration(up.Timeout), CRDs: reconcile.CRDPolicy(up.CRDs.ValueString()),
+			CleanupOnFail: up.CleanupOnFail.ValueBool(), DisableHooks: up.DisableHooks.ValueBool(),
+			DisableOpenAPIValidation: up.DisableOpenAPIValidation.ValueBool(), DisableSchemaValidation: up.DisableSchemaValidation.ValueBool(),
+			DisableTakeOwnership: up.DisableTakeOwnership.ValueBool(), DisableWait: up.DisableWait.ValueBool(),
+			DisableWaitForJobs: up.DisableWaitForJobs.ValueBool(), Force: up.Force.ValueBool(), PreserveValues: up.PreserveValues.ValueBool(),
+		}
+		if r := up.Remediation; r != nil {
+			s.Upgrade.Remediation = reconcile.Remediation{
+				Retries:              int(r.Retries.ValueInt64()),
+				Strategy:             reconcile.RemediationStrategy(r.Strategy.ValueString()),
+				IgnoreTestFailures:   optionalBool(r.IgnoreTestFailures),
+				RemediateLastFailure: optionalBool(r.RemediateLastFailure),
+			}
+		}
+	}
+	if t := objectAs[testModel](ctx, m.Test, path.Root("test"), diags); t != nil {
+		s.Test = reconcile.TestSpec{Enable: t.Enable.ValueBool(), Timeout: parseDuration(t.Timeout), IgnoreFailures: t.IgnoreFailures.ValueBool()}
+		for _, f := range t.Filters {
+			s.Test.Filters = append(s.Test.Filters, reconcile.TestFilter{Name: f.Name.ValueString(), Exclude: f.Exclude.ValueBool()})
+		}
+	}
+	if r := objectAs[rollbackModel](ctx, m.Rollback, path.Root("rollback"), diags); r != nil {
+		s.Rollback = reconcile.RollbackSpec{
+			Timeout: parseDuration(r.Timeout), CleanupOnFail: r.CleanupOnFail.ValueBool(), DisableHooks: r.DisableHooks.ValueBool(),
+			DisableWait: r.DisableWait.ValueBool(), DisableWaitForJobs: r.DisableWaitForJobs.ValueBool(),
+			Force: r.Force.ValueBool(), Recreate: r.Recreate.ValueBool(),
+		}
+	}
+	if u := objectAs[uninstallModel](ctx, m.Uninstall, path.Root("uninstall"), diags); u != nil {
+		s.Uninstall = reconcile.UninstallSpec{
+			Timeout: parseDuration(u.Timeout), DeletionPropagation: u.DeletionPropagation.ValueString(),
+			DisableHooks: u.DisableHooks.ValueBool(), DisableWait: u.DisableWait.ValueBool(), KeepHistory: u.KeepHistory.ValueBool(),
+		}
+	}
+	if d := objectAs[driftDetectionModel](ctx, m.DriftDetection, path.Root("drift_detection"), diags); d != nil {
+		s.Drift.Mode = reconcile.DriftMode(d.Mode.ValueString())
+		for _, rule := range d.Ignore {
+			r := reconcile.IgnoreRule{Target: rule.Target.selector()}
+			for _, p := range rule.Paths {
+				r.Paths = append(r.Paths, p.ValueString())
+			}
+			s.Drift.Ignore = append(s.Drift.Ignore, r)
+		}
+	}
+	var renderers []postRendererModel
+	if !m.PostRenderers.IsNull() {
+		diags.Append(m.PostRenderers.ElementsAs(ctx, &renderers, false)...)
+	}
+	s.PostRenderers = kustomizations(renderers)
+	if md := objectAs[commonMetadataModel](ctx, m.CommonMetadata, path.Root("common_metadata"), diags); md != nil {
+		meta, d := md.metadata(ctx)
+		diags.Append(d...)
+		s.CommonMetadata = meta
+	}
+	return s
+}
+
+// kubeConfigRef is kube_config, or nil.
+func (m *releaseModel) kubeConfigRef(ctx context.Context, diags *diag.Diagnostics) *reconcile.KubeConfigRef {
+	k := objectAs[kubeConfigModel](ctx, m.KubeConfig, path.Root("kube_config"), diags)
+	if k == nil {
+		return nil
+	}
+	return &reconcile.KubeConfigRef{Name: k.SecretRef.Name.ValueString(), Key: k.SecretRef.Key.ValueString()}
+}
+
+// postRenderersOf is the post-renderers of the model (validation).
+func postRenderersOf(ctx context.Context, l types.List, diags *diag.Diagnostics) []postRendererModel {
+	var out []postRendererModel
+	if l.IsNull() || l.IsUnknown() {
+		return nil
+	}
+	diags.Append(l.ElementsAs(ctx, &out, false)...)
+	return out
+}

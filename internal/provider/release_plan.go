@@ -1,0 +1,305 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"helm.sh/helm/v3/pkg/release"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+)
+
+// privateDrift is the private state key under which Read keeps the desired
+// YAML of the objects it found drifted or missing, so that the plan puts
+// them back: {"<key>": "<yaml>"}.
+const privateDrift = "drift"
+
+// Ready reasons Read records for a release changed outside Terraform.
+const (
+	reasonUnmanaged = string(reconcile.StateUnmanaged)
+	reasonLocked    = string(reconcile.StateLocked)
+)
+
+// ModifyPlan resolves the chart and the values, decides whether the release
+// needs a Helm action, and if so renders it (a dry-run install or upgrade
+// the API server validates) into the planned resources; otherwise the
+// planned resources are the release's as refreshed, with drifted objects
+// put back. What is not known yet stays unknown.
+func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || r.data == nil {
+		return
+	}
+	var plan, config releaseModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	var state *releaseModel
+	if !req.State.Raw.IsNull() {
+		state = &releaseModel{}
+		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	fillIdentity(&plan, &config)
+	if state != nil {
+		for _, a := range []struct {
+			name          string
+			planned, prev types.String
+		}{
+			{"name", plan.Name, state.Name},
+			{"namespace", plan.Namespace, state.Namespace},
+			{"release_name", plan.ReleaseName, state.ReleaseName},
+			{"target_namespace", plan.TargetNamespace, state.TargetNamespace},
+			{"storage_namespace", plan.StorageNamespace, state.StorageNamespace},
+		} {
+			if !a.planned.Equal(a.prev) {
+				resp.RequiresReplace = append(resp.RequiresReplace, path.Root(a.name))
+			}
+		}
+		if len(resp.RequiresReplace) > 0 {
+			// The release is uninstalled, then installed anew.
+			state = nil
+		}
+	}
+	defer func() { resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...) }()
+
+	if plan.Suspend.ValueBool() {
+		if state != nil {
+			plan.ChartVersion, plan.AppVersion, plan.ChartDigest = state.ChartVersion, state.AppVersion, state.ChartDigest
+			plan.Resources, plan.Status = state.Resources, state.Status
+		}
+		resp.Diagnostics.AddWarning("Release suspended",
+			fmt.Sprintf("helmrelease_release %s is suspended: the configuration is recorded in the state, but no Helm action runs and drift is not reported.\n\nSet suspend = false to roll the changes out.", plan.ID.ValueString()))
+		return
+	}
+
+	var resolved *chartsource.Resolved
+	if fullyKnown(plan.Chart) {
+		if resolved = r.planChart(ctx, &plan, &resp.Diagnostics); resolved == nil {
+			return
+		}
+	} else {
+		plan.ChartVersion, plan.AppVersion, plan.ChartDigest = types.StringUnknown(), types.StringUnknown(), types.StringUnknown()
+	}
+
+	// Everything the release is made of must be known to say more.
+	inputsKnown := resolved != nil && fullyKnown(plan.Values) && fullyKnown(plan.SensitiveValues) && fullyKnown(plan.ValuesFrom) &&
+		specKnown(&plan) && (isEmpty(plan.ValuesFrom) || r.clusterKnown())
+	if !inputsKnown {
+		plan.Resources, plan.Status = types.MapUnknown(types.StringType), types.ObjectUnknown(statusAttrTypes())
+		return
+	}
+	spec := plan.spec(ctx, &resp.Diagnostics)
+	values := r.composeValues(ctx, &plan, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	digest, err := reconcile.ConfigDigest(values)
+	if err != nil {
+		attrError(&resp.Diagnostics, path.Root("values"), "Values not usable", err.Error()+".", "Use values that encode as JSON.")
+		return
+	}
+
+	st, diags := statusOf(ctx, stateStatus(state))
+	resp.Diagnostics.Append(diags...)
+	changes := releaseChanges(st, resolved.Version, digest, spec)
+	ready := st.Condition(reconcile.ConditionReady)
+	stalled := st.Condition(reconcile.ConditionStalled)
+	switch {
+	case state == nil:
+	case len(changes) == 0 && stalled != nil && stalled.Status:
+		plan.Resources, plan.Status = state.Resources, state.Status
+		resp.Diagnostics.AddWarning("Release stalled: retries exhausted",
+			fmt.Sprintf("helmrelease_release %s is not applied again: %s.\n\nFix the cause, then set reset_at to a new value to retry with the remediation settings, or force_at to a new value to force one install or upgrade; a new chart version or new values retry too.", plan.ID.ValueString(), stalled.Message))
+		return
+	case len(changes) == 0 && ready != nil && ready.Status:
+		// No Helm action: the release as refreshed, drifted objects put back.
+		r.planDriftCorrection(ctx, req, &plan, state, &resp.Diagnostics)
+		return
+	case len(changes) == 0:
+		changes = []string{"the release is not ready: " + ready.Message}
+	}
+	plan.Status = types.ObjectUnknown(statusAttrTypes())
+	if state != nil {
+		tflog.Info(ctx, "release action planned", map[string]any{"release": plan.ID.ValueString(), "because": strings.Join(changes, "; ")})
+	}
+	if ready != nil && ready.Reason == reasonLocked {
+		// A pending release cannot be rendered until it is unlocked.
+		plan.Resources = types.MapUnknown(types.StringType)
+		return
+	}
+	r.planRender(ctx, &plan, spec, resolved, values, state == nil, &resp.Diagnostics)
+}
+
+func (r *releaseResource) planChart(ctx context.Context, plan *releaseModel, diags *diag.Diagnostics) *chartsource.Resolved {
+	resolved := r.resolveChart(ctx, plan, diags)
+	if resolved == nil {
+		return nil
+	}
+	plan.ChartVersion = types.StringValue(resolved.Version)
+	plan.AppVersion = types.StringValue(resolved.AppVersion)
+	plan.ChartDigest = types.StringValue(resolved.Digest)
+	return resolved
+}
+
+// planRender renders the release the next install or upgrade makes into
+// the planned resources, after checking that the release may be acted on.
+func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, spec *reconcile.Spec, resolved *chartsource.Resolved, values map[string]any, create bool, diags *diag.Diagnostics) {
+	plan.Resources = types.MapUnknown(types.StringType)
+	if !r.clusterKnown() {
+		return
+	}
+	e := r.newEngine(ctx, plan, spec, diags)
+	if e == nil {
+		return
+	}
+	if create {
+		latest, err := e.Helm.LastRelease(spec.GetReleaseName())
+		if err != nil {
+			clusterUnavailable(diags, path.Root("release_name"), err)
+			return
+		}
+		if latest != nil && latest.Info.Status != release.StatusUninstalled {
+			if err := reconcile.CheckOwnership(latest, spec); err != nil {
+				attrError(diags, path.Root("release_name"), "Release already exists", err.Error()+".",
+					"Import the release (terraform import <address> "+spec.GetStorageNamespace()+"/"+spec.GetReleaseName()+") to manage it with this resource, or set another release_name.")
+				return
+			}
+		}
+	}
+	rel, err := e.DryRun(ctx, &reconcile.Request{Spec: spec, Chart: resolved.Chart, Values: values, Status: &reconcile.Status{}})
+	var prErr *postrender.Error
+	if errors.As(err, &prErr) {
+		attrError(diags, path.Root("post_renderers").AtListIndex(prErr.Index), "Post-renderer failed", prErr.Err.Error()+".",
+			"Fix the post-renderer: a patch without a target must name an object the chart renders, and a JSON 6902 patch must apply to the objects its target selects.")
+		return
+	}
+	if err != nil {
+		attrError(diags, path.Root("chart"), "Release does not render", err.Error()+".",
+			"Fix the values, the post-renderers or the chart so that the release renders and the cluster accepts its objects (the plan ran a dry-run "+map[bool]string{true: "install", false: "upgrade"}[create]+" validated by the API server).")
+		return
+	}
+	resources, err := displayResources(ctx, e, rel.Manifest, spec.GetTargetNamespace(), nil)
+	if err != nil {
+		diags.AddError("Rendered manifest not readable", err.Error())
+		return
+	}
+	plan.Resources = resources
+}
+
+// planDriftCorrection plans the objects Read found drifted or missing back
+// to their desired YAML; nothing else changes.
+func (r *releaseResource) planDriftCorrection(ctx context.Context, req resource.ModifyPlanRequest, plan, state *releaseModel, diags *diag.Diagnostics) {
+	plan.Resources = state.Resources
+	if !plan.Status.IsUnknown() {
+		plan.Status = state.Status
+	}
+	raw, d := req.Private.GetKey(ctx, privateDrift)
+	diags.Append(d...)
+	if len(raw) == 0 {
+		return
+	}
+	var desired map[string]string
+	if err := json.Unmarshal(raw, &desired); err != nil || len(desired) == 0 {
+		return
+	}
+	elems := make(map[string]attr.Value, len(state.Resources.Elements())+len(desired))
+	for k, v := range state.Resources.Elements() {
+		elems[k] = v
+	}
+	for k, v := range desired {
+		elems[k] = types.StringValue(v)
+	}
+	resources, d := types.MapValue(types.StringType, elems)
+	diags.Append(d...)
+	plan.Resources = resources
+	plan.Status = types.ObjectUnknown(statusAttrTypes())
+}
+
+// releaseChanges says why the release needs an install or upgrade: inputs
+// that differ from the last attempt, and tokens not yet handled.
+func releaseChanges(st *reconcile.Status, chartVersion, configDigest string, spec *reconcile.Spec) []string {
+	var out []string
+	if chartVersion != st.LastAttemptedRevision {
+		out = append(out, fmt.Sprintf("chart version %q → %q", st.LastAttemptedRevision, chartVersion))
+	}
+	if configDigest != st.LastAttemptedConfigDigest {
+		out = append(out, "values changed")
+	}
+	if s := spec.ResetAt; s != "" && s != st.LastHandledResetAt {
+		out = append(out, "reset_at changed")
+	}
+	if s := spec.ForceAt; s != "" && s != st.LastHandledForceAt {
+		out = append(out, "force_at changed")
+	}
+	if stalled := st.Condition(reconcile.ConditionStalled); stalled != nil && stalled.Status {
+		// Only what resets the failure counters counts while stalled.
+		return out
+	}
+	if reconcile.PostRenderersDigest(spec) != st.ObservedPostRenderersDigest {
+		out = append(out, "post_renderers changed")
+	}
+	if reconcile.OptionsDigest(spec) != st.ObservedOptionsDigest {
+		out = append(out, "common_metadata changed")
+	}
+	return out
+}
+
+// fillIdentity sets the computed identity attributes from the configured
+// ones: target and storage namespaces default to namespace, the release
+// name to [target_namespace-]name (shortened), the ID to both.
+func fillIdentity(m, config *releaseModel) {
+	if config.TargetNamespace.IsNull() {
+		m.TargetNamespace = m.Namespace
+	}
+	if config.StorageNamespace.IsNull() {
+		m.StorageNamespace = m.Namespace
+	}
+	if config.ReleaseName.IsNull() {
+		if m.Name.IsUnknown() || config.TargetNamespace.IsUnknown() {
+			m.ReleaseName = types.StringUnknown()
+		} else {
+			m.ReleaseName = types.StringValue(reconcile.ReleaseName("", config.TargetNamespace.ValueString(), m.Name.ValueString()))
+		}
+	}
+	if m.StorageNamespace.IsUnknown() || m.ReleaseName.IsUnknown() {
+		m.ID = types.StringUnknown()
+	} else {
+		m.ID = types.StringValue(m.StorageNamespace.ValueString() + "/" + m.ReleaseName.ValueString())
+	}
+}
+
+// specKnown reports whether every attribute the engine's spec is made of
+// is known.
+func specKnown(m *releaseModel) bool {
+	for _, v := range []attr.Value{
+		m.Name, m.Namespace, m.ReleaseName, m.TargetNamespace, m.StorageNamespace, m.PostRenderers, m.CommonMetadata,
+		m.Timeout, m.MaxHistory, m.PersistentClient, m.ServiceAccountName, m.KubeConfig,
+		m.Install, m.Upgrade, m.Test, m.Rollback, m.Uninstall, m.DriftDetection, m.ForceAt, m.ResetAt,
+	} {
+		if !fullyKnown(v) {
+			return false
+		}
+	}
+	return true
+}
+
+func isEmpty(l types.List) bool { return l.IsNull() || (!l.IsUnknown() && len(l.Elements()) == 0) }
+
+func stateStatus(state *releaseModel) types.Object {
+	if state == nil {
+		return types.ObjectNull(statusAttrTypes())
+	}
+	return state.Status
+}

@@ -1,0 +1,230 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"helm.sh/helm/v3/pkg/release"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+)
+
+// Read refreshes the release from Helm storage and the cluster, writing
+// nothing to either. The resource leaves the state only when the release is
+// confirmed gone. A release changed outside Terraform (manual helm upgrade
+// or rollback) or left pending is marked not ready, so that the plan acts
+// on it; with drift detection, drifted objects show their live fields in
+// resources and missing ones are left out, so that the plan puts them back.
+// Nothing changes in the state when nothing changed in the cluster.
+func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var m releaseModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || r.data == nil {
+		return
+	}
+	importing := m.Status.IsNull()
+	if !importing && m.Suspend.ValueBool() {
+		return
+	}
+	if _, err := r.data.clients.RESTConfig(); notConfigured(err) && !importing {
+		// Planning before the cluster exists: the state stands.
+		return
+	}
+	spec := m.spec(ctx, &resp.Diagnostics)
+	e := r.newEngine(ctx, &m, spec, &resp.Diagnostics)
+	if e == nil {
+		return
+	}
+	latest, err := e.Helm.LastRelease(spec.GetReleaseName())
+	if err != nil {
+		resp.Diagnostics.AddError("Release not readable",
+			fmt.Sprintf("Reading release %s from Helm storage failed: %s.\n\nThe state is kept as it is; check that the cluster is reachable and the provider's credentials may read Secrets in namespace %q, then refresh again.", m.ID.ValueString(), err, spec.GetStorageNamespace()))
+		return
+	}
+	if importing {
+		r.readImported(ctx, &m, e, latest, resp)
+		return
+	}
+	st, d := statusOf(ctx, m.Status)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ready := st.Condition(reconcile.ConditionReady)
+	if latest == nil || latest.Info.Status == release.StatusUninstalled {
+		if st.LastAttemptedReleaseAction == reconcile.ActionInstall && (ready == nil || !ready.Status) {
+			// A failed install, uninstalled by its remediation: the state
+			// keeps the failure counters.
+			return
+		}
+		resp.State.RemoveResource(ctx)
+		return
+	}
+
+	want := reconcile.Desired{
+		Spec:                spec,
+		ChartVersion:        st.LastAttemptedRevision,
+		ConfigDigest:        st.LastAttemptedConfigDigest,
+		PostRenderersDigest: st.ObservedPostRenderersDigest,
+		OptionsDigest:       st.ObservedOptionsDigest,
+	}
+	if cur := st.Latest(); cur != nil {
+		want.ChartName = cur.ChartName
+	}
+	state, err := reconcile.DetermineReleaseState(ctx, latest, st, want, e.DriftDetector(spec))
+	if err != nil {
+		resp.Diagnostics.AddWarning("Release not fully refreshed",
+			fmt.Sprintf("helmrelease_release %s: %s.\n\nThe state is kept as it is.", m.ID.ValueString(), err))
+		return
+	}
+	var drift *reconcile.DriftReport
+	switch state.Status {
+	case reconcile.StateUnmanaged:
+		st.SetCondition(reconcile.Condition{Type: reconcile.ConditionReady, Status: false, Reason: reasonUnmanaged, Message: state.Reason})
+	case reconcile.StateLocked:
+		st.SetCondition(reconcile.Condition{Type: reconcile.ConditionReady, Status: false, Reason: reasonLocked, Message: state.Reason})
+	case reconcile.StateDrifted:
+		if spec.Drift.Mode == reconcile.DriftWarn {
+			resp.Diagnostics.AddWarning("Release drifted",
+				fmt.Sprintf("helmrelease_release %s: %s.\n\n%s\nDrift detection is in warn mode: nothing is corrected. Set drift_detection.mode = \"enabled\" to correct it on apply, or add ignore rules for fields other controllers own.", m.ID.ValueString(), state.Reason, driftDetails(state.Drift)))
+		} else {
+			drift = state.Drift
+		}
+	case reconcile.StateInSync:
+		if ready != nil && !ready.Status && (ready.Reason == reasonUnmanaged || ready.Reason == reasonLocked) {
+			// Back to what this resource made (e.g. rolled back by hand).
+			st.SetCondition(reconcile.Condition{Type: reconcile.ConditionReady, Status: true, Reason: string(reconcile.StateInSync), Message: "release is in sync"})
+		}
+	}
+	resources, err := displayResources(ctx, e, latest.Manifest, latest.Namespace, drift)
+	if err != nil {
+		resp.Diagnostics.AddWarning("Release objects not readable", err.Error())
+		return
+	}
+	r.setDriftPrivate(ctx, resp, e, latest, drift)
+	status, d := statusObject(ctx, st)
+	resp.Diagnostics.Append(d...)
+	m.Status, m.Resources = status, resources
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// setDriftPrivate keeps the desired YAML of the drifted and missing objects
+// for the plan, or clears it.
+func (r *releaseResource) setDriftPrivate(ctx context.Context, resp *resource.ReadResponse, e *reconcile.Engine, latest *release.Release, drift *reconcile.DriftReport) {
+	if !drift.HasChanges() {
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDrift, nil)...)
+		return
+	}
+	desired, err := displayResources(ctx, e, latest.Manifest, latest.Namespace, nil)
+	if err != nil {
+		return
+	}
+	out := map[string]string{}
+	for _, o := range drift.Objects {
+		if v, ok := desired.Elements()[o.Key].(types.String); ok {
+			out[o.Key] = v.ValueString()
+		}
+	}
+	b, _ := json.Marshal(out) // map of strings
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDrift, b)...)
+}
+
+// driftDetails lists the drifted fields, Secret values as hashes.
+func driftDetails(r *reconcile.DriftReport) string {
+	s := ""
+	for _, o := range r.Objects {
+		if o.Missing {
+			s += fmt.Sprintf("- %s: missing\n", o.Key)
+			continue
+		}
+		for _, c := range o.Changes {
+			s += fmt.Sprintf("- %s %s: %s (desired: %s)\n", o.Key, c.Path, orNone(c.Live), orNone(c.Desired))
+		}
+	}
+	return s
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// readImported recovers a release being imported: identity from the
+// origin labels (else the release's own), chart name and version, values,
+// and a status adopting its latest revision.
+func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *reconcile.Engine, latest *release.Release, resp *resource.ReadResponse) {
+	if latest == nil || latest.Info.Status == release.StatusUninstalled {
+		resp.Diagnostics.AddError("Release not found",
+			fmt.Sprintf("No release %s is installed in namespace %s.\n\nCheck the import ID: <storage_namespace>/<release_name>, as `helm list --namespace <storage_namespace>` shows them.", m.ReleaseName.ValueString(), m.StorageNamespace.ValueString()))
+		return
+	}
+	st, err := reconcile.AdoptedStatus(latest, m.StorageNamespace.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddError("Release not importable", err.Error())
+		return
+	}
+	name, namespace := latest.Name, m.StorageNamespace.ValueString()
+	if owner, ok := singleOrigin(latest.Manifest, latest.Namespace); ok {
+		namespace, name = owner[0], owner[1]
+	}
+	m.Name, m.Namespace = types.StringValue(name), types.StringValue(namespace)
+	m.TargetNamespace = types.StringValue(latest.Namespace)
+	chartName, chartVersion, appVersion := "", "", ""
+	if c := latest.Chart; c != nil && c.Metadata != nil {
+		chartName, chartVersion, appVersion = c.Metadata.Name, c.Metadata.Version, c.Metadata.AppVersion
+	}
+	chartAttrs := map[string]attr.Value{}
+	for k, t := range chartAttribute().GetType().(types.ObjectType).AttrTypes {
+		chartAttrs[k] = nullOf(t)
+	}
+	chartAttrs["name"], chartAttrs["version"] = types.StringValue(chartName), types.StringValue(chartVersion)
+	chart, d := types.ObjectValue(chartAttribute().GetType().(types.ObjectType).AttrTypes, chartAttrs)
+	resp.Diagnostics.Append(d...)
+	m.Chart = chart
+	m.Values = types.DynamicNull()
+	if len(latest.Config) > 0 {
+		m.Values = types.DynamicValue(terraformValue(latest.Config))
+	}
+	m.ChartVersion, m.AppVersion, m.ChartDigest = types.StringValue(chartVersion), types.StringValue(appVersion), types.StringValue("")
+	resources, err := displayResources(ctx, e, latest.Manifest, latest.Namespace, nil)
+	if err != nil {
+		resp.Diagnostics.AddError("Release objects not readable", err.Error())
+		return
+	}
+	m.Resources = resources
+	status, d := statusObject(ctx, st)
+	resp.Diagnostics.Append(d...)
+	m.Status = status
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+}
+
+// singleOrigin is the [namespace, name] of the origin labels when the
+// manifest's objects carry exactly one.
+func singleOrigin(releaseManifest, namespace string) ([2]string, bool) {
+	objs, err := manifest.Parse(releaseManifest, namespace, nil)
+	if err != nil {
+		return [2]string{}, false
+	}
+	found := map[[2]string]bool{}
+	for _, o := range objs {
+		l := o.Object.GetLabels()
+		if l[postrender.OriginNameLabel] != "" {
+			found[[2]string{l[postrender.OriginNamespaceLabel], l[postrender.OriginNameLabel]}] = true
+		}
+	}
+	if len(found) != 1 {
+		return [2]string{}, false
+	}
+	for k := range found {
+		return k, true
+	}
+	return [2]string{}, false
+}

@@ -1,0 +1,78 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+var (
+	_ resource.Resource                   = (*releaseResource)(nil)
+	_ resource.ResourceWithConfigure      = (*releaseResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*releaseResource)(nil)
+	_ resource.ResourceWithImportState    = (*releaseResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*releaseResource)(nil)
+)
+
+// NewReleaseResource returns the helmrelease_release resource.
+func NewReleaseResource() resource.Resource { return &releaseResource{} }
+
+type releaseResource struct {
+	data *providerData
+}
+
+func (r *releaseResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_release"
+}
+
+func (r *releaseResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = releaseSchema()
+}
+
+func (r *releaseResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	data, err := configureData(req.ProviderData)
+	if err != nil {
+		resp.Diagnostics.AddError("Provider not configured", err.Error())
+		return
+	}
+	r.data = data
+}
+
+func (r *releaseResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m releaseModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	validatePostRenderers(postRenderersOf(ctx, m.PostRenderers, &resp.Diagnostics), path.Root("post_renderers"), &resp.Diagnostics)
+	for _, a := range []struct {
+		name string
+		v    types.Dynamic
+	}{{"values", m.Values}, {"sensitive_values", m.SensitiveValues}} {
+		if !fullyKnown(a.v) {
+			continue
+		}
+		if _, err := valuesMap(a.v); err != nil {
+			// The message names only the type, never the value.
+			invalidValue(&resp.Diagnostics, path.Root(a.name), strings.ReplaceAll(a.name, "_", " "), err, "Set "+a.name+" to an object, e.g. "+a.name+" = { replicaCount = 2 }.")
+		}
+	}
+}
+
+// ImportState takes over an existing release by `<storage_namespace>/<release_name>`;
+// Read then recovers what the release records (chart, version, values).
+func (r *releaseResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	storageNamespace, releaseName, ok := strings.Cut(req.ID, "/")
+	if !ok || storageNamespace == "" || releaseName == "" || strings.Contains(releaseName, "/") {
+		resp.Diagnostics.AddError("Invalid import ID",
+			fmt.Sprintf("The import ID %q is not <storage_namespace>/<release_name>.\n\nUse the namespace of the release's Helm storage and the release name, e.g. `terraform import helmrelease_release.web apps/web`.", req.ID))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("storage_namespace"), storageNamespace)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("release_name"), releaseName)...)
+}

@@ -1,0 +1,394 @@
+package provider
+
+import (
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+)
+
+// releaseSchema is helmrelease_release: the HelmRelease v2 spec as nested
+// attributes, its status as computed ones. Null means the v2 default, which
+// each description names.
+func releaseSchema() schema.Schema {
+	return schema.Schema{
+		MarkdownDescription: "A Helm release managed as Flux's helm-controller manages a `HelmRelease`: `terraform apply` installs, upgrades, tests and remediates it; `terraform plan` shows the Kubernetes objects that will change (`resources`); refresh detects drift and releases changed outside Terraform.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "`<storage_namespace>/<release_name>`, also the import ID.",
+				Computed:            true,
+			},
+			"name": schema.StringAttribute{
+				MarkdownDescription: "Name of the release object (HelmRelease `metadata.name`): the base of the default release name and the value of the `helmrelease.terraform.io/name` label on every object. Changing it replaces the release.",
+				Required:            true,
+				Validators:          []validator.String{dnsSubdomain()},
+			},
+			"namespace": schema.StringAttribute{
+				MarkdownDescription: "Namespace of the release object (HelmRelease `metadata.namespace`): where `values_from` and `kube_config` Secrets are read, and the default target and storage namespace. Changing it replaces the release. Default: `default`.",
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString("default"),
+				Validators:          []validator.String{dnsLabel(63)},
+			},
+			"release_name": schema.StringAttribute{
+				MarkdownDescription: "Helm release name (HelmRelease `spec.releaseName`). Changing it replaces the release. Default: `[target_namespace-]name`, shortened when longer than 53 characters to its first 40 characters, `-` and 12 hex digits of its SHA-256.",
+				Optional:            true,
+				Computed:            true,
+				Validators:          []validator.String{dnsLabel(reconcile.MaxReleaseNameLength)},
+			},
+			"target_namespace": schema.StringAttribute{
+				MarkdownDescription: "Namespace of the release's objects (HelmRelease `spec.targetNamespace`). Changing it replaces the release (uninstall, then install). Default: `namespace`.",
+				Optional:            true,
+				Computed:            true,
+				Validators:          []validator.String{dnsLabel(63)},
+			},
+			"storage_namespace": schema.StringAttribute{
+				MarkdownDescription: "Namespace of the release's Helm storage (HelmRelease `spec.storageNamespace`). Changing it replaces the release. Default: `namespace`.",
+				Optional:            true,
+				Computed:            true,
+				Validators:          []validator.String{dnsLabel(63)},
+			},
+			"chart": resourceAttribute(chartAttribute()),
+			"values": schema.DynamicAttribute{
+				MarkdownDescription: "Inline values, any HCL object (HelmRelease `spec.values`), merged over `values_from`. Default: none.",
+				Optional:            true,
+			},
+			"sensitive_values": schema.DynamicAttribute{
+				MarkdownDescription: "Values merged right after `values`, never shown in plans or logs (beyond Flux). Default: none.",
+				Optional:            true,
+				Sensitive:           true,
+			},
+			"values_from":     resourceAttribute(valuesFromAttribute()),
+			"post_renderers":  resourceAttribute(postRenderersAttribute()),
+			"common_metadata": resourceAttribute(commonMetadataAttribute()),
+			"suspend": schema.BoolAttribute{
+				MarkdownDescription: "Suspend the release (HelmRelease `spec.suspend`): no Helm action and no drift report while true; configuration changes are recorded in state with a warning and rolled out once it is false again. Default: `false`.",
+				Optional:            true,
+			},
+			"timeout": schema.StringAttribute{
+				MarkdownDescription: "Time each Helm action (install, upgrade, test, rollback, uninstall) may take, unless the action sets its own (HelmRelease `spec.timeout`). Default: `5m0s`.",
+				Optional:            true,
+				Validators:          []validator.String{duration()},
+			},
+			"max_history": schema.Int64Attribute{
+				MarkdownDescription: "Number of release revisions Helm keeps; `0` keeps all (HelmRelease `spec.maxHistory`). Default: `5`.",
+				Optional:            true,
+				Validators:          []validator.Int64{int64validator.AtLeast(0)},
+			},
+			"persistent_client": schema.BoolAttribute{
+				MarkdownDescription: "Keep one Kubernetes client, and its cache of the cluster's APIs, for all the actions of a run (HelmRelease `spec.persistentClient`); `false` rediscovers the APIs before each action, for charts whose hooks create CRDs. Default: `true`.",
+				Optional:            true,
+			},
+			"service_account_name": schema.StringAttribute{
+				MarkdownDescription: "Service account of `namespace` to impersonate for every Helm action (HelmRelease `spec.serviceAccountName`): the provider's credentials need the `impersonate` verb on it. Default: none, the provider's credentials.",
+				Optional:            true,
+				Validators:          []validator.String{dnsSubdomain()},
+			},
+			"kube_config": schema.SingleNestedAttribute{
+				MarkdownDescription: "Install into another cluster, whose kubeconfig is in a Secret of `namespace` on the provider's cluster, as Cluster API writes them (HelmRelease `spec.kubeConfig`). `values_from` still reads the provider's cluster. Default: the provider's cluster.",
+				Optional:            true,
+				Attributes: map[string]schema.Attribute{
+					"secret_ref": schema.SingleNestedAttribute{
+						MarkdownDescription: "The Secret (`secretRef`).",
+						Required:            true,
+						Attributes: map[string]schema.Attribute{
+							"name": schema.StringAttribute{MarkdownDescription: "Name of the Secret (`name`).", Required: true, Validators: []validator.String{dnsSubdomain()}},
+							"key": schema.StringAttribute{
+								MarkdownDescription: "Data key holding the kubeconfig (`key`). Default: `value`, else `value.yaml`.",
+								Optional:            true,
+								Validators:          []validator.String{stringvalidator.RegexMatches(dataKeyPattern, "must be a Secret data key: letters, digits, '-', '_' and '.'")},
+							},
+						},
+					},
+				},
+			},
+			"install":         installAttribute(),
+			"upgrade":         upgradeAttribute(),
+			"test":            testAttribute(),
+			"rollback":        rollbackAttribute(),
+			"uninstall":       uninstallAttribute(),
+			"drift_detection": driftDetectionAttribute(),
+			"force_at": schema.StringAttribute{
+				MarkdownDescription: "A token; setting it to a new value forces one install or upgrade even when nothing changed, once (Flux's `reconcile.fluxcd.io/forceAt` annotation), e.g. `timestamp()` captured in a variable. Default: none.",
+				Optional:            true,
+			},
+			"reset_at": schema.StringAttribute{
+				MarkdownDescription: "A token; setting it to a new value resets the failure counters, so that a release whose retries are exhausted is tried again (Flux's `reconcile.fluxcd.io/resetAt` annotation). Default: none.",
+				Optional:            true,
+			},
+			"chart_version": schema.StringAttribute{
+				MarkdownDescription: "Chart version resolved from `chart.version`; for OCI charts with `+<12 hex>` of the manifest digest. A new version here is an upgrade.",
+				Computed:            true,
+			},
+			"app_version": schema.StringAttribute{
+				MarkdownDescription: "App version of the resolved chart.",
+				Computed:            true,
+			},
+			"chart_digest": schema.StringAttribute{
+				MarkdownDescription: "SHA-256 of the chart archive (Helm repositories, `.tgz`), or the OCI manifest digest; empty for a chart directory.",
+				Computed:            true,
+			},
+			"resources": schema.MapAttribute{
+				MarkdownDescription: "Objects of the release manifest, keyed `<group>/<version>/<Kind>/<namespace>/<name>` (core group: `v1/<Kind>/…`; no namespace segment for cluster-scoped objects), each as YAML: the plan shows here what an install or upgrade changes, and, with drift detection, the objects changed or deleted in the cluster. Hooks, tests and the chart's `crds/` are not listed. Values of Secret `data` and `stringData` are SHA-256 hashes, never in clear.",
+				ElementType:         types.StringType,
+				Computed:            true,
+			},
+			"status": statusAttribute(),
+		},
+	}
+}
+
+func timeoutAttribute(action string) schema.StringAttribute {
+	return schema.StringAttribute{
+		MarkdownDescription: "Time the " + action + " may take (`timeout`). Default: the release's `timeout`.",
+		Optional:            true,
+		Validators:          []validator.String{duration()},
+	}
+}
+
+func flag(desc, field string) schema.BoolAttribute {
+	return schema.BoolAttribute{MarkdownDescription: desc + " (`" + field + "`). Default: `false`.", Optional: true}
+}
+
+func installAttribute() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "How the release is installed (HelmRelease `spec.install`). Default: the v2 defaults of each field.",
+		Optional:            true,
+		Attributes: map[string]schema.Attribute{
+			"timeout": timeoutAttribute("install"),
+			"crds": schema.StringAttribute{
+				MarkdownDescription: "What to do with the chart's `crds/` on install (`crds`): " + crdPolicies.markdown() + ". Default: `Create`.",
+				Optional:            true,
+				Validators:          []validator.String{crdPolicies.validator()},
+			},
+			"replace":                     flag("Reuse the name of a deleted release kept in history", "replace"),
+			"create_namespace":            flag("Create `target_namespace` when missing", "createNamespace"),
+			"disable_hooks":               flag("Skip the chart's hooks", "disableHooks"),
+			"disable_open_api_validation": flag("Skip the validation of objects against the cluster's OpenAPI schema", "disableOpenAPIValidation"),
+			"disable_schema_validation":   flag("Skip the validation of values against the chart's `values.schema.json`", "disableSchemaValidation"),
+			"disable_take_ownership":      flag("Refuse to take over objects that exist and belong to no release", "disableTakeOwnership"),
+			"disable_wait":                flag("Do not wait for the objects to be ready", "disableWait"),
+			"disable_wait_for_jobs":       flag("Do not wait for Jobs to complete", "disableWaitForJobs"),
+			"skip_crds": schema.BoolAttribute{
+				MarkdownDescription: "Skip the chart's CRDs (`skipCRDs`). Default: `false`.",
+				Optional:            true,
+				DeprecationMessage:  "Deprecated in HelmRelease v2: use install.crds = \"Skip\".",
+			},
+			"remediation": schema.SingleNestedAttribute{
+				MarkdownDescription: "What to do when the install fails (`remediation`): the failed release is uninstalled before each retry. Default: no retry.",
+				Optional:            true,
+				Attributes: map[string]schema.Attribute{
+					"retries": schema.Int64Attribute{
+						MarkdownDescription: "Retries after a failed install within one apply; negative is unlimited (`retries`). Default: `0`.",
+						Optional:            true,
+					},
+					"ignore_test_failures":   flagDefaultOf("Let failed tests pass after an install", "ignoreTestFailures", "`test.ignore_failures`"),
+					"remediate_last_failure": flagDefaultOf("Uninstall the release after the last failed retry too", "remediateLastFailure", "`false`"),
+				},
+			},
+		},
+	}
+}
+
+func flagDefaultOf(desc, field, def string) schema.BoolAttribute {
+	return schema.BoolAttribute{MarkdownDescription: desc + " (`" + field + "`). Default: " + def + ".", Optional: true}
+}
+
+func upgradeAttribute() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "How the release is upgraded (HelmRelease `spec.upgrade`). Default: the v2 defaults of each field.",
+		Optional:            true,
+		Attributes: map[string]schema.Attribute{
+			"timeout": timeoutAttribute("upgrade"),
+			"crds": schema.StringAttribute{
+				MarkdownDescription: "What to do with the chart's `crds/` on upgrade (`crds`): " + crdPolicies.markdown() + ". Default: `Skip`.",
+				Optional:            true,
+				Validators:          []validator.String{crdPolicies.validator()},
+			},
+			"cleanup_on_fail":             flag("Delete the objects an upgrade created when it fails", "cleanupOnFail"),
+			"disable_hooks":               flag("Skip the chart's hooks", "disableHooks"),
+			"disable_open_api_validation": flag("Skip the validation of objects against the cluster's OpenAPI schema", "disableOpenAPIValidation"),
+			"disable_schema_validation":   flag("Skip the validation of values against the chart's `values.schema.json`", "disableSchemaValidation"),
+			"disable_take_ownership":      flag("Refuse to take over objects that exist and belong to no release", "disableTakeOwnership"),
+			"disable_wait":                flag("Do not wait for the objects to be ready", "disableWait"),
+			"disable_wait_for_jobs":       flag("Do not wait for Jobs to complete", "disableWaitForJobs"),
+			"force":                       flag("Replace objects that cannot be patched (delete and create)", "force"),
+			"preserve_values":             flag("Merge the values of the previous revision under the new ones", "preserveValues"),
+			"remediation": schema.SingleNestedAttribute{
+				MarkdownDescription: "What to do when the upgrade fails (`remediation`). Default: no retry.",
+				Optional:            true,
+				Attributes: map[string]schema.Attribute{
+					"retries": schema.Int64Attribute{
+						MarkdownDescription: "Retries after a failed upgrade within one apply, each after the remediation; negative is unlimited (`retries`). Default: `0`.",
+						Optional:            true,
+					},
+					"strategy": schema.StringAttribute{
+						MarkdownDescription: "Remediation of a failed upgrade (`strategy`): " + remediationStrategies.markdown() + " (the install then starts afresh). Default: `rollback`.",
+						Optional:            true,
+						Validators:          []validator.String{remediationStrategies.validator()},
+					},
+					"ignore_test_failures":   flagDefaultOf("Let failed tests pass after an upgrade", "ignoreTestFailures", "`test.ignore_failures`"),
+					"remediate_last_failure": flagDefaultOf("Remediate the last failed retry too", "remediateLastFailure", "`true` when `retries` > 0, else `false`"),
+				},
+			},
+		},
+	}
+}
+
+func testAttribute() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "Helm tests run after each install and upgrade (HelmRelease `spec.test`). Default: no tests.",
+		Optional:            true,
+		Attributes: map[string]schema.Attribute{
+			"enable":          flag("Run the chart's tests", "enable"),
+			"timeout":         timeoutAttribute("test run"),
+			"ignore_failures": flag("Let failed tests pass: no remediation", "ignoreFailures"),
+			"filters": schema.ListNestedAttribute{
+				MarkdownDescription: "Tests to run or skip by name (`filters`); with an include filter, only the included tests run. Default: all tests.",
+				Optional:            true,
+				NestedObject: schema.NestedAttributeObject{
+					Attributes: map[string]schema.Attribute{
+						"name":    schema.StringAttribute{MarkdownDescription: "Name of the test hook (`name`).", Required: true, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
+						"exclude": flag("Skip the test instead of running it", "exclude"),
+					},
+				},
+			},
+		},
+	}
+}
+
+func rollbackAttribute() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "How a failed upgrade is rolled back (HelmRelease `spec.rollback`). Default: the v2 defaults of each field.",
+		Optional:            true,
+		Attributes: map[string]schema.Attribute{
+			"timeout":               timeoutAttribute("rollback"),
+			"cleanup_on_fail":       flag("Delete the objects a failed rollback created", "cleanupOnFail"),
+			"disable_hooks":         flag("Skip the chart's hooks", "disableHooks"),
+			"disable_wait":          flag("Do not wait for the objects to be ready", "disableWait"),
+			"disable_wait_for_jobs": flag("Do not wait for Jobs to complete", "disableWaitForJobs"),
+			"force":                 flag("Replace objects that cannot be patched (delete and create)", "force"),
+			"recreate":              flag("Restart the pods of the objects", "recreate"),
+		},
+	}
+}
+
+func uninstallAttribute() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "How the release is uninstalled, on destroy and by remediation (HelmRelease `spec.uninstall`). Default: the v2 defaults of each field.",
+		Optional:            true,
+		Attributes: map[string]schema.Attribute{
+			"timeout": timeoutAttribute("uninstall"),
+			"deletion_propagation": schema.StringAttribute{
+				MarkdownDescription: "How dependents of deleted objects are deleted (`deletionPropagation`): " + deletionPropagations.markdown() + ". Default: `background`.",
+				Optional:            true,
+				Validators:          []validator.String{deletionPropagations.validator()},
+			},
+			"disable_hooks": flag("Skip the chart's hooks", "disableHooks"),
+			"disable_wait":  flag("Do not wait for the objects to be deleted", "disableWait"),
+			"keep_history":  flag("Keep the release's history in storage (status `uninstalled`)", "keepHistory"),
+		},
+	}
+}
+
+func driftDetectionAttribute() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "Comparison of the release's objects with the cluster on refresh (HelmRelease `spec.driftDetection`). An object labelled or annotated `helmrelease.terraform.io/driftDetection: disabled` (or Flux's `helm.toolkit.fluxcd.io/driftDetection`) is left out. Default: disabled.",
+		Optional:            true,
+		Attributes: map[string]schema.Attribute{
+			"mode": schema.StringAttribute{
+				MarkdownDescription: "`enabled`: drifted and deleted objects show in `resources` in the plan and apply corrects them (without a new Helm revision); `warn`: a warning only; `disabled` (`mode`). Default: `disabled`.",
+				Optional:            true,
+				Validators:          []validator.String{driftModes.validator()},
+			},
+			"ignore": schema.ListNestedAttribute{
+				MarkdownDescription: "Fields left out of the comparison (`ignore`). Default: none.",
+				Optional:            true,
+				NestedObject: schema.NestedAttributeObject{
+					Attributes: map[string]schema.Attribute{
+						"paths": schema.ListAttribute{
+							MarkdownDescription: "JSON pointers (RFC 6901) of the fields, e.g. `/spec/replicas` (`paths`).",
+							ElementType:         types.StringType,
+							Required:            true,
+							Validators:          []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(jsonPointer())},
+						},
+						"target": resourceAttribute(selectorAttribute(false, "Objects the rule applies to (`target`). Default: all objects of the release.")),
+					},
+				},
+			},
+		},
+	}
+}
+
+// statusAttribute is HelmRelease status, as the engine records it.
+func statusAttribute() schema.SingleNestedAttribute {
+	str := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{MarkdownDescription: desc, Computed: true}
+	}
+	count := func(desc string) schema.Int64Attribute {
+		return schema.Int64Attribute{MarkdownDescription: desc, Computed: true}
+	}
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "What the last apply or refresh observed (HelmRelease `status`). It changes only when the release or the cluster does.",
+		Computed:            true,
+		Attributes: map[string]schema.Attribute{
+			"ready":   schema.BoolAttribute{MarkdownDescription: "Whether the release is in sync with the configuration (condition `Ready`).", Computed: true},
+			"reason":  str("Reason of the `Ready` condition, e.g. `InstallSucceeded`, `UpgradeFailed`, `RetriesExceeded`."),
+			"message": str("Message of the `Ready` condition."),
+			"conditions": schema.ListNestedAttribute{
+				MarkdownDescription: "Conditions `Ready`, `Released`, `TestSuccess`, `Remediated`, `Stalled`, as in Flux (without timestamps).",
+				Computed:            true,
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"type":    str("Condition type."),
+					"status":  schema.BoolAttribute{MarkdownDescription: "Condition status.", Computed: true},
+					"reason":  str("Reason."),
+					"message": str("Message."),
+				}},
+			},
+			"failures":                        count("Failures since the last success (`failures`)."),
+			"install_failures":                count("Failed installs since the chart or values last changed (`installFailures`)."),
+			"upgrade_failures":                count("Failed upgrades since the chart or values last changed (`upgradeFailures`)."),
+			"last_attempted_revision":         str("Chart version last attempted (`lastAttemptedRevision`)."),
+			"last_attempted_config_digest":    str("Digest of the values last attempted (`lastAttemptedConfigDigest`)."),
+			"last_attempted_release_action":   str("`install` or `upgrade` (`lastAttemptedReleaseAction`)."),
+			"last_applied_revision":           str("Chart version last released successfully."),
+			"observed_post_renderers_digest":  str("Digest of the post-renderers of the last success (`observedPostRenderersDigest`)."),
+			"observed_common_metadata_digest": str("Digest of `common_metadata` of the last success."),
+			"last_handled_force_at":           str("`force_at` last handled (`lastHandledForceAt`)."),
+			"last_handled_reset_at":           str("`reset_at` last handled (`lastHandledResetAt`)."),
+			"storage_namespace":               str("Namespace of the release's Helm storage (`storageNamespace`)."),
+			"history": schema.ListNestedAttribute{
+				MarkdownDescription: "Releases this resource made, newest first, at most `max_history` (`history`).",
+				Computed:            true,
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"name":           str("Release name."),
+					"namespace":      str("Release namespace."),
+					"version":        count("Revision."),
+					"status":         str("Helm status: `deployed`, `failed`, `superseded`, `uninstalled`, …"),
+					"chart_name":     str("Chart name."),
+					"chart_version":  str("Chart version."),
+					"app_version":    str("App version."),
+					"config_digest":  str("Digest of the values."),
+					"digest":         str("Digest of the release in storage: another digest means a change made outside this resource."),
+					"first_deployed": str("When the release was first deployed (RFC 3339)."),
+					"last_deployed":  str("When this revision was deployed (RFC 3339)."),
+					"deleted":        str("When it was uninstalled (RFC 3339), or empty."),
+					"test_hooks": schema.MapNestedAttribute{
+						MarkdownDescription: "Test hooks run on the revision, by name.",
+						Computed:            true,
+						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+							"last_started":   str("When the test started (RFC 3339)."),
+							"last_completed": str("When it completed (RFC 3339)."),
+							"phase":          str("`Succeeded` or `Failed`."),
+						}},
+					},
+				}},
+			},
+		},
+	}
+}

@@ -1,0 +1,34 @@
+package reconcile
+
+import (
+	"fmt"
+
+	"helm.sh/helm/v3/pkg/release"
+)
+
+// ReasonAdopted is the Ready reason of a release taken over by import.
+const ReasonAdopted = "Adopted"
+
+// AdoptedStatus is the status of a release taken over as it is (terraform
+// import): its latest revision recorded as if this resource had made it,
+// with no post-renderers and no common metadata, so that the next run
+// upgrades it only where the configuration differs.
+func AdoptedStatus(rel *release.Release, storageNamespace string) (*Status, error) {
+	snap, err := snapshotOf(rel)
+	if err != nil {
+		return nil, fmt.Errorf("adopting release %s: %w", describe(rel), err)
+	}
+	st := &Status{
+		LastAttemptedRevision:       snap.ChartVersion,
+		LastAttemptedConfigDigest:   snap.ConfigDigest,
+		LastAttemptedReleaseAction:  ActionUpgrade,
+		LastAppliedRevision:         snap.ChartVersion,
+		ObservedPostRenderersDigest: PostRenderersDigest(&Spec{}),
+		ObservedOptionsDigest:       OptionsDigest(&Spec{}),
+		StorageNamespace:            storageNamespace,
+		History:                     []Snapshot{snap},
+	}
+	st.SetCondition(Condition{Type: ConditionReady, Status: rel.Info.Status == release.StatusDeployed, Reason: ReasonAdopted,
+		Message: fmt.Sprintf("release %s (%s) adopted", describe(rel), rel.Info.Status)})
+	return st, nil
+}
