@@ -74,4 +74,3 @@ func composeValues(ctx context.Context, data *providerData, namespace string, in
 	}
 	return composed
 }
-
