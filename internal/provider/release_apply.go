@@ -90,7 +90,7 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 		m.Resources = r.deployedResources(ctx, e, spec, diags)
 	}
 	diags.Append(out.Set(ctx, &m)...)
-	reportRun(diags, m.ID.ValueString(), st, runErr)
+	reportRun(diags, m.ID.ValueString(), st, runErr, prior == nil)
 }
 
 // deployedResources is the resources attribute of the latest release (an
@@ -129,7 +129,7 @@ func (r *releaseResource) saveSuspended(ctx context.Context, m *releaseModel, st
 
 // reportRun turns the outcome of a run into diagnostics: the error with
 // Helm's log lines, and a warning for a remediation that happened.
-func reportRun(diags *diag.Diagnostics, id string, st *reconcile.Status, err error) {
+func reportRun(diags *diag.Diagnostics, id string, st *reconcile.Status, err error, created bool) {
 	if c := st.Condition(reconcile.ConditionRemediated); c != nil && c.Status {
 		diags.AddWarning("Release remediated",
 			fmt.Sprintf("helmrelease_release %s failed and was remediated (%s): %s\n\nThe failure counts against the remediation retries; see status.failures and the Helm error.", id, c.Reason, c.Message))
@@ -139,10 +139,12 @@ func reportRun(diags *diag.Diagnostics, id string, st *reconcile.Status, err err
 	}
 	remedy := "Fix the cause (see the Helm error and log lines above), then apply again."
 	switch {
+	case errors.Is(err, reconcile.ErrNotOwned):
+		remedy = "Import the release (terraform import) to manage it with this resource, or set another release_name; a release of another helmrelease_release cannot be shared."
+	case created:
+		remedy = "Fix the cause (see the Helm error and log lines above), then apply again: Terraform replaces the failed resource, which installs the release afresh."
 	case errors.Is(err, reconcile.ErrRetriesExhausted):
 		remedy = "Fix the cause, then set reset_at to a new value (or change the chart or values) to retry with the remediation settings, or set force_at to a new value to force one upgrade."
-	case errors.Is(err, reconcile.ErrNotOwned):
-		remedy = "Import the release (terraform import) to manage it with this resource, or set another release_name."
 	}
 	var untouched *reconcile.StorageUntouchedError
 	summary := "Release failed"

@@ -2,16 +2,24 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 )
 
 const rel = "helmrelease_release.r"
@@ -112,4 +120,87 @@ func configMapData(t *testing.T, namespace, name, key string) string {
 		t.Fatalf("ConfigMap %s/%s: %v", namespace, name, err)
 	}
 	return cm.Data[key]
+}
+
+// priorState checks a value of the resource's state before the plan (the
+// refreshed state), e.g. the status a failed apply saved.
+type priorState struct {
+	addr  string
+	path  []string
+	check knownvalue.Check
+}
+
+func expectPriorState(addr string, check knownvalue.Check, path ...string) plancheck.PlanCheck {
+	return priorState{addr: addr, path: path, check: check}
+}
+
+func (c priorState) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	if req.Plan.PriorState == nil || req.Plan.PriorState.Values == nil {
+		resp.Error = fmt.Errorf("no prior state")
+		return
+	}
+	for _, r := range req.Plan.PriorState.Values.RootModule.Resources {
+		if r.Address != c.addr {
+			continue
+		}
+		var v any = r.AttributeValues
+		for _, p := range c.path {
+			switch t := v.(type) {
+			case map[string]any:
+				v = t[p]
+			default:
+				resp.Error = fmt.Errorf("%s: no %s in the prior state", c.addr, strings.Join(c.path, "."))
+				return
+			}
+		}
+		if f, ok := v.(float64); ok {
+			// The plan's JSON holds float64; knownvalue checks json.Number.
+			v = json.Number(strconv.FormatFloat(f, 'f', -1, 64))
+		}
+		if err := c.check.CheckValue(v); err != nil {
+			resp.Error = fmt.Errorf("%s prior state %s: %w", c.addr, strings.Join(c.path, "."), err)
+		}
+		return
+	}
+	resp.Error = fmt.Errorf("%s not in the prior state", c.addr)
+}
+
+// helmCLI acts on releases of namespace as the Helm CLI would, outside
+// Terraform.
+func helmCLI(t *testing.T, namespace string) *helm.Client {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", testKubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := helm.NewClient(helm.ClientOptions{Getter: kube.NewGetter(cfg, namespace, ""), StorageNamespace: namespace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// helmUpgrade is `helm upgrade <name> <web chart> --set …` outside Terraform.
+func helmUpgrade(t *testing.T, namespace, name string, values map[string]any) {
+	t.Helper()
+	c, err := helm.LoadChart(webChartDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := helmCLI(t, namespace).Upgrade(context.Background(), name, c, values, helm.UpgradeOptions{Namespace: namespace, Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// helmInstall is `helm install <name> <web chart> --create-namespace --set …`.
+func helmInstall(t *testing.T, namespace, name string, values map[string]any) {
+	t.Helper()
+	c, err := helm.LoadChart(webChartDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	createValuesObjects(t, namespace)
+	if _, err := helmCLI(t, namespace).Install(context.Background(), c, values, helm.InstallOptions{ReleaseName: name, Namespace: namespace, Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
 }

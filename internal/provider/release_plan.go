@@ -172,8 +172,7 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, sp
 		}
 		if latest != nil && latest.Info.Status != release.StatusUninstalled {
 			if err := reconcile.CheckOwnership(latest, spec); err != nil {
-				attrError(diags, path.Root("release_name"), "Release already exists", err.Error()+".",
-					"Import the release (terraform import <address> "+spec.GetStorageNamespace()+"/"+spec.GetReleaseName()+") to manage it with this resource, or set another release_name.")
+				ownershipError(diags, err, spec)
 				return
 			}
 		}
@@ -302,4 +301,14 @@ func stateStatus(state *releaseModel) types.Object {
 		return types.ObjectNull(statusAttrTypes())
 	}
 	return state.Status
+}
+
+// ownershipError refuses a release that exists and is not this resource's.
+func ownershipError(diags *diag.Diagnostics, err error, spec *reconcile.Spec) {
+	remedy := "Import the release (terraform import <address> " + spec.GetStorageNamespace() + "/" + spec.GetReleaseName() + ") to manage it with this resource, or set another release_name."
+	var owned *reconcile.OwnershipError
+	if errors.As(err, &owned) && len(owned.Owners) > 0 {
+		remedy = "Two helmrelease_release resources cannot share a release: give this one another release_name (or target_namespace), or remove the other."
+	}
+	attrError(diags, path.Root("release_name"), "Release already exists", err.Error()+".", remedy)
 }

@@ -1,6 +1,8 @@
 package provider
 
 import (
+	"context"
+	"encoding/base64"
 	"fmt"
 	"testing"
 
@@ -10,8 +12,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 )
 
@@ -117,6 +123,139 @@ resource "helmrelease_release" "r" {
 						objectField("web", "metadata", "labels", postrender.OriginNameLabel),
 					)),
 				}},
+			},
+		},
+	})
+}
+
+// TestAccRelease_drift: objects scaled, edited and deleted in the cluster
+// show in the plan as exactly those changes, apply corrects them without a
+// new revision, and the next plan is empty; ignore rules, the exclusion
+// label and warn mode are respected.
+func TestAccRelease_drift(t *testing.T) {
+	ns := testNamespace(t)
+	config := func(drift string) string {
+		return providerConfig() + fmt.Sprintf(`
+resource "helmrelease_release" "r" {
+  name            = "web"
+  namespace       = %q
+  chart           = { name = %q }
+  values          = { replicas = 2, password = "drift-s3cret" }
+  install         = { create_namespace = true }
+  drift_detection = %s
+}
+`, ns, webChartDir(t), drift)
+	}
+	deployment, configMap, secret := "apps/v1/Deployment/"+ns+"/web", "v1/ConfigMap/"+ns+"/web-config", "v1/Secret/"+ns+"/web-secret"
+	ctx := context.Background()
+	cs := func() kubernetes.Interface { return testClient(t) }
+	scale := func(replicas int32) func() {
+		return func() {
+			s, err := cs().AppsV1().Deployments(ns).GetScale(ctx, "web", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Spec.Replicas = replicas
+			if _, err := cs().AppsV1().Deployments(ns).UpdateScale(ctx, "web", s, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	editConfigMap := func(labels map[string]string) {
+		cm, err := cs().CoreV1().ConfigMaps(ns).Get(ctx, "web-config", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm.Data["message"] = "edited"
+		for k, v := range labels {
+			cm.Labels[k] = v
+		}
+		if _, err := cs().CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replicas := func(want int32) func(*terraform.State) error {
+		return func(*terraform.State) error {
+			d, err := cs().AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if *d.Spec.Replicas != want {
+				return fmt.Errorf("deployment has %d replicas, want %d", *d.Spec.Replicas, want)
+			}
+			return nil
+		}
+	}
+	enabled := `{ mode = "enabled" }`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             releaseGone(t, ns, "web"),
+		Steps: []resource.TestStep{
+			{Config: config(enabled)},
+			{
+				PreConfig: func() {
+					scale(5)()
+					editConfigMap(nil)
+					if err := cs().CoreV1().Secrets(ns).Delete(ctx, "web-secret", metav1.DeleteOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config(enabled),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
+					expectChangedObjects(rel, deployment, configMap, secret),
+					plancheck.ExpectKnownValue(rel, tfjsonpath.New("resources").AtMapKey(deployment), objectField(2, "spec", "replicas")),
+					plancheck.ExpectKnownValue(rel, tfjsonpath.New("resources").AtMapKey(configMap), objectField("hello", "data", "message")),
+					plancheck.ExpectKnownValue(rel, tfjsonpath.New("resources").AtMapKey(secret), notContaining("drift-s3cret", base64.StdEncoding.EncodeToString([]byte("drift-s3cret")))),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					// Corrected without a new Helm revision.
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("history"), knownvalue.ListSizeExact(1)),
+				},
+				Check: resource.ComposeTestCheckFunc(replicas(2), func(*terraform.State) error {
+					if got := configMapData(t, ns, "web-config", "message"); got != "hello" {
+						return fmt.Errorf("message %q after correction", got)
+					}
+					_, err := cs().CoreV1().Secrets(ns).Get(ctx, "web-secret", metav1.GetOptions{})
+					return err
+				}),
+			},
+			{
+				Config:           config(enabled),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				// An ignore rule for the replicas: scaling is not drift.
+				Config: config(`{ mode = "enabled", ignore = [{ paths = ["/spec/replicas"], target = { kind = "Deployment" } }] }`),
+			},
+			{
+				PreConfig:        scale(7),
+				Config:           config(`{ mode = "enabled", ignore = [{ paths = ["/spec/replicas"], target = { kind = "Deployment" } }] }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				Check:            replicas(7),
+			},
+			{
+				// An object labelled driftDetection: disabled is left out.
+				PreConfig:        func() { editConfigMap(map[string]string{reconcile.DriftExclusionKey: "disabled"}) },
+				Config:           config(`{ mode = "enabled", ignore = [{ paths = ["/spec/replicas"], target = { kind = "Deployment" } }] }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{Config: config(`{ mode = "warn" }`)},
+			{
+				// Warn mode: reported, not planned, not corrected.
+				PreConfig: func() {
+					if err := cs().CoreV1().Secrets(ns).Delete(ctx, "web-secret", metav1.DeleteOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:           config(`{ mode = "warn" }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				Check: func(*terraform.State) error {
+					if _, err := cs().CoreV1().Secrets(ns).Get(ctx, "web-secret", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+						return fmt.Errorf("secret restored in warn mode: %v", err)
+					}
+					return nil
+				},
 			},
 		},
 	})

@@ -48,9 +48,10 @@ func ReleaseDigest(rel *release.Release) (string, error) {
 		ChartName       string
 		ChartVersion    string
 		AppVersion      string
-		Config          map[string]any
-		Manifest        string
-		Hooks           []hook
+		// Helm stores the config with omitempty: no values read back as nil.
+		Config   map[string]any `json:",omitempty"`
+		Manifest string
+		Hooks    []hook
 	}{
 		Name: rel.Name, Namespace: rel.Namespace, Version: rel.Version,
 		Config: rel.Config, Manifest: rel.Manifest,

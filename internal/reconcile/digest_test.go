@@ -69,4 +69,10 @@ func TestReleaseDigest(t *testing.T) {
 			t.Errorf("%s: digest equal to the original = %v, want %v", name, got == base, tc.same)
 		}
 	}
+	// No values: written as {} and read back from storage as nil.
+	empty, _ := ReleaseDigest(rel(func(r *release.Release) { r.Config = map[string]any{} }))
+	none, _ := ReleaseDigest(rel(func(r *release.Release) { r.Config = nil }))
+	if empty != none {
+		t.Error("no values: the digest differs between {} and nil")
+	}
 }

@@ -16,6 +16,28 @@ import (
 // make. It is never taken over silently (the v1 safeguard).
 var ErrNotOwned = errors.New("release owned by something else")
 
+// OwnershipError refuses a release this resource did not make; it is
+// ErrNotOwned.
+type OwnershipError struct {
+	// Release is <namespace>/<name>.v<revision>.
+	Release string
+	// Owners are the <namespace>/<name> of the other helmrelease_release
+	// resources whose origin labels the objects carry; empty when nothing
+	// of ours made it (helm, another tool).
+	Owners []string
+}
+
+func (e *OwnershipError) Error() string {
+	if len(e.Owners) > 0 {
+		return fmt.Sprintf("%s: release %s is managed by helmrelease_release %s; give this resource another release_name, or remove the other resource first",
+			ErrNotOwned, e.Release, strings.Join(e.Owners, ", "))
+	}
+	return fmt.Sprintf("%s: release %s exists and was not made by a helmrelease_release; import it (terraform import) to adopt it, or choose another release_name",
+		ErrNotOwned, e.Release)
+}
+
+func (e *OwnershipError) Unwrap() error { return ErrNotOwned }
+
 // CheckOwnership allows acting on a release this resource has no record of
 // only when its objects carry this resource's origin labels (the state was
 // lost), or when the spec adopts it. Objects labelled for another
@@ -32,13 +54,11 @@ func CheckOwnership(rel *release.Release, s *Spec) error {
 	sort.Strings(others)
 	switch {
 	case len(others) > 0:
-		return fmt.Errorf("%w: release %s is managed by helmrelease_release %s; give this resource another release_name, or remove the other resource first",
-			ErrNotOwned, describe(rel), strings.Join(others, ", "))
+		return &OwnershipError{Release: describe(rel), Owners: others}
 	case owners[mine] || s.Adopt:
 		return nil
 	default:
-		return fmt.Errorf("%w: release %s exists and was not made by a helmrelease_release; import it (terraform import) to adopt it, or choose another release_name",
-			ErrNotOwned, describe(rel))
+		return &OwnershipError{Release: describe(rel)}
 	}
 }
 

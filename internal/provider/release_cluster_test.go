@@ -1,0 +1,186 @@
+package provider
+
+import (
+	"fmt"
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+)
+
+// webConfig is a release of the web chart in namespace ns.
+func webConfig(t *testing.T, ns, body string) string {
+	return providerConfig() + fmt.Sprintf(`
+resource "helmrelease_release" "r" {
+  name      = "web"
+  namespace = %q
+  chart     = { name = %q }
+  install   = { create_namespace = true }
+  %s
+}
+`, ns, webChartDir(t), body)
+}
+
+// TestAccRelease_outOfBand: a manual helm upgrade is detected by digest,
+// shown in the plan as the objects it changed, and upgraded back.
+func TestAccRelease_outOfBand(t *testing.T) {
+	ns := testNamespace(t)
+	configMap := "v1/ConfigMap/" + ns + "/web-config"
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             releaseGone(t, ns, "web"),
+		Steps: []resource.TestStep{
+			{Config: webConfig(t, ns, `values = { message = "terraform" }`)},
+			{
+				PreConfig: func() { helmUpgrade(t, ns, "web", map[string]any{"message": "manual"}) },
+				Config:    webConfig(t, ns, `values = { message = "terraform" }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
+					expectPriorState(rel, knownvalue.StringExact("Unmanaged"), "status", "reason"),
+					// The manual upgrade lost the origin labels too.
+					expectChangedObjects(rel, configMap, "apps/v1/Deployment/"+ns+"/web", "v1/Secret/"+ns+"/web-secret"),
+					plancheck.ExpectKnownValue(rel, tfjsonpath.New("resources").AtMapKey(configMap), objectField("terraform", "data", "message")),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("ready"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("history").AtSliceIndex(0).AtMapKey("version"), knownvalue.Int64Exact(3)),
+				},
+				Check: func(*terraform.State) error {
+					if got := configMapData(t, ns, "web-config", "message"); got != "terraform" {
+						return fmt.Errorf("message %q after the upgrade back", got)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// TestAccRelease_import: a release installed with Helm is imported with its
+// chart, version and values; the next plan changes no object; a values
+// change then upgrades it. ImportStateVerify checks that an import of a
+// release this resource made recovers the same state.
+func TestAccRelease_import(t *testing.T) {
+	ns := testNamespace(t)
+	configMap := "v1/ConfigMap/" + ns + "/web-config"
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             releaseGone(t, ns, "web"),
+		Steps: []resource.TestStep{
+			{
+				PreConfig:          func() { helmInstall(t, ns, "web", map[string]any{"message": "helm"}) },
+				Config:             webConfig(t, ns, `values = { message = "helm" }`),
+				ResourceName:       rel,
+				ImportState:        true,
+				ImportStateId:      ns + "/web",
+				ImportStatePersist: true,
+				ImportStateCheck: func(states []*terraform.InstanceState) error {
+					if len(states) != 1 {
+						return fmt.Errorf("%d states imported", len(states))
+					}
+					a := states[0].Attributes
+					for k, want := range map[string]string{
+						"name": "web", "namespace": ns, "release_name": "web", "target_namespace": ns,
+						"chart.name": "web", "chart.version": "1.0.0", "chart_version": "1.0.0", "values.message": "helm",
+						"status.ready": "true", "status.reason": reconcile.ReasonAdopted,
+					} {
+						if a[k] != want {
+							return fmt.Errorf("imported %s = %q, want %q", k, a[k], want)
+						}
+					}
+					return nil
+				},
+			},
+			{
+				Config: webConfig(t, ns, `values = { message = "helm" }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					// chart.name is a path in the configuration: an update of
+					// the attributes, without a Helm action.
+					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
+					expectChangedObjects(rel),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("history"), knownvalue.ListSizeExact(1)),
+				},
+			},
+			{
+				Config: webConfig(t, ns, `values = { message = "terraform" }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					expectChangedObjects(rel, configMap, "apps/v1/Deployment/"+ns+"/web", "v1/Secret/"+ns+"/web-secret"),
+				}},
+			},
+			{
+				ResourceName:            rel,
+				ImportState:             true,
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"chart", "chart_digest", "install", "status"},
+			},
+		},
+	})
+}
+
+// TestAccRelease_conflicts: a second resource claiming a release name in
+// use is refused at plan; the target namespace changing replaces the
+// release; a long name is shortened as Helm requires.
+func TestAccRelease_conflicts(t *testing.T) {
+	ns := testNamespace(t)
+	second := func(releaseName string) string {
+		return fmt.Sprintf(`
+resource "helmrelease_release" "other" {
+  name         = "other"
+  namespace    = %q
+  release_name = %q
+  chart        = { name = %q }
+}
+`, ns, releaseName, webChartDir(t))
+	}
+	long := "a-very-long-release-object-name-that-does-not-fit-in-helm"
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             releaseGone(t, ns, "web"),
+		Steps: []resource.TestStep{
+			{Config: webConfig(t, ns, "")},
+			{
+				Config:      webConfig(t, ns, "") + second("web"),
+				ExpectError: errorText(`Error: Release already exists with helmrelease_release.other … release ` + ns + `/web.v1 is managed by helmrelease_release ` + ns + `/web; give this resource another release_name, or remove the other resource first. Two helmrelease_release resources cannot share a release`),
+			},
+			{
+				Config: webConfig(t, ns, `target_namespace = "`+ns+`-moved"`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionDestroyBeforeCreate),
+					plancheck.ExpectKnownValue(rel, tfjsonpath.New("release_name"), knownvalue.StringExact(ns+"-moved-web")),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("resources").AtMapKey("apps/v1/Deployment/"+ns+"-moved/"+ns+"-moved-web"), objectField(ns+"-moved", "metadata", "namespace")),
+				},
+				// The old release was uninstalled first.
+				Check: releaseGone(t, ns, "web"),
+			},
+			{
+				// A name too long for Helm: 40 characters, '-', 12 hex digits.
+				Config: providerConfig() + fmt.Sprintf(`
+resource "helmrelease_release" "r" {
+  name             = %q
+  namespace        = %q
+  target_namespace = "%s-moved"
+  chart            = { name = %q }
+}
+`, long, ns, ns, webChartDir(t)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionDestroyBeforeCreate),
+					plancheck.ExpectKnownValue(rel, tfjsonpath.New("release_name"), knownvalue.StringExact(reconcile.ReleaseName("", ns+"-moved", long))),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("release_name"), knownvalue.StringRegexp(regexp.MustCompile(`^rel-conflicts-moved-a-very-long-release--[0-9a-f]{12}$`))),
+				},
+			},
+		},
+	})
+}

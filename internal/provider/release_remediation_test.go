@@ -1,0 +1,145 @@
+package provider
+
+import (
+	"fmt"
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+)
+
+// remediationConfig is the web chart in namespace ns with extra attributes.
+func remediationConfig(t *testing.T, ns, values, extra string) string {
+	return providerConfig() + fmt.Sprintf(`
+resource "helmrelease_release" "r" {
+  name      = "web"
+  namespace = %q
+  chart     = { name = %q }
+  values    = %s
+  timeout   = "30s"
+  install   = { create_namespace = true, remediation = { retries = 1 } }
+  %s
+}
+`, ns, webChartDir(t), values, extra)
+}
+
+// TestAccRelease_installRemediation: a failing install is retried after
+// uninstalling it, the error names the hook, the failure counters are saved
+// with the tainted resource, and fixed values install it afresh.
+func TestAccRelease_installRemediation(t *testing.T) {
+	ns := testNamespace(t)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             releaseGone(t, ns, "web"),
+		Steps: []resource.TestStep{
+			{
+				Config:      remediationConfig(t, ns, `{ failHook = true }`, ""),
+				ExpectError: regexp.MustCompile(`(?s)Error: Release failed.*install.*retries exhausted|(?s)Error: Release failed.*web-hook`),
+			},
+			{
+				Config: remediationConfig(t, ns, `{ failHook = false }`, ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					// Tainted by the failed create: installed anew.
+					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionDestroyBeforeCreate),
+					expectPriorState(rel, knownvalue.Int64Exact(2), "status", "install_failures"),
+					expectPriorState(rel, knownvalue.Bool(false), "status", "ready"),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("ready"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("install_failures"), knownvalue.Int64Exact(0)),
+				},
+			},
+		},
+	})
+}
+
+// TestAccRelease_upgradeRemediation: a failing upgrade is rolled back and
+// retried; with retries exhausted the plan is empty with a warning until
+// reset_at changes; fixed values upgrade it.
+func TestAccRelease_upgradeRemediation(t *testing.T) {
+	ns := testNamespace(t)
+	upgrade := `upgrade = { remediation = { retries = 1 } }`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             releaseGone(t, ns, "web"),
+		Steps: []resource.TestStep{
+			{Config: remediationConfig(t, ns, `{ message = "v1" }`, upgrade)},
+			{
+				Config:      remediationConfig(t, ns, `{ message = "v2", failHook = true }`, upgrade),
+				ExpectError: regexp.MustCompile(`Error: Release failed`),
+			},
+			{
+				// Retries exhausted, nothing changed: no action.
+				Config: remediationConfig(t, ns, `{ message = "v2", failHook = true }`, upgrade),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+					expectPriorState(rel, knownvalue.Int64Exact(2), "status", "upgrade_failures"),
+					expectPriorState(rel, knownvalue.StringExact("RollbackSucceeded"), "status", "reason"),
+				}},
+				Check: func(*terraform.State) error {
+					// Rolled back: the cluster has v1.
+					if got := configMapData(t, ns, "web-config", "message"); got != "v1" {
+						return fmt.Errorf("message %q after the rollback", got)
+					}
+					return nil
+				},
+			},
+			{
+				// reset_at: tried again, and fails again.
+				Config: remediationConfig(t, ns, `{ message = "v2", failHook = true }`, upgrade+"\n  reset_at = \"1\""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
+				}},
+				ExpectError: regexp.MustCompile(`Error: Release failed`),
+			},
+			{
+				Config: remediationConfig(t, ns, `{ message = "v3" }`, upgrade+"\n  reset_at = \"1\""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("ready"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("reason"), knownvalue.StringExact("UpgradeSucceeded")),
+				},
+			},
+		},
+	})
+}
+
+// TestAccRelease_testRemediation: a failing test is remediated (rolled
+// back), and ignored when test.ignore_failures is set.
+func TestAccRelease_testRemediation(t *testing.T) {
+	ns := testNamespace(t)
+	tests := func(ignore bool) string {
+		return fmt.Sprintf(`test = { enable = true, ignore_failures = %t }
+  upgrade = { remediation = { remediate_last_failure = true } }`, ignore)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             releaseGone(t, ns, "web"),
+		Steps: []resource.TestStep{
+			{
+				Config: remediationConfig(t, ns, `{ message = "v1" }`, tests(false)),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("history").AtSliceIndex(0).AtMapKey("test_hooks").AtMapKey("web-test").AtMapKey("phase"), knownvalue.StringExact("Succeeded")),
+				},
+			},
+			{
+				Config:      remediationConfig(t, ns, `{ message = "v2", failTest = true }`, tests(false)),
+				ExpectError: regexp.MustCompile(`(?s)Error: Release failed.*test`),
+			},
+			{
+				Config: remediationConfig(t, ns, `{ message = "v3", failTest = true }`, tests(true)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					expectPriorState(rel, knownvalue.StringExact("RollbackSucceeded"), "status", "reason"),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("ready"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("history").AtSliceIndex(0).AtMapKey("test_hooks").AtMapKey("web-test").AtMapKey("phase"), knownvalue.StringExact("Failed")),
+				},
+			},
+		},
+	})
+}
