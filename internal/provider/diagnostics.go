@@ -3,6 +3,7 @@ package provider
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -16,7 +17,11 @@ func attrError(diags *diag.Diagnostics, p path.Path, summary, sentence, remedy s
 }
 
 func invalidValue(diags *diag.Diagnostics, p path.Path, what string, err error, remedy string) {
-	attrError(diags, p, "Invalid "+what, fmt.Sprintf("The %s is not valid: %s.", what, err), remedy)
+	verb := "is"
+	if strings.HasSuffix(what, "values") {
+		verb = "are"
+	}
+	attrError(diags, p, "Invalid "+what, fmt.Sprintf("The %s %s not valid: %s.", what, verb, err), remedy)
 }
 
 func clusterUnavailable(diags *diag.Diagnostics, p path.Path, err error) {

@@ -24,7 +24,7 @@ type releaseModel struct {
 	StorageNamespace   types.String  `tfsdk:"storage_namespace"`
 	Chart              types.Object  `tfsdk:"chart"`
 	Values             types.Dynamic `tfsdk:"values"`
-	SensitiveValues    types.Dynamic `tfsdk:"sensitive_values"`
+	SensitiveValues    types.String  `tfsdk:"sensitive_values"`
 	ValuesFrom         types.List    `tfsdk:"values_from"`
 	PostRenderers      types.List    `tfsdk:"post_renderers"`
 	CommonMetadata     types.Object  `tfsdk:"common_metadata"`

@@ -52,7 +52,7 @@ func (r *releaseResource) ValidateConfig(ctx context.Context, req resource.Valid
 	for _, a := range []struct {
 		name string
 		v    types.Dynamic
-	}{{"values", m.Values}, {"sensitive_values", m.SensitiveValues}} {
+	}{{"values", m.Values}} {
 		if !fullyKnown(a.v) {
 			continue
 		}

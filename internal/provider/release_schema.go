@@ -58,10 +58,11 @@ func releaseSchema() schema.Schema {
 				MarkdownDescription: "Inline values, any HCL object (HelmRelease `spec.values`), merged over `values_from`. Default: none.",
 				Optional:            true,
 			},
-			"sensitive_values": schema.DynamicAttribute{
-				MarkdownDescription: "Values merged right after `values`, never shown in plans or logs (beyond Flux). Default: none.",
+			"sensitive_values": schema.StringAttribute{
+				MarkdownDescription: "Values merged right after `values`, as a YAML or JSON mapping, e.g. `yamlencode({ auth = { password = var.password } })` (beyond Flux). Never shown in plans or logs: a string rather than an object because Terraform itself logs object values of dynamic attributes at debug level. Default: none.",
 				Optional:            true,
 				Sensitive:           true,
+				Validators:          []validator.String{sensitiveValuesMapping()},
 			},
 			"values_from":     resourceAttribute(valuesFromAttribute()),
 			"post_renderers":  resourceAttribute(postRenderersAttribute()),

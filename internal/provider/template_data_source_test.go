@@ -48,7 +48,7 @@ data "helmrelease_template" "t" {
     replicaCount = 3
     image        = { tag = "2.0" }
   }
-  sensitive_values = { password = "s3cr3t-value" }
+  sensitive_values = yamlencode({ password = "s3cr3t-value" })
 }
 `, chart),
 			ConfigStateChecks: []statecheck.StateCheck{
@@ -333,8 +333,16 @@ data "helmrelease_template" "t" {
 				ExpectError: errorText("Error: Chart rendering failed … rendering chart app: template: app/templates/configmap.yaml:7:29: executing \"app/templates/configmap.yaml\" at <.Values.extra>: range can't iterate over not a map. Fix the values or the chart so that it renders, e.g. with `helm template` locally."),
 			},
 			{
+				Config:      config(`sensitive_values = "password: [hunter2"`),
+				ExpectError: errorText(`Error: Invalid sensitive values … The sensitive values are not valid: not valid YAML or JSON. Set sensitive_values to a YAML or JSON mapping, e.g. sensitive_values = yamlencode({ password = var.password }).`),
+			},
+			{
+				Config:      config(`sensitive_values = "just a string"`),
+				ExpectError: errorText(`The sensitive values are not valid: a mapping is needed, not string.`),
+			},
+			{
 				Config:      config(`values = "not an object"`),
-				ExpectError: errorText(`The values is not valid: values must be an object, e.g. { replicaCount = 2 }, not string.`),
+				ExpectError: errorText(`The values are not valid: values must be an object, e.g. { replicaCount = 2 }, not string.`),
 			},
 			{
 				Config:      `data "helmrelease_template" "t" {` + "\n" + fmt.Sprintf(`name = "web"`+"\n"+`chart = { name = %q, version = ">=2.0.0" }`, chart) + "\n}\n",

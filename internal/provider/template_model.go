@@ -18,7 +18,7 @@ type templateModel struct {
 	ReleaseName     types.String         `tfsdk:"release_name"`
 	Chart           *chartModel          `tfsdk:"chart"`
 	Values          types.Dynamic        `tfsdk:"values"`
-	SensitiveValues types.Dynamic        `tfsdk:"sensitive_values"`
+	SensitiveValues types.String         `tfsdk:"sensitive_values"`
 	ValuesFrom      []valuesFromModel    `tfsdk:"values_from"`
 	PostRenderers   []postRendererModel  `tfsdk:"post_renderers"`
 	CommonMetadata  *commonMetadataModel `tfsdk:"common_metadata"`

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
@@ -16,16 +19,15 @@ import (
 
 // composeValues merges values_from (read in namespace), values and
 // sensitive_values, reporting errors on their attributes; nil on error.
-func composeValues(ctx context.Context, data *providerData, namespace string, inlineValues, sensitiveValues types.Dynamic, valuesFrom []valuesFromModel, diags *diag.Diagnostics) map[string]any {
+func composeValues(ctx context.Context, data *providerData, namespace string, inlineValues types.Dynamic, sensitiveValues types.String, valuesFrom []valuesFromModel, diags *diag.Diagnostics) map[string]any {
 	inline, err := valuesMap(inlineValues)
 	if err != nil {
 		invalidValue(diags, path.Root("values"), "values", err, "Set values to an object, e.g. values = { replicaCount = 2 }.")
 		return nil
 	}
-	sensitive, err := valuesMap(sensitiveValues)
+	sensitive, err := parseSensitiveValues(sensitiveValues.ValueString())
 	if err != nil {
-		// The message of valuesMap names only the type, never the value.
-		invalidValue(diags, path.Root("sensitive_values"), "sensitive values", err, "Set sensitive_values to an object, e.g. sensitive_values = { password = var.password }.")
+		invalidValue(diags, path.Root("sensitive_values"), "sensitive values", err, sensitiveValuesRemedy)
 		return nil
 	}
 	var client kubernetes.Interface
@@ -73,4 +75,39 @@ func composeValues(ctx context.Context, data *providerData, namespace string, in
 		return nil
 	}
 	return composed
+}
+
+const sensitiveValuesRemedy = "Set sensitive_values to a YAML or JSON mapping, e.g. sensitive_values = yamlencode({ password = var.password })."
+
+// parseSensitiveValues reads sensitive_values. Its errors never quote the
+// document: they say only what is wrong with its shape.
+func parseSensitiveValues(s string) (map[string]any, error) {
+	out := map[string]any{}
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	var v any
+	if err := yaml.Unmarshal([]byte(s), &v); err != nil {
+		return nil, errors.New("not valid YAML or JSON")
+	}
+	switch t := v.(type) {
+	case nil:
+		return out, nil
+	case map[string]any:
+		return t, nil
+	default:
+		return nil, fmt.Errorf("a mapping is needed, not %T", t)
+	}
+}
+
+// sensitiveValuesMapping checks sensitive_values at plan, when known.
+func sensitiveValuesMapping() validator.String {
+	return stringCheck{
+		what:   "sensitive values",
+		remedy: sensitiveValuesRemedy,
+		check: func(s string) error {
+			_, err := parseSensitiveValues(s)
+			return err
+		},
+	}
 }

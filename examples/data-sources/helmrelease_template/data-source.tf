@@ -12,7 +12,7 @@ data "helmrelease_template" "web" {
     replicaCount = 2
     image        = { tag = "1.4.0" }
   }
-  sensitive_values = { apiKey = var.api_key }
+  sensitive_values = yamlencode({ apiKey = var.api_key })
 
   values_from = [
     { kind = "ConfigMap", name = "web-defaults" },
