@@ -160,3 +160,42 @@ func (c secretFreePlan) CheckPlan(_ context.Context, req plancheck.CheckPlanRequ
 		}
 	}
 }
+
+// TestAccRelease_suspend: while suspended, a configuration change is
+// recorded with a warning and no Helm action; resumed, it rolls out.
+func TestAccRelease_suspend(t *testing.T) {
+	ns := testNamespace(t)
+	message := func(want string) func(*terraform.State) error {
+		return func(*terraform.State) error {
+			if got := configMapData(t, ns, "web-config", "message"); got != want {
+				return fmt.Errorf("message in the cluster %q, want %q", got, want)
+			}
+			return nil
+		}
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             releaseGone(t, ns, "web"),
+		Steps: []resource.TestStep{
+			{Config: webConfig(t, ns, `values = { message = "one" }`)},
+			{
+				Config: webConfig(t, ns, `values = { message = "two" }`+"\n  suspend = true"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
+					expectChangedObjects(rel),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("history"), knownvalue.ListSizeExact(1)),
+				},
+				Check: message("one"),
+			},
+			{
+				Config: webConfig(t, ns, `values = { message = "two" }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					expectChangedObjects(rel, "v1/ConfigMap/"+ns+"/web-config"),
+				}},
+				Check: message("two"),
+			},
+		},
+	})
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -253,6 +255,81 @@ resource "helmrelease_release" "r" {
 				Check: func(*terraform.State) error {
 					if _, err := cs().CoreV1().Secrets(ns).Get(ctx, "web-secret", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 						return fmt.Errorf("secret restored in warn mode: %v", err)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// TestAccRelease_ociTagPushedAgain: a chart tag pushed again to an OCI
+// registry with other content is a new version (+<digest>) and an upgrade.
+func TestAccRelease_ociTagPushedAgain(t *testing.T) {
+	ns := testNamespace(t)
+	registry := testrepo.NewOCI(t)
+	push := func(message string) {
+		c := testrepo.LoadChart(t, webChartDir(t), "1.0.0")
+		// Packaging writes values.yaml as loaded.
+		for _, f := range c.Raw {
+			if f.Name == "values.yaml" {
+				f.Data = []byte(strings.Replace(string(f.Data), "message: hello", "message: "+message, 1))
+			}
+		}
+		registry.Push(t, c, nil)
+	}
+	push("first push")
+	config := providerConfig() + fmt.Sprintf(`
+resource "helmrelease_release" "r" {
+  name      = "web"
+  namespace = %q
+  chart = {
+    repository = %q
+    name       = "web"
+    version    = "1.0.0"
+    username   = %q
+    password   = %q
+    ca_file    = %q
+  }
+  install = { create_namespace = true }
+}
+`, ns, registry.URL, testrepo.Username, testrepo.Password, registry.CAFile)
+	var first string
+	version := func(check func(string) error) knownvalue.Check {
+		return knownvalue.StringFunc(func(v string) error {
+			if !regexp.MustCompile(`^1\.0\.0\+[0-9a-f]{12}$`).MatchString(v) {
+				return fmt.Errorf("chart_version %s, want 1.0.0+<12 hex>", v)
+			}
+			return check(v)
+		})
+	}
+	configMap := "v1/ConfigMap/" + ns + "/web-config"
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             releaseGone(t, ns, "web"),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("chart_version"), version(func(v string) error { first = v; return nil })),
+				},
+			},
+			{
+				PreConfig: func() { push("second push") },
+				Config:    config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(rel, tfjsonpath.New("chart_version"), version(func(v string) error {
+						if v == first {
+							return fmt.Errorf("chart_version unchanged (%s) after the tag was pushed again", v)
+						}
+						return nil
+					})),
+					expectChangedObjects(rel, configMap),
+				}},
+				Check: func(*terraform.State) error {
+					if got := configMapData(t, ns, "web-config", "message"); got != "second push" {
+						return fmt.Errorf("message %q after the upgrade", got)
 					}
 					return nil
 				},
