@@ -1,6 +1,7 @@
-# The demo `make demo` applies on the local test cluster: it renders the
-# chart beside this file with the cluster's capabilities, as a release of it
-# would be installed.
+# The demo `make demo` applies on the local test cluster: a release of the
+# chart beside this file, installed, tested for drift on every refresh, and
+# remediated as helm-controller would. Run `terraform plan` again after
+# `kubectl scale deployment hello -n demo --replicas 5` to see drift.
 terraform {
   required_providers {
     helmrelease = { source = "helmrelease/helmrelease" }
@@ -10,7 +11,7 @@ terraform {
 # Reads KUBECONFIG, which `make demo` points at the local cluster.
 provider "helmrelease" {}
 
-data "helmrelease_template" "hello" {
+resource "helmrelease_release" "hello" {
   name      = "hello"
   namespace = "demo"
   chart     = { name = "${path.module}/chart" }
@@ -23,16 +24,19 @@ data "helmrelease_template" "hello" {
       images = [{ name = "example.com/hello", new_tag = "2.0" }]
     }
   }]
+  install         = { create_namespace = true, remediation = { retries = 2 } }
+  upgrade         = { remediation = { retries = 2 } }
+  drift_detection = { mode = "enabled" }
 }
 
 output "objects" {
-  value = keys(data.helmrelease_template.hello.resources)
+  value = keys(helmrelease_release.hello.resources)
 }
 
-output "deployment" {
-  value = data.helmrelease_template.hello.resources["apps/v1/Deployment/demo/hello"]
-}
-
-output "notes" {
-  value = data.helmrelease_template.hello.notes
+output "status" {
+  value = {
+    ready    = helmrelease_release.hello.status.ready
+    reason   = helmrelease_release.hello.status.reason
+    revision = helmrelease_release.hello.status.history[0].version
+  }
 }

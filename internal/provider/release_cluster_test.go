@@ -35,7 +35,7 @@ func TestAccRelease_outOfBand(t *testing.T) {
 	configMap := "v1/ConfigMap/" + ns + "/web-config"
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             releaseGone(t, ns, "web"),
+		CheckDestroy:             releaseGone(t, ns),
 		Steps: []resource.TestStep{
 			{Config: webConfig(t, ns, `values = { message = "terraform" }`)},
 			{
@@ -43,9 +43,9 @@ func TestAccRelease_outOfBand(t *testing.T) {
 				Config:    webConfig(t, ns, `values = { message = "terraform" }`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
-					expectPriorState(rel, knownvalue.StringExact("Unmanaged"), "status", "reason"),
+					expectPriorState(knownvalue.StringExact("Unmanaged"), "status", "reason"),
 					// The manual upgrade lost the origin labels too.
-					expectChangedObjects(rel, configMap, "apps/v1/Deployment/"+ns+"/web", "v1/Secret/"+ns+"/web-secret"),
+					expectChangedObjects(configMap, "apps/v1/Deployment/"+ns+"/web", "v1/Secret/"+ns+"/web-secret"),
 					plancheck.ExpectKnownValue(rel, tfjsonpath.New("resources").AtMapKey(configMap), objectField("terraform", "data", "message")),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
@@ -53,7 +53,7 @@ func TestAccRelease_outOfBand(t *testing.T) {
 					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("history").AtSliceIndex(0).AtMapKey("version"), knownvalue.Int64Exact(3)),
 				},
 				Check: func(*terraform.State) error {
-					if got := configMapData(t, ns, "web-config", "message"); got != "terraform" {
+					if got := configMapMessage(t, ns); got != "terraform" {
 						return fmt.Errorf("message %q after the upgrade back", got)
 					}
 					return nil
@@ -72,7 +72,7 @@ func TestAccRelease_import(t *testing.T) {
 	configMap := "v1/ConfigMap/" + ns + "/web-config"
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             releaseGone(t, ns, "web"),
+		CheckDestroy:             releaseGone(t, ns),
 		Steps: []resource.TestStep{
 			{
 				PreConfig:          func() { helmInstall(t, ns, "web", map[string]any{"message": "helm"}) },
@@ -104,7 +104,7 @@ func TestAccRelease_import(t *testing.T) {
 					// chart.name is a path in the configuration: an update of
 					// the attributes, without a Helm action.
 					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
-					expectChangedObjects(rel),
+					expectChangedObjects(),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("history"), knownvalue.ListSizeExact(1)),
@@ -113,7 +113,7 @@ func TestAccRelease_import(t *testing.T) {
 			{
 				Config: webConfig(t, ns, `values = { message = "terraform" }`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					expectChangedObjects(rel, configMap, "apps/v1/Deployment/"+ns+"/web", "v1/Secret/"+ns+"/web-secret"),
+					expectChangedObjects(configMap, "apps/v1/Deployment/"+ns+"/web", "v1/Secret/"+ns+"/web-secret"),
 				}},
 			},
 			{
@@ -144,7 +144,7 @@ resource "helmrelease_release" "other" {
 	long := "a-very-long-release-object-name-that-does-not-fit-in-helm"
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             releaseGone(t, ns, "web"),
+		CheckDestroy:             releaseGone(t, ns),
 		Steps: []resource.TestStep{
 			{Config: webConfig(t, ns, "")},
 			{
@@ -161,7 +161,7 @@ resource "helmrelease_release" "other" {
 					statecheck.ExpectKnownValue(rel, tfjsonpath.New("resources").AtMapKey("apps/v1/Deployment/"+ns+"-moved/"+ns+"-moved-web"), objectField(ns+"-moved", "metadata", "namespace")),
 				},
 				// The old release was uninstalled first.
-				Check: releaseGone(t, ns, "web"),
+				Check: releaseGone(t, ns),
 			},
 			{
 				// A name too long for Helm: 40 characters, '-', 12 hex digits.

@@ -51,8 +51,8 @@ type changedObjects struct {
 	want []string
 }
 
-func expectChangedObjects(addr string, keys ...string) plancheck.PlanCheck {
-	return changedObjects{addr: addr, want: keys}
+func expectChangedObjects(keys ...string) plancheck.PlanCheck {
+	return changedObjects{addr: rel, want: keys}
 }
 
 func (c changedObjects) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
@@ -98,8 +98,9 @@ func objectsOf(v any) map[string]string {
 }
 
 // releaseGone checks, at destroy, that Helm storage holds no revision of
-// the release.
-func releaseGone(t *testing.T, namespace, name string) func(*terraform.State) error {
+// the release web.
+func releaseGone(t *testing.T, namespace string) func(*terraform.State) error {
+	const name = "web"
 	return func(*terraform.State) error {
 		secrets, err := testClient(t).CoreV1().Secrets(namespace).List(context.Background(), metav1.ListOptions{LabelSelector: "owner=helm,name=" + name})
 		if err != nil {
@@ -112,9 +113,10 @@ func releaseGone(t *testing.T, namespace, name string) func(*terraform.State) er
 	}
 }
 
-// configMapData reads a ConfigMap key from the cluster.
-func configMapData(t *testing.T, namespace, name, key string) string {
+// configMapMessage reads the message of the release's ConfigMap web-config.
+func configMapMessage(t *testing.T, namespace string) string {
 	t.Helper()
+	const name, key = "web-config", "message"
 	cm, err := testClient(t).CoreV1().ConfigMaps(namespace).Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("ConfigMap %s/%s: %v", namespace, name, err)
@@ -130,8 +132,8 @@ type priorState struct {
 	check knownvalue.Check
 }
 
-func expectPriorState(addr string, check knownvalue.Check, path ...string) plancheck.PlanCheck {
-	return priorState{addr: addr, path: path, check: check}
+func expectPriorState(check knownvalue.Check, path ...string) plancheck.PlanCheck {
+	return priorState{addr: rel, path: path, check: check}
 }
 
 func (c priorState) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {

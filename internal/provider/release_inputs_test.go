@@ -27,7 +27,7 @@ func TestAccRelease_unknowns(t *testing.T) {
 	ns := testNamespace(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             releaseGone(t, ns, "web"),
+		CheckDestroy:             releaseGone(t, ns),
 		Steps: []resource.TestStep{
 			{
 				Config: fmt.Sprintf(`
@@ -92,7 +92,7 @@ variable "password" {
 	noSecret := plancheck.PlanCheck(secretFreePlan{secrets: []string{secret, encoded}})
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             releaseGone(t, ns, "web"),
+		CheckDestroy:             releaseGone(t, ns),
 		Steps: []resource.TestStep{
 			{
 				Config:           config("one"),
@@ -167,7 +167,7 @@ func TestAccRelease_suspend(t *testing.T) {
 	ns := testNamespace(t)
 	message := func(want string) func(*terraform.State) error {
 		return func(*terraform.State) error {
-			if got := configMapData(t, ns, "web-config", "message"); got != want {
+			if got := configMapMessage(t, ns); got != want {
 				return fmt.Errorf("message in the cluster %q, want %q", got, want)
 			}
 			return nil
@@ -175,14 +175,14 @@ func TestAccRelease_suspend(t *testing.T) {
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             releaseGone(t, ns, "web"),
+		CheckDestroy:             releaseGone(t, ns),
 		Steps: []resource.TestStep{
 			{Config: webConfig(t, ns, `values = { message = "one" }`)},
 			{
 				Config: webConfig(t, ns, `values = { message = "two" }`+"\n  suspend = true"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
-					expectChangedObjects(rel),
+					expectChangedObjects(),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("history"), knownvalue.ListSizeExact(1)),
@@ -192,7 +192,7 @@ func TestAccRelease_suspend(t *testing.T) {
 			{
 				Config: webConfig(t, ns, `values = { message = "two" }`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					expectChangedObjects(rel, "v1/ConfigMap/"+ns+"/web-config"),
+					expectChangedObjects("v1/ConfigMap/" + ns + "/web-config"),
 				}},
 				Check: message("two"),
 			},

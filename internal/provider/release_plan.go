@@ -222,8 +222,9 @@ func (r *releaseResource) planDriftCorrection(ctx context.Context, req resource.
 	}
 	resources, d := types.MapValue(types.StringType, elems)
 	diags.Append(d...)
+	// The status stays: correcting drift of a ready release writes no
+	// revision and changes no condition.
 	plan.Resources = resources
-	plan.Status = types.ObjectUnknown(statusAttrTypes())
 }
 
 // releaseChanges says why the release needs an install or upgrade: inputs

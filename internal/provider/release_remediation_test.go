@@ -35,7 +35,7 @@ func TestAccRelease_installRemediation(t *testing.T) {
 	ns := testNamespace(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             releaseGone(t, ns, "web"),
+		CheckDestroy:             releaseGone(t, ns),
 		Steps: []resource.TestStep{
 			{
 				Config:      remediationConfig(t, ns, `{ failHook = true }`, ""),
@@ -46,8 +46,8 @@ func TestAccRelease_installRemediation(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					// Tainted by the failed create: installed anew.
 					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionDestroyBeforeCreate),
-					expectPriorState(rel, knownvalue.Int64Exact(2), "status", "install_failures"),
-					expectPriorState(rel, knownvalue.Bool(false), "status", "ready"),
+					expectPriorState(knownvalue.Int64Exact(2), "status", "install_failures"),
+					expectPriorState(knownvalue.Bool(false), "status", "ready"),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("ready"), knownvalue.Bool(true)),
@@ -66,7 +66,7 @@ func TestAccRelease_upgradeRemediation(t *testing.T) {
 	upgrade := `upgrade = { remediation = { retries = 1 } }`
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             releaseGone(t, ns, "web"),
+		CheckDestroy:             releaseGone(t, ns),
 		Steps: []resource.TestStep{
 			{Config: remediationConfig(t, ns, `{ message = "v1" }`, upgrade)},
 			{
@@ -78,12 +78,12 @@ func TestAccRelease_upgradeRemediation(t *testing.T) {
 				Config: remediationConfig(t, ns, `{ message = "v2", failHook = true }`, upgrade),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectEmptyPlan(),
-					expectPriorState(rel, knownvalue.Int64Exact(2), "status", "upgrade_failures"),
-					expectPriorState(rel, knownvalue.StringExact("RollbackSucceeded"), "status", "reason"),
+					expectPriorState(knownvalue.Int64Exact(2), "status", "upgrade_failures"),
+					expectPriorState(knownvalue.StringExact("RollbackSucceeded"), "status", "reason"),
 				}},
 				Check: func(*terraform.State) error {
 					// Rolled back: the cluster has v1.
-					if got := configMapData(t, ns, "web-config", "message"); got != "v1" {
+					if got := configMapMessage(t, ns); got != "v1" {
 						return fmt.Errorf("message %q after the rollback", got)
 					}
 					return nil
@@ -118,7 +118,7 @@ func TestAccRelease_testRemediation(t *testing.T) {
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             releaseGone(t, ns, "web"),
+		CheckDestroy:             releaseGone(t, ns),
 		Steps: []resource.TestStep{
 			{
 				Config: remediationConfig(t, ns, `{ message = "v1" }`, tests(false)),
@@ -133,7 +133,7 @@ func TestAccRelease_testRemediation(t *testing.T) {
 			{
 				Config: remediationConfig(t, ns, `{ message = "v3", failTest = true }`, tests(true)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					expectPriorState(rel, knownvalue.StringExact("RollbackSucceeded"), "status", "reason"),
+					expectPriorState(knownvalue.StringExact("RollbackSucceeded"), "status", "reason"),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("ready"), knownvalue.Bool(true)),

@@ -52,7 +52,7 @@ resource "helmrelease_release" "r" {
 	configMap := ns + "/web-config"
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             releaseGone(t, ns, "web"),
+		CheckDestroy:             releaseGone(t, ns),
 		Steps: []resource.TestStep{
 			{
 				Config: config("1.0.x", "one", ""),
@@ -72,7 +72,7 @@ resource "helmrelease_release" "r" {
 					statecheck.ExpectKnownValue(rel, tfjsonpath.New("resources"), knownvalue.MapSizeExact(3)),
 				},
 				Check: func(*terraform.State) error {
-					if got := configMapData(t, ns, "web-config", "message"); got != "one" {
+					if got := configMapMessage(t, ns); got != "one" {
 						return fmt.Errorf("message in the cluster %q", got)
 					}
 					return nil
@@ -88,7 +88,7 @@ resource "helmrelease_release" "r" {
 				Config: config("1.0.x", "two", ""),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
-					expectChangedObjects(rel, "v1/ConfigMap/"+configMap),
+					expectChangedObjects("v1/ConfigMap/" + configMap),
 					plancheck.ExpectKnownValue(rel, tfjsonpath.New("resources").AtMapKey("v1/ConfigMap/"+configMap), objectField("two", "data", "message")),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
@@ -96,7 +96,7 @@ resource "helmrelease_release" "r" {
 					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("history"), knownvalue.ListSizeExact(2)),
 				},
 				Check: func(*terraform.State) error {
-					if got := configMapData(t, ns, "web-config", "message"); got != "two" {
+					if got := configMapMessage(t, ns); got != "two" {
 						return fmt.Errorf("message in the cluster %q", got)
 					}
 					return nil
@@ -107,7 +107,7 @@ resource "helmrelease_release" "r" {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
 					plancheck.ExpectKnownValue(rel, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.1.0")),
-					expectChangedObjects(rel),
+					expectChangedObjects(),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("last_applied_revision"), knownvalue.StringExact("1.1.0")),
@@ -119,7 +119,7 @@ resource "helmrelease_release" "r" {
     patch  = jsonencode([{ op = "add", path = "/metadata/labels", value = { tier = "web" } }])
   }] } }]`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					expectChangedObjects(rel, "v1/ConfigMap/"+configMap),
+					expectChangedObjects("v1/ConfigMap/" + configMap),
 					plancheck.ExpectKnownValue(rel, tfjsonpath.New("resources").AtMapKey("v1/ConfigMap/"+configMap), all(
 						objectField("web", "metadata", "labels", "tier"),
 						objectField("web", "metadata", "labels", postrender.OriginNameLabel),
@@ -191,7 +191,7 @@ resource "helmrelease_release" "r" {
 	enabled := `{ mode = "enabled" }`
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             releaseGone(t, ns, "web"),
+		CheckDestroy:             releaseGone(t, ns),
 		Steps: []resource.TestStep{
 			{Config: config(enabled)},
 			{
@@ -205,7 +205,7 @@ resource "helmrelease_release" "r" {
 				Config: config(enabled),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
-					expectChangedObjects(rel, deployment, configMap, secret),
+					expectChangedObjects(deployment, configMap, secret),
 					plancheck.ExpectKnownValue(rel, tfjsonpath.New("resources").AtMapKey(deployment), objectField(2, "spec", "replicas")),
 					plancheck.ExpectKnownValue(rel, tfjsonpath.New("resources").AtMapKey(configMap), objectField("hello", "data", "message")),
 					plancheck.ExpectKnownValue(rel, tfjsonpath.New("resources").AtMapKey(secret), notContaining("drift-s3cret", base64.StdEncoding.EncodeToString([]byte("drift-s3cret")))),
@@ -215,7 +215,7 @@ resource "helmrelease_release" "r" {
 					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("history"), knownvalue.ListSizeExact(1)),
 				},
 				Check: resource.ComposeTestCheckFunc(replicas(2), func(*terraform.State) error {
-					if got := configMapData(t, ns, "web-config", "message"); got != "hello" {
+					if got := configMapMessage(t, ns); got != "hello" {
 						return fmt.Errorf("message %q after correction", got)
 					}
 					_, err := cs().CoreV1().Secrets(ns).Get(ctx, "web-secret", metav1.GetOptions{})
@@ -254,7 +254,7 @@ resource "helmrelease_release" "r" {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				Check: func(*terraform.State) error {
 					if _, err := cs().CoreV1().Secrets(ns).Get(ctx, "web-secret", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-						return fmt.Errorf("secret restored in warn mode: %v", err)
+						return fmt.Errorf("secret restored in warn mode: %w", err)
 					}
 					return nil
 				},
@@ -306,7 +306,7 @@ resource "helmrelease_release" "r" {
 	configMap := "v1/ConfigMap/" + ns + "/web-config"
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             releaseGone(t, ns, "web"),
+		CheckDestroy:             releaseGone(t, ns),
 		Steps: []resource.TestStep{
 			{
 				Config: config,
@@ -325,10 +325,10 @@ resource "helmrelease_release" "r" {
 						}
 						return nil
 					})),
-					expectChangedObjects(rel, configMap),
+					expectChangedObjects(configMap),
 				}},
 				Check: func(*terraform.State) error {
-					if got := configMapData(t, ns, "web-config", "message"); got != "second push" {
+					if got := configMapMessage(t, ns); got != "second push" {
 						return fmt.Errorf("message %q after the upgrade", got)
 					}
 					return nil
