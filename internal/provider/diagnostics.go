@@ -21,7 +21,9 @@ func invalidValue(diags *diag.Diagnostics, p path.Path, what string, err error, 
 	if strings.HasSuffix(what, "values") {
 		verb = "are"
 	}
-	attrError(diags, p, "Invalid "+what, fmt.Sprintf("The %s %s not valid: %s.", what, verb, err), remedy)
+	// The path is in the text too: Terraform cannot point at an attribute
+	// nested in an object literal and shows the whole block instead.
+	attrError(diags, p, "Invalid "+what, fmt.Sprintf("The %s at %s %s not valid: %s.", what, p, verb, err), remedy)
 }
 
 func clusterUnavailable(diags *diag.Diagnostics, p path.Path, err error) {

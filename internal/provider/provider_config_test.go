@@ -76,7 +76,7 @@ data "helmrelease_template" "t" {
 		Steps: []resource.TestStep{
 			{
 				Config:      config(`{ host = "https://127.0.0.1:1", proxy_url = "ftp://proxy" }`),
-				ExpectError: errorText(`Error: Invalid proxy URL … The proxy URL is not valid: scheme "ftp" is not one of http, https, socks5. Use a URL like http://proxy.example:3128 (schemes http, https or socks5).`),
+				ExpectError: errorText(`Error: Invalid proxy URL … The proxy URL at kubernetes.proxy_url is not valid: scheme "ftp" is not one of http, https, socks5. Use a URL like http://proxy.example:3128 (schemes http, https or socks5).`),
 			},
 			{
 				Config:      config(`{ config_path = "/a", kubeconfig = "apiVersion: v1" }`),

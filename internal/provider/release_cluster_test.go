@@ -3,6 +3,7 @@ package provider
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -17,7 +18,12 @@ import (
 
 // webConfig is a release of the web chart in namespace ns.
 func webConfig(t *testing.T, ns, body string) string {
-	return providerConfig() + fmt.Sprintf(`
+	return providerConfig() + resourceBlock(t, ns, body)
+}
+
+// resourceBlock is the resource of webConfig alone.
+func resourceBlock(t *testing.T, ns string, body ...string) string {
+	return fmt.Sprintf(`
 resource "helmrelease_release" "r" {
   name      = "web"
   namespace = %q
@@ -25,7 +31,7 @@ resource "helmrelease_release" "r" {
   install   = { create_namespace = true }
   %s
 }
-`, ns, webChartDir(t), body)
+`, ns, webChartDir(t), strings.Join(body, "\n"))
 }
 
 // TestAccRelease_outOfBand: a manual helm upgrade is detected by digest,

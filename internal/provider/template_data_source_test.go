@@ -310,7 +310,7 @@ data "helmrelease_template" "t" {
 			},
 			{
 				Config:      config(`values_from = [{ kind = "ConfigMap", name = "broken", target_path = "image[tag" }]`),
-				ExpectError: errorText("Error: Invalid target path … The target path is not valid: error parsing index: EOF. Write the path as for `helm --set`, e.g. `image.tag`, `ingress.hosts[0].host` or `annotations.example\\.com/key`."),
+				ExpectError: errorText("Error: Invalid target path … The target path at values_from[0].target_path is not valid: error parsing index: EOF. Write the path as for `helm --set`, e.g. `image.tag`, `ingress.hosts[0].host` or `annotations.example\\.com/key`."),
 			},
 			{
 				Config:      config(`values_from = [{ kind = "Deployment", name = "x" }]`),
@@ -318,11 +318,11 @@ data "helmrelease_template" "t" {
 			},
 			{
 				Config:      config(`post_renderers = [{ kustomize = { patches = [{ patch = jsonencode([{ op = "jump", path = "/spec" }]) }] } }]`),
-				ExpectError: errorText(`Error: Invalid patch with data.helmrelease_template.t … The patch is not valid: operation 0: "jump" is not a JSON 6902 operation (add, remove, replace, move, copy, test).`),
+				ExpectError: errorText(`Error: Invalid patch with data.helmrelease_template.t … The patch at post_renderers[0].kustomize.patches[0].patch is not valid: operation 0: "jump" is not a JSON 6902 operation (add, remove, replace, move, copy, test).`),
 			},
 			{
 				Config:      config(`post_renderers = [{ kustomize = { patches = [{ patch = "data: {a: b}" }] } }]`),
-				ExpectError: errorText(`The patch is not valid: a strategic merge patch without a target must name its object with kind and metadata.name.`),
+				ExpectError: errorText(`The patch at post_renderers[0].kustomize.patches[0].patch is not valid: a strategic merge patch without a target must name its object with kind and metadata.name.`),
 			},
 			{
 				Config:      config(`post_renderers = [{ kustomize = { patches = [{ patch = "{kind: ConfigMap, apiVersion: v1, metadata: {name: nothing}}" }] } }]`),
@@ -334,15 +334,15 @@ data "helmrelease_template" "t" {
 			},
 			{
 				Config:      config(`sensitive_values = "password: [hunter2"`),
-				ExpectError: errorText(`Error: Invalid sensitive values … The sensitive values are not valid: not valid YAML or JSON. Set sensitive_values to a YAML or JSON mapping, e.g. sensitive_values = yamlencode({ password = var.password }).`),
+				ExpectError: errorText(`Error: Invalid sensitive values … The sensitive values at sensitive_values are not valid: not valid YAML or JSON. Set sensitive_values to a YAML or JSON mapping, e.g. sensitive_values = yamlencode({ password = var.password }).`),
 			},
 			{
 				Config:      config(`sensitive_values = "just a string"`),
-				ExpectError: errorText(`The sensitive values are not valid: a mapping is needed, not string.`),
+				ExpectError: errorText(`The sensitive values at sensitive_values are not valid: a mapping is needed, not string.`),
 			},
 			{
 				Config:      config(`values = "not an object"`),
-				ExpectError: errorText(`The values are not valid: values must be an object, e.g. { replicaCount = 2 }, not string.`),
+				ExpectError: errorText(`The values at values are not valid: values must be an object, e.g. { replicaCount = 2 }, not string.`),
 			},
 			{
 				Config:      `data "helmrelease_template" "t" {` + "\n" + fmt.Sprintf(`name = "web"`+"\n"+`chart = { name = %q, version = ">=2.0.0" }`, chart) + "\n}\n",
