@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -90,7 +91,7 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 		m.Resources = r.deployedResources(ctx, e, spec, diags)
 	}
 	diags.Append(out.Set(ctx, &m)...)
-	reportRun(diags, m.ID.ValueString(), st, runErr, prior == nil)
+	reportRun(diags, m.ID.ValueString(), request.Actions, runErr, prior == nil)
 }
 
 // deployedResources is the resources attribute of the latest release (an
@@ -128,11 +129,28 @@ func (r *releaseResource) saveSuspended(ctx context.Context, m *releaseModel, st
 }
 
 // reportRun turns the outcome of a run into diagnostics: the error with
-// Helm's log lines, and a warning for a remediation that happened.
-func reportRun(diags *diag.Diagnostics, id string, st *reconcile.Status, err error, created bool) {
-	if c := st.Condition(reconcile.ConditionRemediated); c != nil && c.Status {
+// Helm's log lines, and a warning saying what failed and how it was
+// remediated when remediation happened.
+func reportRun(diags *diag.Diagnostics, id string, actions []reconcile.ActionRecord, err error, created bool) {
+	remediated := false
+	var steps []string
+	for _, a := range actions {
+		if a.Type == reconcile.TypeRemediate && a.Err == nil {
+			remediated = true
+		}
+		if a.Err != nil {
+			steps = append(steps, fmt.Sprintf("- %s failed: %s", a.Name, oneLine(a.Err.Error())))
+		} else {
+			steps = append(steps, "- "+a.Name+" succeeded")
+		}
+	}
+	if remediated {
+		outcome := "The release is in sync now."
+		if err != nil {
+			outcome = "The release is not in sync: see the error."
+		}
 		diags.AddWarning("Release remediated",
-			fmt.Sprintf("helmrelease_release %s failed and was remediated (%s): %s\n\nThe failure counts against the remediation retries; see status.failures and the Helm error.", id, c.Reason, c.Message))
+			fmt.Sprintf("helmrelease_release %s failed during this apply and was remediated:\n%s\n\n%s The failures count against the remediation retries (status.failures).", id, strings.Join(steps, "\n"), outcome))
 	}
 	if err == nil {
 		return
@@ -152,6 +170,13 @@ func reportRun(diags *diag.Diagnostics, id string, st *reconcile.Status, err err
 		summary = "Release not applied"
 	}
 	diags.AddError(summary, fmt.Sprintf("helmrelease_release %s: %s\n\n%s", id, err, remedy))
+}
+
+// oneLine is an action's error without Helm's log lines (the final error
+// has them), on one line.
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(s, "Last Helm log lines:")
+	return strings.Join(strings.Fields(s), " ")
 }
 
 func (r *releaseResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {

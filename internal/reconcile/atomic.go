@@ -105,7 +105,9 @@ func (e *Engine) Reconcile(ctx context.Context, req *Request, detect DriftDetect
 			// created outside Helm's CRD lifecycle included).
 			e.Kube.Invalidate()
 		}
-		if err := next.Reconcile(ctx, req); err != nil {
+		err = next.Reconcile(ctx, req)
+		req.Actions = append(req.Actions, ActionRecord{Name: next.Name(), Type: next.Type(), Err: err})
+		if err != nil {
 			lastErr = err
 			var untouched *StorageUntouchedError
 			if errors.As(err, &untouched) || next.Type() == TypeRemediate || next.Type() == TypeUnlock || next.Type() == TypeDrift {

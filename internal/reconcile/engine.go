@@ -33,7 +33,18 @@ type Request struct {
 	Values map[string]any
 	Status *Status
 
+	// Actions are the actions the run took, in order (set by Reconcile).
+	Actions []ActionRecord
+
 	configDigest string
+}
+
+// ActionRecord is one action a run took and how it ended.
+type ActionRecord struct {
+	Name string
+	Type ActionType
+	// Err is the action's failure, nil when it succeeded.
+	Err error
 }
 
 // Engine runs the actions of one release against one cluster.
