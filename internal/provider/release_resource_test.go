@@ -337,3 +337,42 @@ resource "helmrelease_release" "r" {
 		},
 	})
 }
+
+// TestAccRelease_manyFromOneRepository: releases planned and applied in
+// parallel from one repository cost one index download in all: the first
+// provider process downloads it, the others revalidate the disk cache.
+func TestAccRelease_manyFromOneRepository(t *testing.T) {
+	ns := testNamespace(t)
+	repo := testrepo.NewHTTP(t)
+	repo.Add(t, testrepo.LoadChart(t, webChartDir(t), "1.0.0"), nil)
+	config := fmt.Sprintf(`
+provider "helmrelease" {
+  kubernetes = { config_path = %q }
+  cache_dir  = %q
+}
+
+resource "helmrelease_release" "r" {
+  count     = 5
+  name      = "web-${count.index}"
+  namespace = %q
+  chart     = { repository = %q, name = "web", username = %q, password = %q }
+  values    = { message = "release ${count.index}" }
+  install   = { create_namespace = true }
+}
+`, testKubeconfig, t.TempDir(), ns, repo.URL, testrepo.Username, testrepo.Password)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: config,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("helmrelease_release.r[4]", tfjsonpath.New("resources").AtMapKey("v1/ConfigMap/"+ns+"/web-4-config"), objectField("release 4", "data", "message")),
+			},
+			Check: func(*terraform.State) error {
+				if n := repo.IndexDownloads.Load(); n != 1 {
+					return fmt.Errorf("index downloaded %d times for 5 releases", n)
+				}
+				return nil
+			},
+		}},
+	})
+}
