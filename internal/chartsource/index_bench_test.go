@@ -7,11 +7,13 @@ import (
 	"testing"
 
 	"helm.sh/helm/v3/pkg/repo"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 )
 
 // benchIndex is a repository index of about 20 MB: 1,250 charts of 18
 // versions each, built on first use.
-var benchIndex = sync.OnceValue(func() []byte { return syntheticIndex(1250, 18) })
+var benchIndex = sync.OnceValue(func() []byte { return testrepo.SyntheticIndex(1250, 18) })
 
 // BenchmarkResolveOneChart: what a release pays per process for a chart of
 // a large index: one scan, one chart decoded.

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"helm.sh/helm/v3/pkg/repo"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 )
 
 const smallIndex = `apiVersion: v1
@@ -124,7 +126,7 @@ func TestIndexSections(t *testing.T) {
 // TestIndexMatchesHelm: on a generated index, every chart's versions are
 // those Helm's own loader reads, in Helm's order.
 func TestIndexMatchesHelm(t *testing.T) {
-	raw := syntheticIndex(40, 15)
+	raw := testrepo.SyntheticIndex(40, 15)
 	path := filepath.Join(t.TempDir(), "index.yaml")
 	if err := os.WriteFile(path, raw, 0o600); err != nil {
 		t.Fatal(err)
@@ -161,7 +163,7 @@ func TestIndexMatchesHelm(t *testing.T) {
 }
 
 func TestIndexConcurrentUse(t *testing.T) {
-	idx, err := ParseIndex(syntheticIndex(20, 10))
+	idx, err := ParseIndex(testrepo.SyntheticIndex(20, 10))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,48 +178,4 @@ func TestIndexConcurrentUse(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-}
-
-// syntheticIndex is an index of charts × versions laid out as Helm writes
-// it, with the descriptions, keywords and maintainers real indexes carry.
-func syntheticIndex(charts, versions int) []byte {
-	var b strings.Builder
-	b.WriteString("apiVersion: v1\nentries:\n")
-	for c := range charts {
-		fmt.Fprintf(&b, "  chart-%03d:\n", c)
-		for v := range versions {
-			fmt.Fprintf(&b, `  - annotations:
-      category: Infrastructure
-      licenses: Apache-2.0
-    apiVersion: v2
-    appVersion: %d.%d.0
-    created: "2026-10-%02dT10:00:00.000000000Z"
-    dependencies:
-    - name: common
-      repository: oci://registry.example.com/charts
-      tags:
-      - common
-      version: 2.x.x
-    description: Chart number %d of a synthetic repository, with a description as long as the ones real charts carry in their Chart.yaml files.
-    digest: %064x
-    home: https://example.com/charts/chart-%03d
-    icon: https://example.com/icons/chart-%03d.svg
-    keywords:
-    - synthetic
-    - benchmark
-    - chart
-    maintainers:
-    - name: Example Maintainers
-      url: https://example.com
-    name: chart-%03d
-    sources:
-    - https://example.com/src/chart-%03d
-    urls:
-    - https://charts.example.com/chart-%03d-%d.%d.%d.tgz
-    version: %d.%d.%d
-`, v/10, v%10, 1+v%28, c, c*1000+v, c, c, c, c, c, v/100, (v/10)%10, v%10, v/100, (v/10)%10, v%10)
-		}
-	}
-	b.WriteString("generated: \"2026-11-01T00:00:00Z\"\n")
-	return []byte(b.String())
 }

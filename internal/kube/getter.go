@@ -14,12 +14,12 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// Getter serves Helm the clients of one REST configuration and namespace,
-// without any kubeconfig file. Discovery and the REST mapper are built once
-// and shared by the actions of a release (persistent client).
-type Getter struct {
-	config    *rest.Config
-	namespace string
+// Discovery is a cluster's discovery, cached in memory, and the REST mapper
+// built on it, for one identity. Getters of many releases on one cluster
+// share it: the API groups and the OpenAPI documents are then fetched and
+// held once, not once per release. Safe for concurrent use.
+type Discovery struct {
+	config *rest.Config
 
 	once      sync.Once
 	err       error
@@ -27,16 +27,67 @@ type Getter struct {
 	mapper    meta.RESTMapper
 }
 
-var _ genericclioptions.RESTClientGetter = (*Getter)(nil)
+// NewDiscovery returns the discovery of cfg, impersonating impersonate
+// when not empty; nothing is fetched until it is used.
+func NewDiscovery(cfg *rest.Config, impersonate string) *Discovery {
+	return &Discovery{config: withImpersonation(cfg, impersonate)}
+}
 
-// NewGetter returns a getter for cfg whose default namespace is namespace.
-// impersonate, when not empty, is the user the requests act as.
-func NewGetter(cfg *rest.Config, namespace, impersonate string) *Getter {
+func withImpersonation(cfg *rest.Config, impersonate string) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	if impersonate != "" {
 		cfg.Impersonate = rest.ImpersonationConfig{UserName: impersonate}
 	}
-	return &Getter{config: cfg, namespace: namespace}
+	return cfg
+}
+
+func (d *Discovery) init() error {
+	d.once.Do(func() {
+		dc, err := discovery.NewDiscoveryClientForConfig(d.config)
+		if err != nil {
+			d.err = fmt.Errorf("creating discovery client: %w", err)
+			return
+		}
+		d.discovery = memory.NewMemCacheClient(dc)
+		d.mapper = restmapper.NewDeferredDiscoveryRESTMapper(d.discovery)
+	})
+	return d.err
+}
+
+// Invalidate forgets the cached discovery and REST mappings.
+func (d *Discovery) Invalidate() {
+	if d.init() != nil {
+		return
+	}
+	d.discovery.Invalidate()
+	if r, ok := d.mapper.(meta.ResettableRESTMapper); ok {
+		r.Reset()
+	}
+}
+
+// Getter serves Helm the clients of one REST configuration and namespace,
+// without any kubeconfig file. Discovery and the REST mapper are built once
+// and shared by the actions of a release (persistent client), and by the
+// releases given the same Discovery.
+type Getter struct {
+	config    *rest.Config
+	namespace string
+	discovery *Discovery
+}
+
+var _ genericclioptions.RESTClientGetter = (*Getter)(nil)
+
+// NewGetter returns a getter for cfg whose default namespace is namespace.
+// impersonate, when not empty, is the user the requests act as. shared, when
+// not nil, is the discovery of that same configuration and user to use.
+func NewGetter(cfg *rest.Config, namespace, impersonate string, shared ...*Discovery) *Getter {
+	g := &Getter{config: withImpersonation(cfg, impersonate), namespace: namespace}
+	if len(shared) > 0 && shared[0] != nil {
+		g.discovery = shared[0]
+	} else {
+		g.discovery = &Discovery{config: g.config}
+	}
+	return g
 }
 
 // ServiceAccountUser is the user name of a service account, for impersonation.
@@ -44,47 +95,26 @@ func ServiceAccountUser(namespace, name string) string {
 	return fmt.Sprintf("system:serviceaccount:%s:%s", namespace, name)
 }
 
-func (g *Getter) init() error {
-	g.once.Do(func() {
-		dc, err := discovery.NewDiscoveryClientForConfig(g.config)
-		if err != nil {
-			g.err = fmt.Errorf("creating discovery client: %w", err)
-			return
-		}
-		g.discovery = memory.NewMemCacheClient(dc)
-		g.mapper = restmapper.NewDeferredDiscoveryRESTMapper(g.discovery)
-	})
-	return g.err
-}
-
 // Invalidate forgets the cached discovery and REST mappings.
-func (g *Getter) Invalidate() {
-	if g.init() != nil {
-		return
-	}
-	g.discovery.Invalidate()
-	if r, ok := g.mapper.(meta.ResettableRESTMapper); ok {
-		r.Reset()
-	}
-}
+func (g *Getter) Invalidate() { g.discovery.Invalidate() }
 
 // ToRESTConfig implements genericclioptions.RESTClientGetter.
 func (g *Getter) ToRESTConfig() (*rest.Config, error) { return rest.CopyConfig(g.config), nil }
 
 // ToDiscoveryClient implements genericclioptions.RESTClientGetter.
 func (g *Getter) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error) {
-	if err := g.init(); err != nil {
+	if err := g.discovery.init(); err != nil {
 		return nil, err
 	}
-	return g.discovery, nil
+	return g.discovery.discovery, nil
 }
 
 // ToRESTMapper implements genericclioptions.RESTClientGetter.
 func (g *Getter) ToRESTMapper() (meta.RESTMapper, error) {
-	if err := g.init(); err != nil {
+	if err := g.discovery.init(); err != nil {
 		return nil, err
 	}
-	return g.mapper, nil
+	return g.discovery.mapper, nil
 }
 
 // ToRawKubeConfigLoader implements genericclioptions.RESTClientGetter; only

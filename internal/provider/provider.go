@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -36,6 +37,17 @@ type providerData struct {
 	clients    *kube.Clients
 	charts     *chartsource.Repositories
 	registries []registryModel
+
+	// discoveries are the provider cluster's discovery by impersonated
+	// user ("" for the provider's own), shared by all releases.
+	discoveries sync.Map // string → *kube.Discovery
+}
+
+// discovery is the shared discovery of the provider's cluster for the user
+// impersonate ("" for the provider's credentials).
+func (d *providerData) discovery(cfg *rest.Config, impersonate string) *kube.Discovery {
+	v, _ := d.discoveries.LoadOrStore(impersonate, kube.NewDiscovery(cfg, impersonate))
+	return v.(*kube.Discovery)
 }
 
 // registryAuth is the login of the provider's registries for an oci://

@@ -50,11 +50,16 @@ func (r *releaseResource) newEngine(ctx context.Context, m *releaseModel, spec *
 	if diags.HasError() {
 		return nil
 	}
+	impersonate := ""
+	if spec.ServiceAccountName != "" {
+		impersonate = kube.ServiceAccountUser(spec.Namespace, spec.ServiceAccountName)
+	}
 	e, err := reconcile.New(ctx, spec, reconcile.Options{
 		Config:     cfg,
 		KubeConfig: ref,
 		Log:        tfLogger{ctx},
 		HelmLog:    func(line string) { tflog.Debug(ctx, "helm: "+line) },
+		Discovery:  r.data.discovery(cfg, impersonate),
 	})
 	if err != nil {
 		p := path.Root("name")

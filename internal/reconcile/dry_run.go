@@ -13,13 +13,23 @@ import (
 
 // DryRun renders the release the next install or upgrade would make, post-
 // renderers included, and has the API server validate each object with a
-// server-side dry-run apply, without writing anything: to the storage, nor
-// to the cluster. Template functions that look objects up see the cluster.
+// server-side dry-run apply (strict field validation, in place of Helm's
+// client-side OpenAPI validation, which parses the cluster's OpenAPI
+// documents on every render; none when the action disables validation),
+// without writing anything: to the storage, nor to the cluster. Template functions that look objects up see the cluster.
 // The returned release holds the manifest (without hooks and CRDs) and notes.
 func (e *Engine) DryRun(ctx context.Context, req *Request) (*release.Release, error) {
-	rel, err := e.render(ctx, req)
+	rel, install, err := e.render(ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	validate := !req.Spec.Upgrade.DisableOpenAPIValidation
+	if install {
+		validate = !req.Spec.Install.DisableOpenAPIValidation
+	}
+	if !validate {
+		// As Helm then sends the objects as they are.
+		return rel, nil
 	}
 	objs, err := manifest.Parse(rel.Manifest, req.Spec.GetTargetNamespace(), nil)
 	if err != nil {
@@ -35,18 +45,20 @@ func (e *Engine) DryRun(ctx context.Context, req *Request) (*release.Release, er
 	return rel, nil
 }
 
-func (e *Engine) render(ctx context.Context, req *Request) (*release.Release, error) {
+// render returns the release a dry-run install (install is true) or
+// upgrade makes.
+func (e *Engine) render(ctx context.Context, req *Request) (rel *release.Release, install bool, err error) {
 	s := req.Spec
 	latest, err := e.Helm.LastRelease(s.GetReleaseName())
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if latest == nil || latest.Info.Status == release.StatusUninstalled {
-		rel, err := e.Helm.Install(ctx, req.Chart, req.Values, helm.InstallOptions{
+		rel, err = e.Helm.Install(ctx, req.Chart, req.Values, helm.InstallOptions{
 			ReleaseName:              s.GetReleaseName(),
 			Namespace:                s.GetTargetNamespace(),
 			DisableHooks:             s.Install.DisableHooks,
-			DisableOpenAPIValidation: s.Install.DisableOpenAPIValidation,
+			DisableOpenAPIValidation: true, // the API server validates, below
 			SkipSchemaValidation:     s.Install.DisableSchemaValidation,
 			TakeOwnership:            !s.Install.DisableTakeOwnership,
 			Replace:                  true,
@@ -54,14 +66,14 @@ func (e *Engine) render(ctx context.Context, req *Request) (*release.Release, er
 			DryRun:                   true,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("dry-run install of release %s with chart %s: %w", releaseRef(req), chartRef(req), err)
+			return nil, true, fmt.Errorf("dry-run install of release %s with chart %s: %w", releaseRef(req), chartRef(req), err)
 		}
-		return rel, nil
+		return rel, true, nil
 	}
-	rel, err := e.Helm.Upgrade(ctx, s.GetReleaseName(), req.Chart, req.Values, helm.UpgradeOptions{
+	rel, err = e.Helm.Upgrade(ctx, s.GetReleaseName(), req.Chart, req.Values, helm.UpgradeOptions{
 		Namespace:                s.GetTargetNamespace(),
 		DisableHooks:             s.Upgrade.DisableHooks,
-		DisableOpenAPIValidation: s.Upgrade.DisableOpenAPIValidation,
+		DisableOpenAPIValidation: true, // the API server validates, below
 		SkipSchemaValidation:     s.Upgrade.DisableSchemaValidation,
 		TakeOwnership:            !s.Upgrade.DisableTakeOwnership,
 		ReuseValues:              s.Upgrade.PreserveValues,
@@ -69,7 +81,7 @@ func (e *Engine) render(ctx context.Context, req *Request) (*release.Release, er
 		DryRun:                   true,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("dry-run upgrade of release %s with chart %s: %w", releaseRef(req), chartRef(req), err)
+		return nil, false, fmt.Errorf("dry-run upgrade of release %s with chart %s: %w", releaseRef(req), chartRef(req), err)
 	}
-	return rel, nil
+	return rel, false, nil
 }

@@ -462,6 +462,18 @@ func TestDryRun(t *testing.T) {
 	if _, err := f.engine.DryRun(ctx, &Request{Spec: s, Chart: bad, Status: st}); err == nil || !strings.Contains(err.Error(), "ConfigMap bad") {
 		t.Errorf("a ConfigMap with a map value: %v, want the cluster's rejection naming it", err)
 	}
+	// Unknown fields are errors, as Helm's OpenAPI validation makes them,
+	// unless the validation is disabled.
+	unknown := engineChart("3.0.0")
+	unknown.Templates = append(unknown.Templates, &chart.File{Name: "templates/unknown.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: unknown}\nspec: {replicas: 2}\n")})
+	if _, err := f.engine.DryRun(ctx, &Request{Spec: s, Chart: unknown, Status: st}); err == nil || !strings.Contains(err.Error(), `.spec: field not declared in schema`) {
+		t.Errorf("a ConfigMap with a spec: %v, want the unknown field refused", err)
+	}
+	lax := *s
+	lax.Upgrade.DisableOpenAPIValidation = true
+	if _, err := f.engine.DryRun(ctx, &Request{Spec: &lax, Chart: unknown, Status: st}); err != nil {
+		t.Errorf("a ConfigMap with a spec, validation disabled: %v", err)
+	}
 }
 
 // failureHook creates a ConfigMap when the engine reports a failed action,

@@ -33,6 +33,10 @@ type Options struct {
 	Log Logger
 	// HelmLog receives each line Helm logs; nil discards them.
 	HelmLog func(string)
+	// Discovery, when set, is the shared discovery of Config and the
+	// spec's identity (its service account, else the configuration's
+	// user), used unless KubeConfig names another cluster.
+	Discovery *kube.Discovery
 }
 
 // New returns the engine of the release spec: clients of its target
@@ -50,10 +54,14 @@ func New(ctx context.Context, s *Spec, o Options) (*Engine, error) {
 	if s.ServiceAccountName != "" {
 		impersonate = kube.ServiceAccountUser(s.Namespace, s.ServiceAccountName)
 	}
+	shared := o.Discovery
+	if o.KubeConfig != nil {
+		shared = nil
+	}
 	e := &Engine{
 		Logs:             helm.NewLogBuffer(helm.DefaultLogLines, o.HelmLog),
 		Log:              o.Log,
-		Kube:             kube.NewGetter(cfg, s.GetTargetNamespace(), impersonate),
+		Kube:             kube.NewGetter(cfg, s.GetTargetNamespace(), impersonate, shared),
 		persistentClient: s.PersistentClient,
 	}
 	c, err := helm.NewClient(helm.ClientOptions{

@@ -1,0 +1,511 @@
+// Command planbench measures the provider as DESIGN.md judges it: N
+// releases of one chart from a Helm repository with a ≈20 MB index, on the
+// local test cluster (or the one HELMRELEASE_TEST_KUBECONFIG names), with
+// drift detection on. For each N it times `terraform apply`, a `terraform
+// plan` with no change and one with a value changed, and reports the
+// provider's peak RSS, the index downloads and the API requests per
+// release; beside it, the Helm SDK installing the same releases one after
+// another as `helm upgrade --install --repo … --wait` does (each loading the
+// whole index).
+//
+//	go run ./internal/planbench -n 1,10,30
+//
+// Run it from the repository root; it needs terraform on PATH.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/provenance"
+	"helm.sh/helm/v3/pkg/repo"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
+)
+
+// chartDir is the chart every release installs.
+const chartDir = "internal/provider/testdata/charts/web"
+
+func main() {
+	counts := flag.String("n", "1,10,30", "numbers of releases, comma-separated")
+	helmChild := flag.Int("helm-child", 0, "internal: install this many releases with the Helm SDK and print the peak RSS")
+	repoURL := flag.String("repo", "", "internal: repository of -helm-child")
+	kubeconfig := flag.String("kubeconfig", "", "internal: cluster of -helm-child")
+	namespace := flag.String("namespace", "", "internal: namespace of -helm-child")
+	flag.Parse()
+	var err error
+	if *helmChild > 0 {
+		err = helmInstalls(*helmChild, *repoURL, *kubeconfig, *namespace)
+	} else {
+		err = run(*counts)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "planbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(counts string) error {
+	if _, err := os.Stat("go.mod"); err != nil {
+		return errors.New("run from the repository root")
+	}
+	work, err := os.MkdirTemp("", "planbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	provider := filepath.Join(work, "bin", "terraform-provider-helmrelease")
+	fmt.Fprintln(os.Stderr, "building the provider")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Hour)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", provider, ".").CombinedOutput(); err != nil {
+		return fmt.Errorf("building the provider: %w: %s", err, out)
+	}
+	rc := filepath.Join(work, "terraformrc")
+	if err := os.WriteFile(rc, fmt.Appendf(nil, "provider_installation {\n  dev_overrides {\n    \"helmrelease/helmrelease\" = %q\n  }\n  direct {}\n}\n", filepath.Dir(provider)), 0o600); err != nil {
+		return err
+	}
+	kc, stop, err := testcluster.ForTests(os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	srv, err := newRepository()
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	api, err := newAPICounter(kc)
+	if err != nil {
+		return err
+	}
+
+	fmt.Printf("index %.1f MB; times are wall clock, RSS the provider's peak (VmHWM), API requests per release net of the cluster's idle rate\n\n", float64(srv.indexSize)/(1<<20))
+	fmt.Printf("%-5s %-22s %10s %14s %16s %14s\n", "N", "run", "wall", "peak RSS", "index downloads", "API req/rel")
+	for _, f := range strings.Split(counts, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return fmt.Errorf("-n: %q is not a positive number", f)
+		}
+		dir := filepath.Join(work, fmt.Sprintf("n%d", n))
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return err
+		}
+		ns := fmt.Sprintf("planbench-%d", n)
+		if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(configuration(n, ns, kc, srv.URL, dir)), 0o600); err != nil {
+			return err
+		}
+		tf := terraform{ctx: ctx, dir: dir, rc: rc, provider: provider, srv: srv, api: api}
+		for _, step := range []struct {
+			name string
+			args []string
+			exit int
+		}{
+			{"apply (install)", []string{"apply", "-auto-approve", "-input=false"}, 0},
+			{"plan, no change", []string{"plan", "-input=false", "-detailed-exitcode"}, 0},
+			{"plan, one value", []string{"plan", "-input=false", "-detailed-exitcode", "-var", "message=changed"}, 2},
+		} {
+			m, err := tf.run(step.args, step.exit)
+			if err != nil {
+				return fmt.Errorf("%s with %d releases: %w", step.name, n, err)
+			}
+			fmt.Printf("%-5d %-22s %10s %11.1f MB %16d %14.1f\n", n, step.name, m.wall.Round(10*time.Millisecond), float64(m.rss)/(1<<20), m.downloads, m.requests/float64(n))
+		}
+		h, err := helmBaseline(ctx, n, srv.URL, kc)
+		if err != nil {
+			return fmt.Errorf("helm SDK installs of %d releases: %w", n, err)
+		}
+		fmt.Printf("%-5d %-22s %10s %11.1f MB %16d %14s\n", n, "Helm SDK installs", h.wall.Round(10*time.Millisecond), float64(h.rss)/(1<<20), h.downloads, "")
+		if _, err := tf.run([]string{"destroy", "-auto-approve", "-input=false"}, 0); err != nil {
+			return fmt.Errorf("destroying %d releases: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// configuration is N releases of the chart, drift detection on.
+func configuration(n int, namespace, kubeconfig, repoURL, dir string) string {
+	return fmt.Sprintf(`terraform {
+  required_providers {
+    helmrelease = { source = "helmrelease/helmrelease" }
+  }
+}
+
+variable "message" {
+  default = "hello"
+}
+
+provider "helmrelease" {
+  kubernetes = { config_path = %q }
+  cache_dir  = %q
+}
+
+resource "helmrelease_release" "r" {
+  count           = %d
+  name            = "web-${count.index}"
+  namespace       = %q
+  chart           = { repository = %q, name = "web", version = "1.x" }
+  values          = { message = var.message }
+  install         = { create_namespace = true }
+  drift_detection = { mode = "enabled" }
+}
+`, kubeconfig, filepath.Join(dir, "cache"), n, namespace, repoURL)
+}
+
+type measure struct {
+	wall      time.Duration
+	rss       int64
+	downloads int64
+	requests  float64
+}
+
+type terraform struct {
+	ctx               context.Context
+	dir, rc, provider string
+	srv               *repository
+	api               *apiCounter
+}
+
+// run runs terraform, polling the provider processes' peak RSS.
+func (t terraform) run(args []string, wantExit int) (measure, error) {
+	cmd := exec.CommandContext(t.ctx, "terraform", args...)
+	cmd.Dir = t.dir
+	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+t.rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	downloads := t.srv.downloads.Load()
+	requests, err := t.api.total()
+	if err != nil {
+		return measure{}, err
+	}
+	poll := newRSSPoller(t.provider)
+	start := time.Now()
+	err = cmd.Run()
+	wall := time.Since(start)
+	rss := poll.stop()
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		return measure{}, err
+	}
+	if code != wantExit {
+		return measure{}, fmt.Errorf("terraform %s exited %d, want %d:\n%s", args[0], code, wantExit, out.String())
+	}
+	after, err := t.api.total()
+	if err != nil {
+		return measure{}, err
+	}
+	return measure{
+		wall:      wall,
+		rss:       rss,
+		downloads: t.srv.downloads.Load() - downloads,
+		requests:  max(0, after-requests-t.api.idleRate*wall.Seconds()),
+	}, nil
+}
+
+// rssPoller follows the peak RSS of the processes running a binary.
+type rssPoller struct {
+	done chan struct{}
+	peak atomic.Int64
+	wg   sync.WaitGroup
+}
+
+func newRSSPoller(binary string) *rssPoller {
+	p := &rssPoller{done: make(chan struct{})}
+	p.wg.Go(func() {
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			p.peak.Store(max(p.peak.Load(), peakOf(binary)))
+			select {
+			case <-p.done:
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	return p
+}
+
+func (p *rssPoller) stop() int64 {
+	close(p.done)
+	p.wg.Wait()
+	return p.peak.Load()
+}
+
+// peakOf is the largest VmHWM of the processes running binary.
+func peakOf(binary string) int64 {
+	entries, _ := os.ReadDir("/proc")
+	var peak int64
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err != nil || exe != binary {
+			continue
+		}
+		peak = max(peak, vmHWM(filepath.Join("/proc", e.Name(), "status")))
+	}
+	return peak
+}
+
+// vmHWM reads the peak resident set size from a /proc status file.
+func vmHWM(status string) int64 {
+	f, err := os.Open(status)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// repository serves the synthetic index with the web chart, counting the
+// index bodies sent; conditional requests are answered 304.
+type repository struct {
+	*httptest.Server
+	indexSize int
+	downloads atomic.Int64
+}
+
+func newRepository() (*repository, error) {
+	c, err := loader.Load(chartDir)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "planbench-chart-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	tgz, err := chartutil.Save(c, tmp)
+	if err != nil {
+		return nil, err
+	}
+	archive, err := os.ReadFile(tgz)
+	if err != nil {
+		return nil, err
+	}
+	digest, err := provenance.Digest(bytes.NewReader(archive))
+	if err != nil {
+		return nil, err
+	}
+	entry := fmt.Sprintf("  web:\n  - apiVersion: v2\n    name: web\n    version: %s\n    digest: %s\n    urls:\n    - charts/web.tgz\n", c.Metadata.Version, digest)
+	index := bytes.Replace(testrepo.SyntheticIndex(1250, 18), []byte("entries:\n"), []byte("entries:\n"+entry), 1)
+	const etag = `"planbench"`
+	r := &repository{indexSize: len(index)}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		switch req.URL.Path {
+		case "/index.yaml":
+			if req.Header.Get("If-None-Match") == etag {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+			r.downloads.Add(1)
+			w.Header().Set("ETag", etag)
+			w.Header().Set("Content-Length", strconv.Itoa(len(index)))
+			_, _ = w.Write(index)
+		case "/charts/web.tgz":
+			_, _ = w.Write(archive)
+		default:
+			http.NotFound(w, req)
+		}
+	}))
+	return r, nil
+}
+
+// apiCounter reads the API server's request counter.
+type apiCounter struct {
+	client   kubernetes.Interface
+	idleRate float64 // requests per second with nothing running
+}
+
+func newAPICounter(kubeconfig string) (*apiCounter, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := &apiCounter{client: cs}
+	before, err := c.total()
+	if err != nil {
+		return nil, err
+	}
+	const idle = 5 * time.Second
+	time.Sleep(idle)
+	after, err := c.total()
+	if err != nil {
+		return nil, err
+	}
+	// Each scrape is one request too.
+	c.idleRate = (after - before - 1) / idle.Seconds()
+	return c, nil
+}
+
+// total is the sum of apiserver_request_total.
+func (c *apiCounter) total() (float64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	raw, err := c.client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("reading the API server's metrics: %w", err)
+	}
+	var sum float64
+	for line := range strings.Lines(string(raw)) {
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err == nil {
+			sum += v
+		}
+	}
+	return sum, nil
+}
+
+// helmBaseline runs the Helm SDK installs in a child process of this
+// command, so that its peak RSS is theirs alone.
+func helmBaseline(ctx context.Context, n int, repoURL, kubeconfig string) (measure, error) {
+	ns := fmt.Sprintf("planbench-helm-%d", n)
+	self, err := os.Executable()
+	if err != nil {
+		return measure{}, err
+	}
+	start := time.Now()
+	out, err := exec.CommandContext(ctx, self, "-helm-child", strconv.Itoa(n), "-repo", repoURL, "-kubeconfig", kubeconfig, "-namespace", ns).CombinedOutput()
+	wall := time.Since(start)
+	if err != nil {
+		return measure{}, fmt.Errorf("%w: %s", err, out)
+	}
+	var m measure
+	m.wall = wall
+	for line := range strings.Lines(string(out)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "peak-rss "); ok {
+			m.rss, _ = strconv.ParseInt(v, 10, 64)
+		}
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "downloads "); ok {
+			m.downloads, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	// Leave the cluster as it was.
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return m, err
+	}
+	c, err := helm.NewClient(helm.ClientOptions{Getter: kube.NewGetter(cfg, ns, ""), StorageNamespace: ns})
+	if err != nil {
+		return m, err
+	}
+	for i := range n {
+		if _, err := c.Uninstall(fmt.Sprintf("web-%d", i), helm.UninstallOptions{Timeout: time.Minute, Wait: true}); err != nil {
+			return m, err
+		}
+	}
+	return m, nil
+}
+
+// helmInstalls is `helm upgrade --install web-<i> web --repo <url> --wait`
+// n times: each downloads the index, loads it whole, fetches the chart and
+// installs it.
+func helmInstalls(n int, repoURL, kubeconfig, namespace string) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	c, err := helm.NewClient(helm.ClientOptions{Getter: kube.NewGetter(cfg, namespace, ""), StorageNamespace: namespace})
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "planbench-helm-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	for i := range n {
+		indexFile := filepath.Join(dir, "index.yaml")
+		if err := fetch(ctx, repoURL+"/index.yaml", indexFile); err != nil {
+			return err
+		}
+		idx, err := repo.LoadIndexFile(indexFile)
+		if err != nil {
+			return err
+		}
+		v, err := idx.Get("web", "1.x")
+		if err != nil {
+			return err
+		}
+		archive := filepath.Join(dir, "web.tgz")
+		if err := fetch(ctx, repoURL+"/"+v.URLs[0], archive); err != nil {
+			return err
+		}
+		ch, err := loader.Load(archive)
+		if err != nil {
+			return err
+		}
+		if _, err := c.Install(ctx, ch, map[string]any{"message": "hello"}, helm.InstallOptions{
+			ReleaseName: fmt.Sprintf("web-%d", i), Namespace: namespace, Timeout: 5 * time.Minute, Wait: true, CreateNamespace: true,
+		}); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("downloads %d\npeak-rss %d\n", n, vmHWM("/proc/self/status"))
+	return nil
+}
+
+func fetch(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		return errors.Join(err, f.Close())
+	}
+	return f.Close()
+}
