@@ -3,9 +3,12 @@
 package chartsource
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"sort"
 	"sync"
 
@@ -27,11 +30,12 @@ var ErrNoMatchingVersion = errors.New("no chart version matches the constraint")
 // for are parsed. Large repositories publish indexes of tens of megabytes;
 // decoding one whole costs many times its size in memory, while a release
 // needs the entries of one chart. The index is scanned once for where each
-// chart's entries start and end; a chart's entries are decoded on first use.
-// Safe for concurrent use.
+// chart's entries start and end; a chart's entries are decoded on first use,
+// read from memory or, for a cached index, from its file, so that the index
+// itself is never held whole. Safe for concurrent use.
 type Index struct {
-	raw []byte
-	// sections maps a chart name to its entries' byte range in raw.
+	src io.ReaderAt
+	// sections maps a chart name to its entries' byte range in src.
 	sections map[string][2]int
 
 	mu     sync.Mutex
@@ -42,12 +46,66 @@ type Index struct {
 // entries of each chart under a two-space indented key of "entries:", as
 // every Helm and chart-releaser index is) is decoded whole instead.
 func ParseIndex(raw []byte) (*Index, error) {
-	idx := &Index{raw: raw, parsed: map[string][]*ChartVersion{}}
-	sections, ok := scanSections(raw)
-	if ok {
-		idx.sections = sections
-		return idx, nil
+	var scan sectionScanner
+	for pos := 0; pos < len(raw) && !scan.bad; {
+		end := bytes.IndexByte(raw[pos:], '\n')
+		if end < 0 {
+			end = len(raw)
+		} else {
+			end += pos
+		}
+		scan.line(pos, end, raw[pos:end])
+		pos = end + 1
 	}
+	if sections, ok := scan.finish(len(raw)); ok {
+		return &Index{src: bytes.NewReader(raw), sections: sections, parsed: map[string][]*ChartVersion{}}, nil
+	}
+	return parseWhole(raw)
+}
+
+// parseIndexFile scans the index in f line by line, without reading it
+// whole into memory; f stays open for the chart entries read later. An
+// index not laid out as Helm writes it is decoded whole.
+func parseIndexFile(f *os.File) (*Index, error) {
+	var scan sectionScanner
+	r := bufio.NewReaderSize(f, 64<<10)
+	pos := 0
+	var long []byte
+	for !scan.bad {
+		chunk, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long, chunk...)
+			continue
+		}
+		line := chunk
+		if long != nil {
+			line = append(long, chunk...)
+			long = nil
+		}
+		if len(line) > 0 {
+			end := pos + len(bytes.TrimSuffix(line, []byte("\n")))
+			scan.line(pos, end, line[:end-pos])
+			pos += len(line)
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the cached index: %w", err)
+		}
+	}
+	if sections, ok := scan.finish(pos); ok {
+		return &Index{src: f, sections: sections, parsed: map[string][]*ChartVersion{}}, nil
+	}
+	raw, err := os.ReadFile(f.Name())
+	if err != nil {
+		return nil, fmt.Errorf("reading the cached index: %w", err)
+	}
+	return parseWhole(raw)
+}
+
+// parseWhole decodes an index whole.
+func parseWhole(raw []byte) (*Index, error) {
 	var whole struct {
 		APIVersion string                     `json:"apiVersion"`
 		Entries    map[string][]*ChartVersion `json:"entries"`
@@ -58,63 +116,75 @@ func ParseIndex(raw []byte) (*Index, error) {
 	if whole.APIVersion == "" {
 		return nil, errors.New("repository index has no apiVersion: it is not a Helm repository index")
 	}
+	idx := &Index{parsed: map[string][]*ChartVersion{}}
 	for name, versions := range whole.Entries {
 		idx.parsed[name] = clean(name, versions)
 	}
-	idx.raw = nil
 	return idx, nil
 }
 
-// scanSections finds, line by line, the top-level "apiVersion:" and
+// sectionScanner finds, line by line, the top-level "apiVersion:" and
 // "entries:" keys and the chart keys indented by two spaces under the
-// latter. ok is false when the layout is not recognised.
-func scanSections(raw []byte) (map[string][2]int, bool) {
-	sections := map[string][2]int{}
-	inEntries, sawAPIVersion := false, false
-	current, start := "", 0
-	closeSection := func(end int) {
-		if current != "" {
-			sections[current] = [2]int{start, end}
-			current = ""
-		}
+// latter. bad is set when the layout is not recognised.
+type sectionScanner struct {
+	sections                      map[string][2]int
+	inEntries, sawAPIVersion, bad bool
+	current                       string
+	start                         int
+}
+
+// line takes the line at [pos, end) of the index, without its newline.
+func (s *sectionScanner) line(pos, end int, line []byte) {
+	if s.sections == nil {
+		s.sections = map[string][2]int{}
 	}
-	for pos := 0; pos < len(raw); {
-		end := bytes.IndexByte(raw[pos:], '\n')
-		if end < 0 {
-			end = len(raw)
-		} else {
-			end += pos
+	line = bytes.TrimRight(line, "\r")
+	switch {
+	case len(line) == 0 || line[0] == '#':
+	case line[0] != ' ':
+		// A top-level key.
+		s.close(pos)
+		s.inEntries = bytes.Equal(bytes.TrimSpace(line), []byte("entries:"))
+		if bytes.HasPrefix(line, []byte("apiVersion:")) {
+			s.sawAPIVersion = true
 		}
-		line := bytes.TrimRight(raw[pos:end], "\r")
-		switch {
-		case len(line) == 0 || line[0] == '#':
-		case line[0] != ' ':
-			// A top-level key.
-			closeSection(pos)
-			inEntries = bytes.Equal(bytes.TrimSpace(line), []byte("entries:"))
-			if bytes.HasPrefix(line, []byte("apiVersion:")) {
-				sawAPIVersion = true
-			}
-			if line[0] == '{' || line[0] == '[' {
-				return nil, false
-			}
-		case inEntries && len(line) > 2 && line[0] == ' ' && line[1] == ' ' && line[2] != ' ' && line[2] != '-':
-			// A chart key under entries.
-			closeSection(pos)
-			key := bytes.TrimSpace(line)
-			if !bytes.HasSuffix(key, []byte(":")) {
-				return nil, false
-			}
-			name := string(bytes.Trim(key[:len(key)-1], `"'`))
-			if name == "" {
-				return nil, false
-			}
-			current, start = name, end+1
+		if line[0] == '{' || line[0] == '[' {
+			s.bad = true
 		}
-		pos = end + 1
+	case s.inEntries && len(line) > 2 && line[0] == ' ' && line[1] == ' ' && line[2] != ' ' && line[2] != '-':
+		// A chart key under entries.
+		s.close(pos)
+		key := bytes.TrimSpace(line)
+		if !bytes.HasSuffix(key, []byte(":")) {
+			s.bad = true
+			return
+		}
+		name := string(bytes.Trim(key[:len(key)-1], `"'`))
+		if name == "" {
+			s.bad = true
+			return
+		}
+		s.current, s.start = name, end+1
 	}
-	closeSection(len(raw))
-	return sections, sawAPIVersion
+}
+
+func (s *sectionScanner) close(end int) {
+	if s.current != "" {
+		s.sections[s.current] = [2]int{s.start, end}
+		s.current = ""
+	}
+}
+
+// finish ends the scan of an index of size bytes.
+func (s *sectionScanner) finish(size int) (map[string][2]int, bool) {
+	if s.bad || !s.sawAPIVersion {
+		return nil, false
+	}
+	if s.sections == nil {
+		s.sections = map[string][2]int{}
+	}
+	s.close(size)
+	return s.sections, true
 }
 
 // Versions returns the versions of chart name, newest first. Entries
@@ -129,8 +199,12 @@ func (i *Index) Versions(name string) ([]*ChartVersion, error) {
 	if !ok {
 		return nil, marked{fmt.Errorf("no chart named %q in the index", name), ErrChartNotFound}
 	}
+	data := make([]byte, max(0, span[1]-span[0]))
+	if n, err := i.src.ReadAt(data, int64(span[0])); err != nil && !(errors.Is(err, io.EOF) && n == len(data)) {
+		return nil, fmt.Errorf("reading the index entries of chart %q: %w", name, err)
+	}
 	var versions []*ChartVersion
-	if err := yaml.Unmarshal(i.raw[span[0]:min(span[1], len(i.raw))], &versions); err != nil {
+	if err := yaml.Unmarshal(data, &versions); err != nil {
 		return nil, fmt.Errorf("repository index entries of chart %q are not valid YAML: %w", name, err)
 	}
 	cleaned := clean(name, versions)

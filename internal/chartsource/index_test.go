@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -178,4 +179,39 @@ func TestIndexConcurrentUse(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestIndexFile: an index scanned from its file, line by line, resolves as
+// the same index in memory; lines longer than the read buffer and indexes
+// not laid out as Helm writes them (JSON) work too.
+func TestIndexFile(t *testing.T) {
+	long := strings.Repeat("x", 200<<10)
+	for name, raw := range map[string][]byte{
+		"helm layout": testrepo.SyntheticIndex(40, 5),
+		"long lines":  []byte("apiVersion: v1\nentries:\n  web:\n  - name: web\n    version: 1.0.0\n    description: " + long + "\n    urls: [web-1.0.0.tgz]\n  api:\n  - name: api\n    version: 2.0.0\n    urls: [api-2.0.0.tgz]\n"),
+		"json":        []byte(`{"apiVersion":"v1","entries":{"web":[{"name":"web","version":"1.0.0","urls":["web-1.0.0.tgz"]}],"api":[{"name":"api","version":"2.0.0","urls":["api-2.0.0.tgz"]}]}}`),
+	} {
+		path := filepath.Join(t.TempDir(), "index.yaml")
+		if err := os.WriteFile(path, raw, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fromFile, err := openIndex(path)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		inMemory, err := ParseIndex(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !slices.Equal(fromFile.Names(), inMemory.Names()) {
+			t.Errorf("%s: charts %v from the file, %v in memory", name, fromFile.Names(), inMemory.Names())
+		}
+		for _, chart := range inMemory.Names() {
+			a, errA := fromFile.Resolve(chart, "*")
+			b, errB := inMemory.Resolve(chart, "*")
+			if errA != nil || errB != nil || a.Version != b.Version || a.Digest != b.Digest || !slices.Equal(a.URLs, b.URLs) {
+				t.Errorf("%s: chart %s resolves to %v (%v) from the file, %v (%v) in memory", name, chart, a, errA, b, errB)
+			}
+		}
+	}
 }

@@ -155,29 +155,50 @@ func (r *Repositories) fetchIndex(ctx context.Context, repoURL string, auth Auth
 		return nil, fmt.Errorf("repository %s is unreachable: %w", repoURL, err)
 	}
 	defer resp.Body.Close()
-	var raw []byte
 	switch resp.StatusCode {
 	case http.StatusNotModified:
-		if raw, err = os.ReadFile(path + ".yaml"); err != nil {
-			return nil, fmt.Errorf("repository %s: reading cached index: %w", repoURL, err)
+		idx, err := openIndex(path + ".yaml")
+		if err != nil {
+			return nil, fmt.Errorf("repository %s: %w", repoURL, err)
 		}
+		return idx, nil
 	case http.StatusOK:
-		if raw, err = readBody(resp); err != nil {
-			return nil, fmt.Errorf("repository %s: reading index: %w", repoURL, err)
-		}
-		r.downloads.Add(1)
 	default:
 		return nil, httpError(repoURL, "index", resp)
 	}
+	raw, err := readBody(resp)
+	if err != nil {
+		return nil, fmt.Errorf("repository %s: reading index: %w", repoURL, err)
+	}
+	r.downloads.Add(1)
 	idx, err := ParseIndex(raw)
 	if err != nil {
 		return nil, fmt.Errorf("repository %s: %w", repoURL, err)
 	}
-	if resp.StatusCode == http.StatusOK {
-		// Only a valid index is cached.
-		r.store(path, raw, validators{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")})
+	// Only a valid index is cached; once it is, entries are read from the
+	// file and the downloaded copy is let go.
+	if r.store(path, raw, validators{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}) {
+		if cached, err := openIndex(path + ".yaml"); err == nil {
+			return cached, nil
+		}
 	}
 	return idx, nil
+}
+
+// openIndex opens a cached index. The file stays open for the process's
+// life: a later write of the cache replaces the file by renaming, which
+// leaves what this one reads unchanged.
+func openIndex(path string) (*Index, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening the cached index: %w", err)
+	}
+	idx, err := parseIndexFile(f)
+	if err != nil || idx.src == nil {
+		// Decoded whole, or not an index: the file is no longer needed.
+		_ = f.Close()
+	}
+	return idx, err
 }
 
 // readBody reads a response body into a buffer of its announced size, or
@@ -191,11 +212,12 @@ func readBody(resp *http.Response) ([]byte, error) {
 	return buf, err
 }
 
-// store writes a cached index and its validators, atomically; a cache that
-// cannot be written only costs a download next time.
-func (r *Repositories) store(path string, raw []byte, v validators) {
+// store writes a cached index and its validators, atomically, and reports
+// whether it did; a cache that cannot be written only costs a download next
+// time.
+func (r *Repositories) store(path string, raw []byte, v validators) bool {
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
-		return
+		return false
 	}
 	meta, _ := json.Marshal(v)
 	for _, f := range []struct {
@@ -204,15 +226,16 @@ func (r *Repositories) store(path string, raw []byte, v validators) {
 	}{{path + ".yaml", raw}, {path + ".json", meta}} {
 		tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
 		if err != nil {
-			return
+			return false
 		}
 		_, werr := tmp.Write(f.data)
 		cerr := tmp.Close()
 		if werr != nil || cerr != nil || os.Rename(tmp.Name(), f.name) != nil {
 			_ = os.Remove(tmp.Name())
-			return
+			return false
 		}
 	}
+	return true
 }
 
 // StatusError is a repository request answered with an HTTP error status.
