@@ -200,7 +200,8 @@ func (i *Index) Versions(name string) ([]*ChartVersion, error) {
 		return nil, marked{fmt.Errorf("no chart named %q in the index", name), ErrChartNotFound}
 	}
 	data := make([]byte, max(0, span[1]-span[0]))
-	if n, err := i.src.ReadAt(data, int64(span[0])); err != nil && !(errors.Is(err, io.EOF) && n == len(data)) {
+	// ReadAt may answer io.EOF with the whole section when it ends the file.
+	if n, err := i.src.ReadAt(data, int64(span[0])); err != nil && (!errors.Is(err, io.EOF) || n < len(data)) {
 		return nil, fmt.Errorf("reading the index entries of chart %q: %w", name, err)
 	}
 	var versions []*ChartVersion
