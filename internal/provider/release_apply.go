@@ -79,6 +79,12 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	}
 	request := &reconcile.Request{Spec: spec, Chart: resolved.Chart, Values: values, Status: st}
 	runErr := e.Reconcile(ctx, request, e.DriftDetector(spec))
+	if prior == nil && errors.Is(runErr, reconcile.ErrNotOwned) {
+		// Nothing was made: no resource, so that destroying it can never
+		// uninstall the release of another.
+		reportRun(diags, m.ID.ValueString(), request.Actions, runErr, true)
+		return
+	}
 
 	m.ChartVersion = types.StringValue(resolved.Version)
 	m.AppVersion = types.StringValue(resolved.AppVersion)
@@ -156,9 +162,12 @@ func reportRun(diags *diag.Diagnostics, id string, actions []reconcile.ActionRec
 		return
 	}
 	remedy := "Fix the cause (see the Helm error and log lines above), then apply again."
+	var owned *reconcile.OwnershipError
 	switch {
+	case errors.As(err, &owned) && len(owned.Owners) > 0:
+		remedy = "Two helmrelease_release resources cannot share a release: give this one another release_name (or target_namespace), or remove the other."
 	case errors.Is(err, reconcile.ErrNotOwned):
-		remedy = "Import the release (terraform import) to manage it with this resource, or set another release_name; a release of another helmrelease_release cannot be shared."
+		remedy = "Import the release (terraform import) to manage it with this resource, or set another release_name."
 	case created:
 		remedy = "Fix the cause (see the Helm error and log lines above), then apply again: Terraform replaces the failed resource, which installs the release afresh."
 	case errors.Is(err, reconcile.ErrRetriesExhausted):
@@ -200,6 +209,20 @@ func (r *releaseResource) Delete(ctx context.Context, req resource.DeleteRequest
 	e := r.newEngine(ctx, &m, spec, &resp.Diagnostics)
 	if e == nil {
 		return
+	}
+	if len(st.History) == 0 {
+		// This resource never made a revision (its create failed early):
+		// a release under the name may be another's.
+		latest, err := e.Helm.LastRelease(spec.GetReleaseName())
+		if err != nil {
+			resp.Diagnostics.AddError("Release not readable", fmt.Sprintf("helmrelease_release %s: %s\n\nThe resource is kept; check that the cluster is reachable, then destroy again.", m.ID.ValueString(), err))
+			return
+		}
+		if latest != nil && reconcile.CheckOwnership(latest, spec) != nil {
+			resp.Diagnostics.AddWarning("Release left installed",
+				fmt.Sprintf("helmrelease_release %s made no revision of release %s, which is not its own: it is left installed.", m.ID.ValueString(), spec.GetReleaseName()))
+			return
+		}
 	}
 	if err := e.Uninstall(ctx, spec, st); err != nil {
 		resp.Diagnostics.AddError("Release uninstall failed",

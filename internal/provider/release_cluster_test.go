@@ -154,8 +154,15 @@ resource "helmrelease_release" "other" {
 		Steps: []resource.TestStep{
 			{Config: webConfig(t, ns, "")},
 			{
+				// Planned with a warning (a replacement is planned alike), refused at apply.
 				Config:      webConfig(t, ns, "") + second("web"),
-				ExpectError: errorText(`Error: Release already exists with helmrelease_release.other … release ` + ns + `/web.v1 is managed by helmrelease_release ` + ns + `/web; give this resource another release_name, or remove the other resource first. Two helmrelease_release resources cannot share a release`),
+				ExpectError: errorText(`Error: Release failed with helmrelease_release.other … release ` + ns + `/web.v1 is managed by helmrelease_release ` + ns + `/web; give this resource another release_name, or remove the other resource first Two helmrelease_release resources cannot share a release`),
+			},
+			{
+				// The refused resource is not in the state: nothing to destroy,
+				// and the first release is untouched.
+				Config:           webConfig(t, ns, ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 			},
 			{
 				Config: webConfig(t, ns, `target_namespace = "`+ns+`-moved"`),
@@ -185,6 +192,39 @@ resource "helmrelease_release" "r" {
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(rel, tfjsonpath.New("release_name"), knownvalue.StringRegexp(regexp.MustCompile(`^rel-conflicts-moved-a-very-long-release--[0-9a-f]{12}$`))),
+				},
+			},
+		},
+	})
+}
+
+// TestAccRelease_renamed: a new name with the same release name replaces
+// the resource; the release it made is its own to replace, not a conflict.
+func TestAccRelease_renamed(t *testing.T) {
+	ns := testNamespace(t)
+	config := func(name string) string {
+		return providerConfig() + fmt.Sprintf(`
+resource "helmrelease_release" "r" {
+  name         = %q
+  namespace    = %q
+  release_name = "web"
+  chart        = { name = %q }
+  install      = { create_namespace = true }
+}
+`, name, ns, webChartDir(t))
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             releaseGone(t, ns),
+		Steps: []resource.TestStep{
+			{Config: config("web")},
+			{
+				Config: config("site"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("resources").AtMapKey("v1/ConfigMap/"+ns+"/web-config"), objectField("site", "metadata", "labels", "helmrelease.terraform.io/name")),
 				},
 			},
 		},

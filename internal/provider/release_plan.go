@@ -127,8 +127,10 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		// No Helm action: the release as refreshed, drifted objects put back.
 		r.planDriftCorrection(ctx, req, &plan, state, &resp.Diagnostics)
 		return
-	case len(changes) == 0:
+	case len(changes) == 0 && ready != nil:
 		changes = []string{"the release is not ready: " + ready.Message}
+	case len(changes) == 0:
+		changes = []string{"the release was never applied"}
 	}
 	plan.Status = types.ObjectUnknown(statusAttrTypes())
 	if state != nil {
@@ -172,7 +174,12 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, sp
 		}
 		if latest != nil && latest.Info.Status != release.StatusUninstalled {
 			if err := reconcile.CheckOwnership(latest, spec); err != nil {
-				ownershipError(diags, err, spec)
+				if !ownershipConflict(diags, err, spec) {
+					return
+				}
+				// Another helmrelease_release's release: the one this plan
+				// replaces (destroyed first), or a conflict the apply refuses.
+				plan.Resources = types.MapUnknown(types.StringType)
 				return
 			}
 		}
@@ -304,12 +311,22 @@ func stateStatus(state *releaseModel) types.Object {
 	return state.Status
 }
 
-// ownershipError refuses a release that exists and is not this resource's.
-func ownershipError(diags *diag.Diagnostics, err error, spec *reconcile.Spec) {
-	remedy := "Import the release (terraform import <address> " + spec.GetStorageNamespace() + "/" + spec.GetReleaseName() + ") to manage it with this resource, or set another release_name."
+// ownershipConflict reports a release that exists and is not this
+// resource's. A release made by anything but a helmrelease_release is an
+// error. One made by another helmrelease_release is a warning: Terraform
+// plans the create of a replacement without its prior state, so the plan
+// cannot tell the resource it replaces (destroyed before the apply creates
+// this one) from a second resource claiming the release, which the apply
+// then refuses. It reports whether the plan may go on.
+func ownershipConflict(diags *diag.Diagnostics, err error, spec *reconcile.Spec) bool {
 	var owned *reconcile.OwnershipError
 	if errors.As(err, &owned) && len(owned.Owners) > 0 {
-		remedy = "Two helmrelease_release resources cannot share a release: give this one another release_name (or target_namespace), or remove the other."
+		diags.AddAttributeWarning(path.Root("release_name"), "Release made by another helmrelease_release",
+			fmt.Sprintf("Release %s was made by helmrelease_release %s. If this plan replaces that resource, it is uninstalled first and this one installs it again; otherwise the apply refuses it: two helmrelease_release resources cannot share a release.\n\nGive this resource another release_name (or target_namespace) unless it replaces the other.",
+				owned.Release, strings.Join(owned.Owners, ", ")))
+		return true
 	}
-	attrError(diags, path.Root("release_name"), "Release already exists", err.Error()+".", remedy)
+	attrError(diags, path.Root("release_name"), "Release already exists", err.Error()+".",
+		"Import the release (terraform import <address> "+spec.GetStorageNamespace()+"/"+spec.GetReleaseName()+") to manage it with this resource, or set another release_name.")
+	return false
 }
