@@ -149,7 +149,8 @@ func displayResources(ctx context.Context, e *reconcile.Engine, releaseManifest,
 	return v, nil
 }
 
-// kubeErr tells whether err means the cluster is not configured.
+// notConfigured tells whether err means the cluster is not configured (or
+// not known yet).
 func notConfigured(err error) bool {
 	return errors.Is(err, errConfigUnknown) || errors.Is(err, kube.ErrNotConfigured)
 }

@@ -64,19 +64,24 @@ type remediationModel struct {
 	RemediateLastFailure types.Bool   `tfsdk:"remediate_last_failure"`
 }
 
-type installModel struct {
+// actionModel is what install and upgrade share.
+type actionModel struct {
 	Timeout                  types.String `tfsdk:"timeout"`
 	CRDs                     types.String `tfsdk:"crds"`
-	Replace                  types.Bool   `tfsdk:"replace"`
-	CreateNamespace          types.Bool   `tfsdk:"create_namespace"`
 	DisableHooks             types.Bool   `tfsdk:"disable_hooks"`
 	DisableOpenAPIValidation types.Bool   `tfsdk:"disable_open_api_validation"`
 	DisableSchemaValidation  types.Bool   `tfsdk:"disable_schema_validation"`
 	DisableTakeOwnership     types.Bool   `tfsdk:"disable_take_ownership"`
 	DisableWait              types.Bool   `tfsdk:"disable_wait"`
 	DisableWaitForJobs       types.Bool   `tfsdk:"disable_wait_for_jobs"`
-	SkipCRDs                 types.Bool   `tfsdk:"skip_crds"`
-	Remediation              *struct {
+}
+
+type installModel struct {
+	actionModel
+	Replace         types.Bool `tfsdk:"replace"`
+	CreateNamespace types.Bool `tfsdk:"create_namespace"`
+	SkipCRDs        types.Bool `tfsdk:"skip_crds"`
+	Remediation     *struct {
 		Retries              types.Int64 `tfsdk:"retries"`
 		IgnoreTestFailures   types.Bool  `tfsdk:"ignore_test_failures"`
 		RemediateLastFailure types.Bool  `tfsdk:"remediate_last_failure"`
@@ -84,18 +89,11 @@ type installModel struct {
 }
 
 type upgradeModel struct {
-	Timeout                  types.String      `tfsdk:"timeout"`
-	CRDs                     types.String      `tfsdk:"crds"`
-	CleanupOnFail            types.Bool        `tfsdk:"cleanup_on_fail"`
-	DisableHooks             types.Bool        `tfsdk:"disable_hooks"`
-	DisableOpenAPIValidation types.Bool        `tfsdk:"disable_open_api_validation"`
-	DisableSchemaValidation  types.Bool        `tfsdk:"disable_schema_validation"`
-	DisableTakeOwnership     types.Bool        `tfsdk:"disable_take_ownership"`
-	DisableWait              types.Bool        `tfsdk:"disable_wait"`
-	DisableWaitForJobs       types.Bool        `tfsdk:"disable_wait_for_jobs"`
-	Force                    types.Bool        `tfsdk:"force"`
-	PreserveValues           types.Bool        `tfsdk:"preserve_values"`
-	Remediation              *remediationModel `tfsdk:"remediation"`
+	actionModel
+	CleanupOnFail  types.Bool        `tfsdk:"cleanup_on_fail"`
+	Force          types.Bool        `tfsdk:"force"`
+	PreserveValues types.Bool        `tfsdk:"preserve_values"`
+	Remediation    *remediationModel `tfsdk:"remediation"`
 }
 
 type testModel struct {

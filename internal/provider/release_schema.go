@@ -156,25 +156,36 @@ func flag(desc, field string) schema.BoolAttribute {
 	return schema.BoolAttribute{MarkdownDescription: desc + " (`" + field + "`). Default: `false`.", Optional: true}
 }
 
+// actionAttributes are the attributes install and upgrade share, with the
+// attributes of one of them added.
+func actionAttributes(action, crdDefault string, own map[string]schema.Attribute) map[string]schema.Attribute {
+	attrs := map[string]schema.Attribute{
+		"timeout": timeoutAttribute(action),
+		"crds": schema.StringAttribute{
+			MarkdownDescription: "What to do with the chart's `crds/` on " + action + " (`crds`): " + crdPolicies.markdown() + ". Default: `" + crdDefault + "`.",
+			Optional:            true,
+			Validators:          []validator.String{crdPolicies.validator()},
+		},
+		"disable_hooks":               flag("Skip the chart's hooks", "disableHooks"),
+		"disable_open_api_validation": flag("Skip the validation of objects against the cluster's OpenAPI schema", "disableOpenAPIValidation"),
+		"disable_schema_validation":   flag("Skip the validation of values against the chart's `values.schema.json`", "disableSchemaValidation"),
+		"disable_take_ownership":      flag("Refuse to take over objects that exist and belong to no release", "disableTakeOwnership"),
+		"disable_wait":                flag("Do not wait for the objects to be ready", "disableWait"),
+		"disable_wait_for_jobs":       flag("Do not wait for Jobs to complete", "disableWaitForJobs"),
+	}
+	for k, a := range own {
+		attrs[k] = a
+	}
+	return attrs
+}
+
 func installAttribute() schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
 		MarkdownDescription: "How the release is installed (HelmRelease `spec.install`). Default: the v2 defaults of each field.",
 		Optional:            true,
-		Attributes: map[string]schema.Attribute{
-			"timeout": timeoutAttribute("install"),
-			"crds": schema.StringAttribute{
-				MarkdownDescription: "What to do with the chart's `crds/` on install (`crds`): " + crdPolicies.markdown() + ". Default: `Create`.",
-				Optional:            true,
-				Validators:          []validator.String{crdPolicies.validator()},
-			},
-			"replace":                     flag("Reuse the name of a deleted release kept in history", "replace"),
-			"create_namespace":            flag("Create `target_namespace` when missing", "createNamespace"),
-			"disable_hooks":               flag("Skip the chart's hooks", "disableHooks"),
-			"disable_open_api_validation": flag("Skip the validation of objects against the cluster's OpenAPI schema", "disableOpenAPIValidation"),
-			"disable_schema_validation":   flag("Skip the validation of values against the chart's `values.schema.json`", "disableSchemaValidation"),
-			"disable_take_ownership":      flag("Refuse to take over objects that exist and belong to no release", "disableTakeOwnership"),
-			"disable_wait":                flag("Do not wait for the objects to be ready", "disableWait"),
-			"disable_wait_for_jobs":       flag("Do not wait for Jobs to complete", "disableWaitForJobs"),
+		Attributes: actionAttributes("install", "Create", map[string]schema.Attribute{
+			"replace":          flag("Reuse the name of a deleted release kept in history", "replace"),
+			"create_namespace": flag("Create `target_namespace` when missing", "createNamespace"),
 			"skip_crds": schema.BoolAttribute{
 				MarkdownDescription: "Skip the chart's CRDs (`skipCRDs`). Default: `false`.",
 				Optional:            true,
@@ -192,7 +203,7 @@ func installAttribute() schema.SingleNestedAttribute {
 					"remediate_last_failure": flagDefaultOf("Uninstall the release after the last failed retry too", "remediateLastFailure", "`false`"),
 				},
 			},
-		},
+		}),
 	}
 }
 
@@ -204,22 +215,10 @@ func upgradeAttribute() schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
 		MarkdownDescription: "How the release is upgraded (HelmRelease `spec.upgrade`). Default: the v2 defaults of each field.",
 		Optional:            true,
-		Attributes: map[string]schema.Attribute{
-			"timeout": timeoutAttribute("upgrade"),
-			"crds": schema.StringAttribute{
-				MarkdownDescription: "What to do with the chart's `crds/` on upgrade (`crds`): " + crdPolicies.markdown() + ". Default: `Skip`.",
-				Optional:            true,
-				Validators:          []validator.String{crdPolicies.validator()},
-			},
-			"cleanup_on_fail":             flag("Delete the objects an upgrade created when it fails", "cleanupOnFail"),
-			"disable_hooks":               flag("Skip the chart's hooks", "disableHooks"),
-			"disable_open_api_validation": flag("Skip the validation of objects against the cluster's OpenAPI schema", "disableOpenAPIValidation"),
-			"disable_schema_validation":   flag("Skip the validation of values against the chart's `values.schema.json`", "disableSchemaValidation"),
-			"disable_take_ownership":      flag("Refuse to take over objects that exist and belong to no release", "disableTakeOwnership"),
-			"disable_wait":                flag("Do not wait for the objects to be ready", "disableWait"),
-			"disable_wait_for_jobs":       flag("Do not wait for Jobs to complete", "disableWaitForJobs"),
-			"force":                       flag("Replace objects that cannot be patched (delete and create)", "force"),
-			"preserve_values":             flag("Merge the values of the previous revision under the new ones", "preserveValues"),
+		Attributes: actionAttributes("upgrade", "Skip", map[string]schema.Attribute{
+			"cleanup_on_fail": flag("Delete the objects an upgrade created when it fails", "cleanupOnFail"),
+			"force":           flag("Replace objects that cannot be patched (delete and create)", "force"),
+			"preserve_values": flag("Merge the values of the previous revision under the new ones", "preserveValues"),
 			"remediation": schema.SingleNestedAttribute{
 				MarkdownDescription: "What to do when the upgrade fails (`remediation`). Default: no retry.",
 				Optional:            true,
@@ -237,7 +236,7 @@ func upgradeAttribute() schema.SingleNestedAttribute {
 					"remediate_last_failure": flagDefaultOf("Remediate the last failed retry too", "remediateLastFailure", "`true` when `retries` > 0, else `false`"),
 				},
 			},
-		},
+		}),
 	}
 }
 
