@@ -85,3 +85,16 @@ func (e *Engine) render(ctx context.Context, req *Request) (rel *release.Release
 	}
 	return rel, false, nil
 }
+
+// validateOnServer has the API server validate the release an install or
+// upgrade is about to make (DryRun), in place of Helm's client-side
+// OpenAPI validation: as strict (unknown and duplicate fields are errors),
+// without parsing the cluster's OpenAPI documents on every call. Nothing is
+// written either way, so a rejection is a run error, as Helm's own
+// validation failing is.
+func (e *Engine) validateOnServer(ctx context.Context, req *Request) error {
+	if _, err := e.DryRun(ctx, req); err != nil {
+		return &StorageUntouchedError{Err: err}
+	}
+	return nil
+}

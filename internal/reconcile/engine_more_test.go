@@ -606,3 +606,30 @@ func TestCreateNamespaceAndMaxHistory(t *testing.T) {
 		t.Errorf("status history %d snapshots, newest v%d", len(st.History), st.History[0].Version)
 	}
 }
+
+// TestInstallValidatedByTheServer: an object with an unknown field is
+// refused before anything is written (not a counted failure), as Helm's
+// own validation refuses it; with the validation disabled it installs.
+func TestInstallValidatedByTheServer(t *testing.T) {
+	f := newFixture(t)
+	c := engineChart("1.0.0")
+	c.Templates = append(c.Templates, &chart.File{Name: "templates/unknown.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: unknown}\nspec: {replicas: 2}\n")})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	st := &Status{}
+	err := f.engine.Reconcile(ctx, &Request{Spec: f.spec(nil), Chart: c, Status: st}, nil)
+	var untouched *StorageUntouchedError
+	if !errors.As(err, &untouched) || !strings.Contains(err.Error(), "field not declared in schema") {
+		t.Fatalf("install with an unknown field: %v", err)
+	}
+	if f.latest() != nil || st.Failures != 0 {
+		t.Errorf("refused install wrote a release (%v) or counted a failure (%d)", f.latest(), st.Failures)
+	}
+	lax := f.spec(func(s *Spec) { s.Install.DisableOpenAPIValidation = true })
+	if err := f.engine.Reconcile(ctx, &Request{Spec: lax, Chart: c, Status: st}, nil); err != nil {
+		t.Fatalf("install with validation disabled: %v", err)
+	}
+	if _, err := f.cs.CoreV1().ConfigMaps(f.ns).Get(ctx, "unknown", metav1.GetOptions{}); err != nil {
+		t.Errorf("ConfigMap not installed: %v", err)
+	}
+}

@@ -25,6 +25,11 @@ func (a *Install) Reconcile(ctx context.Context, req *Request) error {
 	if err := a.e.applyCRDs(ctx, req, s.InstallCRDs()); err != nil {
 		return &StorageUntouchedError{Err: fmt.Errorf("applying the CRDs of chart %s: %w", chartRef(req), err)}
 	}
+	if !s.Install.DisableOpenAPIValidation {
+		if err := a.e.validateOnServer(ctx, req); err != nil {
+			return err
+		}
+	}
 	_, err := a.e.Helm.Install(ctx, req.Chart, req.Values, helm.InstallOptions{
 		ReleaseName:              s.GetReleaseName(),
 		Namespace:                s.GetTargetNamespace(),
@@ -32,7 +37,7 @@ func (a *Install) Reconcile(ctx context.Context, req *Request) error {
 		Wait:                     !s.Install.DisableWait,
 		WaitForJobs:              !s.Install.DisableWaitForJobs,
 		DisableHooks:             s.Install.DisableHooks,
-		DisableOpenAPIValidation: s.Install.DisableOpenAPIValidation,
+		DisableOpenAPIValidation: true, // validated by the API server above, unless disabled
 		SkipSchemaValidation:     s.Install.DisableSchemaValidation,
 		TakeOwnership:            !s.Install.DisableTakeOwnership,
 		Replace:                  s.Install.Replace,

@@ -24,13 +24,18 @@ func (a *Upgrade) Reconcile(ctx context.Context, req *Request) error {
 	if err := a.e.applyCRDs(ctx, req, s.UpgradeCRDs()); err != nil {
 		return &StorageUntouchedError{Err: fmt.Errorf("applying the CRDs of chart %s: %w", chartRef(req), err)}
 	}
+	if !s.Upgrade.DisableOpenAPIValidation {
+		if err := a.e.validateOnServer(ctx, req); err != nil {
+			return err
+		}
+	}
 	_, err := a.e.Helm.Upgrade(ctx, s.GetReleaseName(), req.Chart, req.Values, helm.UpgradeOptions{
 		Namespace:                s.GetTargetNamespace(),
 		Timeout:                  s.UpgradeTimeout(),
 		Wait:                     !s.Upgrade.DisableWait,
 		WaitForJobs:              !s.Upgrade.DisableWaitForJobs,
 		DisableHooks:             s.Upgrade.DisableHooks,
-		DisableOpenAPIValidation: s.Upgrade.DisableOpenAPIValidation,
+		DisableOpenAPIValidation: true, // validated by the API server above, unless disabled
 		SkipSchemaValidation:     s.Upgrade.DisableSchemaValidation,
 		TakeOwnership:            !s.Upgrade.DisableTakeOwnership,
 		Force:                    s.Upgrade.Force,
