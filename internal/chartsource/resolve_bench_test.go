@@ -7,19 +7,18 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/repo"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 )
 
 // Environment of the child process BenchmarkResolveConcurrent measures.
@@ -55,7 +54,7 @@ func BenchmarkResolveConcurrent(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				indexes, archives := srv.indexes.Load(), srv.archives.Load()
+				indexes, archives := srv.IndexDownloads.Load(), srv.ArchiveDownloads.Load()
 				var peak int64
 				for b.Loop() {
 					dir := warmDir
@@ -70,13 +69,13 @@ func BenchmarkResolveConcurrent(b *testing.B) {
 					}
 					// Not the rusage of the child: Linux keeps its maxrss across
 					// exec, from the moment it shared this process's memory.
-					if _, line, ok := bytes.Cut(out, []byte("VmHWM:")); ok {
-						kb, _ := strconv.ParseInt(string(bytes.TrimSpace(bytes.TrimSuffix(bytes.Fields(line)[0], []byte("kB")))), 10, 64)
-						peak = max(peak, kb<<10)
+					if _, line, ok := bytes.Cut(out, []byte("peak-rss ")); ok {
+						rss, _ := strconv.ParseInt(string(bytes.Fields(line)[0]), 10, 64)
+						peak = max(peak, rss)
 					}
 				}
-				b.ReportMetric(float64(srv.indexes.Load()-indexes)/float64(b.N), "index-downloads/op")
-				b.ReportMetric(float64(srv.archives.Load()-archives)/float64(b.N), "archive-downloads/op")
+				b.ReportMetric(float64(srv.IndexDownloads.Load()-indexes)/float64(b.N), "index-downloads/op")
+				b.ReportMetric(float64(srv.ArchiveDownloads.Load()-archives)/float64(b.N), "archive-downloads/op")
 				b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MB")
 			})
 		}
@@ -113,13 +112,7 @@ func TestResolveInChildProcess(t *testing.T) {
 	}
 	wg.Wait()
 	// The peak resident set size of this process (Linux), for the benchmark.
-	if status, err := os.ReadFile("/proc/self/status"); err == nil {
-		for line := range strings.Lines(string(status)) {
-			if strings.HasPrefix(line, "VmHWM:") {
-				fmt.Print(line)
-			}
-		}
-	}
+	fmt.Printf("peak-rss %d\n", testrepo.PeakRSS("/proc/self/status"))
 }
 
 // helmResolve resolves as Helm's repository code does: download the index
@@ -152,14 +145,9 @@ func helmResolve(url, path string) error {
 	return err
 }
 
-// benchRepository serves the synthetic index with one real chart, web 1.2.3,
-// answering conditional requests with 304.
-type benchRepository struct {
-	*httptest.Server
-	indexes, archives atomic.Int64
-}
-
-func newBenchRepository(b *testing.B) *benchRepository {
+// newBenchRepository serves the synthetic index with one real chart, web
+// 1.2.3.
+func newBenchRepository(b *testing.B) *testrepo.IndexServer {
 	b.Helper()
 	tgz, err := chartutil.Save(&chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "web", Version: "1.2.3"}}, b.TempDir())
 	if err != nil {
@@ -169,28 +157,8 @@ func newBenchRepository(b *testing.B) *benchRepository {
 	if err != nil {
 		b.Fatal(err)
 	}
-	entry := fmt.Sprintf("  web:\n  - apiVersion: v2\n    name: web\n    version: 1.2.3\n    digest: %s\n    urls:\n    - charts/web-1.2.3.tgz\n", digestOf(archive))
-	index := bytes.Replace(benchIndex(), []byte("entries:\n"), []byte("entries:\n"+entry), 1)
-	const etag = `"bench"`
-	s := &benchRepository{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/index.yaml":
-			if r.Header.Get("If-None-Match") == etag {
-				w.WriteHeader(http.StatusNotModified)
-				return
-			}
-			s.indexes.Add(1)
-			w.Header().Set("ETag", etag)
-			w.Header().Set("Content-Length", strconv.Itoa(len(index)))
-			_, _ = w.Write(index)
-		case "/charts/web-1.2.3.tgz":
-			s.archives.Add(1)
-			_, _ = w.Write(archive)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
+	index := testrepo.WithChart(benchIndex(), "web", "1.2.3", "charts/web-1.2.3.tgz", digestOf(archive))
+	s := testrepo.NewIndexServer(index, "charts/web-1.2.3.tgz", archive)
 	b.Cleanup(s.Close)
 	return s
 }

@@ -101,6 +101,34 @@ func (r *Repositories) Resolve(ctx context.Context, src Source) (*Resolved, erro
 	return out, nil
 }
 
+// Version resolves the version src names without fetching or loading the
+// chart where the source allows: from the index of a Helm repository (the
+// result's Chart is then nil). OCI and local charts are resolved whole, as
+// their app version is in the chart itself.
+func (r *Repositories) Version(ctx context.Context, src Source) (*Resolved, error) {
+	if src.Repository == "" || IsOCI(src.Repository) {
+		return r.Resolve(ctx, src)
+	}
+	idx, err := r.Index(ctx, src.Repository, src.Auth)
+	if err != nil {
+		return nil, err
+	}
+	v, err := idx.Resolve(src.Name, src.Version)
+	if err != nil {
+		return nil, fmt.Errorf("repository %s: %w", src.Repository, err)
+	}
+	return &Resolved{Version: v.Version, AppVersion: v.AppVersion, Digest: v.Digest, Versions: versionsOf(idx, src.Name)}, nil
+}
+
+func versionsOf(idx *Index, name string) []string {
+	all, _ := idx.Versions(name)
+	versions := make([]string, len(all))
+	for i, cv := range all {
+		versions[i] = cv.Version
+	}
+	return versions
+}
+
 func (r *Repositories) resolveHTTP(ctx context.Context, src Source) (*Resolved, error) {
 	idx, err := r.Index(ctx, src.Repository, src.Auth)
 	if err != nil {
@@ -127,12 +155,7 @@ func (r *Repositories) resolveHTTP(ctx context.Context, src Source) (*Resolved, 
 	if err != nil {
 		return nil, err
 	}
-	all, _ := idx.Versions(src.Name)
-	versions := make([]string, len(all))
-	for i, cv := range all {
-		versions[i] = cv.Version
-	}
-	return &Resolved{Chart: c, Version: v.Version, AppVersion: v.AppVersion, Digest: v.Digest, Versions: versions}, nil
+	return &Resolved{Chart: c, Version: v.Version, AppVersion: v.AppVersion, Digest: v.Digest, Versions: versionsOf(idx, src.Name)}, nil
 }
 
 func resolveLocal(src Source) (*Resolved, error) {

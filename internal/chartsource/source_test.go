@@ -106,6 +106,14 @@ func TestResolveHTTPAndOCI(t *testing.T) {
 	if got.Version != "1.2.3" || got.AppVersion != "4.5" || got.Digest != digestOf(s.archive) || len(got.Versions) != 1 {
 		t.Errorf("resolved %+v", got)
 	}
+	// The version alone, from the index: no chart, the same answer.
+	version, err := repos.Version(ctx, Source{Name: "web", Repository: s.URL, Version: "1.x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if version.Chart != nil || version.Version != got.Version || version.AppVersion != got.AppVersion || version.Digest != got.Digest {
+		t.Errorf("version only: %+v, want %+v without the chart", version, got)
+	}
 	reg := newOCIRegistry(t)
 	reg.push(t, "3.0.0", "oci")
 	oci, err := repos.Resolve(ctx, Source{Name: "web", Repository: reg.url, Auth: reg.auth})

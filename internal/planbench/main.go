@@ -14,7 +14,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -22,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -195,7 +193,7 @@ func (t terraform) run(args []string, wantExit int) (measure, error) {
 	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+t.rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	downloads := t.srv.downloads.Load()
+	downloads := t.srv.IndexDownloads.Load()
 	requests, err := t.api.total()
 	if err != nil {
 		return measure{}, err
@@ -222,7 +220,7 @@ func (t terraform) run(args []string, wantExit int) (measure, error) {
 	return measure{
 		wall:      wall,
 		rss:       rss,
-		downloads: t.srv.downloads.Load() - downloads,
+		downloads: t.srv.IndexDownloads.Load() - downloads,
 		requests:  max(0, after-requests-t.api.idleRate*wall.Seconds()),
 	}, nil
 }
@@ -268,34 +266,15 @@ func peakOf(binary string) int64 {
 		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err != nil || exe != binary {
 			continue
 		}
-		peak = max(peak, vmHWM(filepath.Join("/proc", e.Name(), "status")))
+		peak = max(peak, testrepo.PeakRSS(filepath.Join("/proc", e.Name(), "status")))
 	}
 	return peak
 }
 
-// vmHWM reads the peak resident set size from a /proc status file.
-func vmHWM(status string) int64 {
-	f, err := os.Open(status)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
-
-// repository serves the synthetic index with the web chart, counting the
-// index bodies sent; conditional requests are answered 304.
+// repository serves the synthetic index with the web chart.
 type repository struct {
-	*httptest.Server
+	*testrepo.IndexServer
 	indexSize int
-	downloads atomic.Int64
 }
 
 func newRepository() (*repository, error) {
@@ -320,28 +299,8 @@ func newRepository() (*repository, error) {
 	if err != nil {
 		return nil, err
 	}
-	entry := fmt.Sprintf("  web:\n  - apiVersion: v2\n    name: web\n    version: %s\n    digest: %s\n    urls:\n    - charts/web.tgz\n", c.Metadata.Version, digest)
-	index := bytes.Replace(testrepo.SyntheticIndex(1250, 18), []byte("entries:\n"), []byte("entries:\n"+entry), 1)
-	const etag = `"planbench"`
-	r := &repository{indexSize: len(index)}
-	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		switch req.URL.Path {
-		case "/index.yaml":
-			if req.Header.Get("If-None-Match") == etag {
-				w.WriteHeader(http.StatusNotModified)
-				return
-			}
-			r.downloads.Add(1)
-			w.Header().Set("ETag", etag)
-			w.Header().Set("Content-Length", strconv.Itoa(len(index)))
-			_, _ = w.Write(index)
-		case "/charts/web.tgz":
-			_, _ = w.Write(archive)
-		default:
-			http.NotFound(w, req)
-		}
-	}))
-	return r, nil
+	index := testrepo.WithChart(testrepo.SyntheticIndex(1250, 18), "web", c.Metadata.Version, "charts/web.tgz", digest)
+	return &repository{IndexServer: testrepo.NewIndexServer(index, "charts/web.tgz", archive), indexSize: len(index)}, nil
 }
 
 // apiCounter reads the API server's request counter.
@@ -483,7 +442,7 @@ func helmInstalls(n int, repoURL, kubeconfig, namespace string) error {
 			return err
 		}
 	}
-	fmt.Printf("downloads %d\npeak-rss %d\n", n, vmHWM("/proc/self/status"))
+	fmt.Printf("downloads %d\npeak-rss %d\n", n, testrepo.PeakRSS("/proc/self/status"))
 	return nil
 }
 

@@ -56,7 +56,7 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 		return
 	}
 	spec := m.spec(ctx, diags)
-	resolved := r.resolveChart(ctx, &m, diags)
+	resolved := r.resolveChart(ctx, &m, false, diags)
 	if diags.HasError() {
 		return
 	}

@@ -230,3 +230,48 @@ resource "helmrelease_release" "r" {
 		},
 	})
 }
+
+// TestAccRelease_neverOwned: a resource refused on another's release (here
+// created suspended, then resumed) keeps no revision; destroying it leaves
+// the other's release installed.
+func TestAccRelease_neverOwned(t *testing.T) {
+	ns := testNamespace(t)
+	other := func(suspend bool) string {
+		return fmt.Sprintf(`
+resource "helmrelease_release" "other" {
+  name         = "other"
+  namespace    = %q
+  release_name = "web"
+  chart        = { name = %q }
+  suspend      = %t
+}
+`, ns, webChartDir(t), suspend)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             releaseGone(t, ns),
+		Steps: []resource.TestStep{
+			{Config: webConfig(t, ns, `values = { message = "mine" }`)},
+			{Config: webConfig(t, ns, `values = { message = "mine" }`) + other(true)},
+			{
+				Config:      webConfig(t, ns, `values = { message = "mine" }`) + other(false),
+				ExpectError: errorText(`Error: Release failed with helmrelease_release.other … is managed by helmrelease_release ` + ns + `/web`),
+			},
+			{
+				// other is destroyed: the release of r stays.
+				Config:           webConfig(t, ns, `values = { message = "mine" }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("helmrelease_release.other", plancheck.ResourceActionDestroy)}},
+				Check: func(*terraform.State) error {
+					if got := configMapMessage(t, ns); got != "mine" {
+						return fmt.Errorf("message %q after destroying the other resource", got)
+					}
+					return nil
+				},
+			},
+			{
+				Config:           webConfig(t, ns, `values = { message = "mine" }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+		},
+	})
+}

@@ -73,8 +73,9 @@ func (r *releaseResource) newEngine(ctx context.Context, m *releaseModel, spec *
 }
 
 // resolveChart resolves the chart of the model; nil with a diagnostic on
-// failure.
-func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) *chartsource.Resolved {
+// failure. With versionOnly, a chart of a Helm repository is resolved from
+// the index alone (Chart nil): what a plan without a Helm action needs.
+func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, versionOnly bool, diags *diag.Diagnostics) *chartsource.Resolved {
 	c := objectAs[chartModel](ctx, m.Chart, path.Root("chart"), diags)
 	if c == nil {
 		return nil
@@ -84,7 +85,11 @@ func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, dia
 	if diags.HasError() {
 		return nil
 	}
-	resolved, err := r.data.charts.Resolve(ctx, src)
+	resolve := r.data.charts.Resolve
+	if versionOnly {
+		resolve = r.data.charts.Version
+	}
+	resolved, err := resolve(ctx, src)
 	if err != nil {
 		chartError(diags, path.Root("chart"), err)
 		return nil

@@ -145,7 +145,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 }
 
 func (r *releaseResource) planChart(ctx context.Context, plan *releaseModel, diags *diag.Diagnostics) *chartsource.Resolved {
-	resolved := r.resolveChart(ctx, plan, diags)
+	resolved := r.resolveChart(ctx, plan, true, diags)
 	if resolved == nil {
 		return nil
 	}
@@ -182,6 +182,12 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, sp
 				plan.Resources = types.MapUnknown(types.StringType)
 				return
 			}
+		}
+	}
+	if resolved.Chart == nil {
+		// Only the version was resolved, from the index: now the chart.
+		if resolved = r.resolveChart(ctx, plan, false, diags); resolved == nil {
+			return
 		}
 	}
 	rel, err := e.DryRun(ctx, &reconcile.Request{Spec: spec, Chart: resolved.Chart, Values: values, Status: &reconcile.Status{}})

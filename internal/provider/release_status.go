@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -63,10 +64,11 @@ type testHookModel struct {
 	Phase         string `tfsdk:"phase"`
 }
 
-// statusAttrTypes are the attribute types of status, from the schema.
-func statusAttrTypes() map[string]attr.Type {
+// statusAttrTypes are the attribute types of status, from the schema, built
+// once: every plan and apply of every release needs them.
+var statusAttrTypes = sync.OnceValue(func() map[string]attr.Type {
 	return statusAttribute().GetType().(basetypes.ObjectType).AttrTypes
-}
+})
 
 func formatTime(t time.Time) string {
 	if t.IsZero() {

@@ -1,8 +1,14 @@
 package testrepo
 
 import (
+	"bytes"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // SyntheticIndex is an index of charts × versions laid out as Helm writes
@@ -47,4 +53,60 @@ func SyntheticIndex(charts, versions int) []byte {
 	}
 	b.WriteString("generated: \"2026-11-01T00:00:00Z\"\n")
 	return []byte(b.String())
+}
+
+// WithChart is index with one more chart entry listed first: name at
+// version, its archive at url (relative to the repository), with digest.
+func WithChart(index []byte, name, version, url, digest string) []byte {
+	entry := fmt.Sprintf("  %s:\n  - apiVersion: v2\n    name: %s\n    version: %s\n    digest: %s\n    urls:\n    - %s\n", name, name, version, digest, url)
+	return bytes.Replace(index, []byte("entries:\n"), []byte("entries:\n"+entry), 1)
+}
+
+// IndexServer is a repository serving one index and one archive, with an
+// ETag (conditional requests are answered 304) and Content-Length, as
+// static hosting does; it counts the bodies it sends. The caller closes it.
+type IndexServer struct {
+	*httptest.Server
+	IndexDownloads, ArchiveDownloads atomic.Int64
+}
+
+// NewIndexServer serves index at /index.yaml and archive at /<archivePath>.
+func NewIndexServer(index []byte, archivePath string, archive []byte) *IndexServer {
+	const etag = `"index"`
+	s := &IndexServer{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/index.yaml":
+			if r.Header.Get("If-None-Match") == etag {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+			s.IndexDownloads.Add(1)
+			w.Header().Set("ETag", etag)
+			w.Header().Set("Content-Length", strconv.Itoa(len(index)))
+			_, _ = w.Write(index)
+		case "/" + archivePath:
+			s.ArchiveDownloads.Add(1)
+			_, _ = w.Write(archive)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	return s
+}
+
+// PeakRSS reads the peak resident set size (VmHWM, in bytes) from a /proc
+// status file, e.g. /proc/self/status; 0 where there is none (not Linux).
+func PeakRSS(status string) int64 {
+	data, err := os.ReadFile(status)
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
