@@ -47,7 +47,13 @@ type Source struct {
 	// ValuesFiles, when set, replace the chart's default values by these
 	// files of the chart merged in order (values.yaml only if listed).
 	ValuesFiles []string
-	Auth        Auth
+	// IgnoreMissingValuesFiles skips values files the chart lacks instead
+	// of failing (spec.chart.spec.ignoreMissingValuesFiles).
+	IgnoreMissingValuesFiles bool
+	// ReconcileStrategy says what makes a new revision; empty is Revision
+	// for a local chart and ChartVersion for a repository.
+	ReconcileStrategy ReconcileStrategy
+	Auth              Auth
 	// Keyring, when set, is a keyring file of public keys (GnuPG) that must
 	// have signed the chart's provenance file (spec.chart.spec.verify, `helm
 	// install --verify`): a chart without one, or not matching it, fails.
@@ -58,14 +64,31 @@ type Source struct {
 // Resolved is a chart ready to render.
 type Resolved struct {
 	Chart *chart.Chart
-	// Version is the chart version; for OCI with "+<12 hex>" of the digest.
-	Version    string
+	// Version is the revision of the chart: its version with Parts as
+	// build metadata ("1.2.0+5e1f0c9a2b7d"); the loaded chart's metadata
+	// carries it too, so that the release records it and a new revision
+	// is an upgrade.
+	Version string
+	// Parts are the digests in Version's build metadata, in order: the
+	// OCI manifest (OCI), the chart's content (Revision strategy), the
+	// values files in use (values files set).
+	Parts      []RevisionPart
 	AppVersion string
 	// Digest is the archive's SHA-256 (repositories, .tgz) or the manifest
 	// digest (OCI); empty for a chart directory.
 	Digest string
+	// TrackedDigest is Digest when Version does not carry it but a new
+	// one must be an upgrade: a Helm repository's version published again
+	// (ChartVersion strategy). Empty otherwise.
+	TrackedDigest string
 	// Versions are the versions available, newest first (repositories).
 	Versions []string
+}
+
+// tracksDigest reports whether a new archive digest of the same version
+// is a new revision that the version does not show.
+func (src Source) tracksDigest() bool {
+	return src.Repository != "" && !IsOCI(src.Repository) && src.strategy() == StrategyChartVersion
 }
 
 // Resolve finds, fetches and loads the chart of src, builds its missing
@@ -81,8 +104,8 @@ func (r *Repositories) Resolve(ctx context.Context, src Source) (*Resolved, erro
 		if oci, err = r.OCI(ctx, src); err == nil {
 			// As Flux does: the release's chart version carries the digest,
 			// so that a tag pushed again is an upgrade.
-			oci.Chart.Metadata.Version = oci.Version
-			out = &Resolved{Chart: oci.Chart, Version: oci.Version, AppVersion: oci.Chart.Metadata.AppVersion, Digest: oci.Digest, Versions: oci.Versions}
+			out = &Resolved{Chart: oci.Chart, Version: oci.Version, AppVersion: oci.Chart.Metadata.AppVersion, Digest: oci.Digest, Versions: oci.Versions,
+				Parts: []RevisionPart{{Change: changeOCI, Hex: shortHex(oci.Digest)}}}
 		}
 	case strings.HasPrefix(src.Repository, "https://") || strings.HasPrefix(src.Repository, "http://"):
 		out, err = r.resolveHTTP(ctx, src)
@@ -95,18 +118,35 @@ func (r *Repositories) Resolve(ctx context.Context, src Source) (*Resolved, erro
 	if err := r.buildDependencies(ctx, out.Chart, src); err != nil {
 		return nil, err
 	}
-	if err := applyValuesFiles(out.Chart, src.ValuesFiles); err != nil {
+	used, err := applyValuesFiles(out.Chart, src.ValuesFiles, src.IgnoreMissingValuesFiles)
+	if err != nil {
 		return nil, err
+	}
+	if src.strategy() == StrategyRevision {
+		skip := make([]string, len(used))
+		for i, f := range used {
+			skip[i] = f.name
+		}
+		out.Parts = append(out.Parts, RevisionPart{Change: changeContent, Hex: shortHex(contentDigest(out.Chart, skip))})
+	}
+	if len(src.ValuesFiles) > 0 {
+		out.Parts = append(out.Parts, RevisionPart{Change: changeValuesFiles, Hex: shortHex(valuesFilesDigest(used))})
+	}
+	out.Version = revision(out.Version, out.Parts)
+	out.Chart.Metadata.Version = out.Version
+	if src.tracksDigest() {
+		out.TrackedDigest = out.Digest
 	}
 	return out, nil
 }
 
-// Version resolves the version src names without fetching or loading the
-// chart where the source allows: from the index of a Helm repository (the
-// result's Chart is then nil). OCI and local charts are resolved whole, as
-// their app version is in the chart itself.
+// Version resolves the revision src names without fetching or loading the
+// chart where the source allows: from the index of a Helm repository, when
+// the revision is the chart version alone (the result's Chart is then nil).
+// OCI and local charts, and revisions that digest the chart's files, are
+// resolved whole.
 func (r *Repositories) Version(ctx context.Context, src Source) (*Resolved, error) {
-	if src.Repository == "" || IsOCI(src.Repository) {
+	if src.Repository == "" || IsOCI(src.Repository) || src.strategy() == StrategyRevision || len(src.ValuesFiles) > 0 {
 		return r.Resolve(ctx, src)
 	}
 	idx, err := r.Index(ctx, src.Repository, src.Auth)
@@ -117,7 +157,7 @@ func (r *Repositories) Version(ctx context.Context, src Source) (*Resolved, erro
 	if err != nil {
 		return nil, fmt.Errorf("repository %s: %w", src.Repository, err)
 	}
-	return &Resolved{Version: v.Version, AppVersion: v.AppVersion, Digest: v.Digest, Versions: versionsOf(idx, src.Name)}, nil
+	return &Resolved{Version: v.Version, AppVersion: v.AppVersion, Digest: v.Digest, TrackedDigest: v.Digest, Versions: versionsOf(idx, src.Name)}, nil
 }
 
 func versionsOf(idx *Index, name string) []string {
@@ -242,27 +282,34 @@ func isDir(p string) bool {
 }
 
 // applyValuesFiles replaces the chart's default values by files, merged in
-// order with later files overriding earlier ones (spec.chart.spec.valuesFiles).
-func applyValuesFiles(c *chart.Chart, files []string) error {
+// order with later files overriding earlier ones (spec.chart.spec.valuesFiles),
+// and returns the files used. A file the chart lacks is an error, or
+// skipped with ignoreMissing.
+func applyValuesFiles(c *chart.Chart, files []string, ignoreMissing bool) ([]valuesFile, error) {
 	if len(files) == 0 {
-		return nil
+		return nil, nil
 	}
 	contents := map[string][]byte{}
 	for _, f := range append(c.Raw, c.Files...) {
 		contents[f.Name] = f.Data
 	}
 	merged := map[string]any{}
+	used := make([]valuesFile, 0, len(files))
 	for _, name := range files {
-		data, ok := contents[strings.TrimPrefix(filepath.ToSlash(name), "./")]
+		data, ok := contents[valuesFileName(name)]
+		if !ok && ignoreMissing {
+			continue
+		}
 		if !ok {
-			return marked{fmt.Errorf("chart %s has no values file %q", c.Name(), name), ErrValuesFile}
+			return nil, marked{fmt.Errorf("chart %s has no values file %q", c.Name(), name), ErrValuesFile}
 		}
 		values, err := chartutil.ReadValues(data)
 		if err != nil {
-			return marked{fmt.Errorf("values file %q of chart %s: %w", name, c.Name(), err), ErrValuesFile}
+			return nil, marked{fmt.Errorf("values file %q of chart %s: %w", name, c.Name(), err), ErrValuesFile}
 		}
 		merged = chartutil.MergeTables(values.AsMap(), merged)
+		used = append(used, valuesFile{name: valuesFileName(name), data: data})
 	}
 	c.Values = merged
-	return nil
+	return used, nil
 }

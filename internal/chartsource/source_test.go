@@ -21,6 +21,9 @@ func writeChart(t *testing.T, dir, name, version string, deps []*chart.Dependenc
 		t.Fatal(err)
 	}
 	for f, data := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(path, f)), 0o750); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(path, f), []byte(data), 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -44,10 +44,23 @@ func chartAttribute() schema.SingleNestedAttribute {
 				Validators:          []validator.String{semverConstraint()},
 			},
 			"values_files": schema.ListAttribute{
-				MarkdownDescription: "Values files of the chart merged in order as its default values, replacing `values.yaml` (list it first to keep it) (`valuesFiles`). Default: `values.yaml` alone.",
-				ElementType:         types.StringType,
+				MarkdownDescription: "Values files of the chart, relative to its root, merged in order as its default values, replacing `values.yaml` (list it first to keep it) (`valuesFiles`). " +
+					"The list and the files' content are part of the chart's revision: changing either plans an upgrade. Default: `values.yaml` alone.",
+				ElementType: types.StringType,
+				Optional:    true,
+				Validators:  []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))},
+			},
+			"ignore_missing_values_files": schema.BoolAttribute{
+				MarkdownDescription: "Skip the files of `values_files` the chart does not have instead of failing (`ignoreMissingValuesFiles`). Default: `false`.",
 				Optional:            true,
-				Validators:          []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))},
+			},
+			"reconcile_strategy": schema.StringAttribute{
+				MarkdownDescription: "What makes a new revision of the chart, which the next apply upgrades to (`reconcileStrategy`): " + reconcileStrategies.markdown() + ". " +
+					"`ChartVersion`: a new chart version (an OCI tag pushed again and a Helm repository's version published again with another digest count too). " +
+					"`Revision`: any change of the chart's files, its dependencies included; the chart version then carries the first 12 hex digits of their SHA-256 as build metadata (`0.3.0+5e1f0c9a2b7d`), which templates see as `.Chart.Version`. " +
+					"Default: `Revision` for a local chart, so that editing a chart beside the configuration deploys it without bumping its version (Flux defaults to `ChartVersion` for every source, as its sources are built from commits); `ChartVersion` for repositories.",
+				Optional:   true,
+				Validators: []validator.String{reconcileStrategies.validator()},
 			},
 			"username":  optionalString("User name for the repository or registry (HelmRepository `secretRef` `username`). Default: none, or for an OCI registry the provider's `registries` login for its host.", false),
 			"password":  optionalString("Password or token for the repository or registry (`secretRef` `password`). Never shown in plans or logs. Default: none.", true),
@@ -82,6 +95,8 @@ type chartModel struct {
 	Repository            types.String      `tfsdk:"repository"`
 	Version               types.String      `tfsdk:"version"`
 	ValuesFiles           types.List        `tfsdk:"values_files"`
+	IgnoreMissing         types.Bool        `tfsdk:"ignore_missing_values_files"`
+	ReconcileStrategy     types.String      `tfsdk:"reconcile_strategy"`
 	Username              types.String      `tfsdk:"username"`
 	Password              types.String      `tfsdk:"password"`
 	CAFile                types.String      `tfsdk:"ca_file"`
@@ -103,6 +118,9 @@ func (m *chartModel) source(ctx context.Context, data *providerData) (chartsourc
 		Name:       m.Name.ValueString(),
 		Repository: m.Repository.ValueString(),
 		Version:    m.Version.ValueString(),
+		// Validated against chartsource.ReconcileStrategies.
+		ReconcileStrategy:        chartsource.ReconcileStrategy(m.ReconcileStrategy.ValueString()),
+		IgnoreMissingValuesFiles: m.IgnoreMissing.ValueBool(),
 		Auth: chartsource.Auth{
 			Username: m.Username.ValueString(), Password: m.Password.ValueString(),
 			CAFile: m.CAFile.ValueString(), CertFile: m.CertFile.ValueString(), KeyFile: m.KeyFile.ValueString(),

@@ -6,6 +6,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 )
 
 var ociRegistryPattern = regexp.MustCompile(`^oci://[A-Za-z0-9.-]+(:[0-9]+)?/?$`)
@@ -31,4 +33,14 @@ var (
 	remediationStrategies = enum{"rollback", "uninstall"}
 	deletionPropagations  = enum{"background", "foreground", "orphan"}
 	driftModes            = enum{"enabled", "warn", "disabled"}
+	reconcileStrategies   = enumOf(chartsource.ReconcileStrategies)
 )
+
+// enumOf is the enum of a typed string set of the engine.
+func enumOf[T ~string](values []T) enum {
+	e := make(enum, len(values))
+	for i, v := range values {
+		e[i] = string(v)
+	}
+	return e
+}

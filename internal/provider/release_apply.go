@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -61,9 +62,15 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 		return
 	}
 	if !m.ChartVersion.IsUnknown() && m.ChartVersion.ValueString() != resolved.Version {
-		attrError(diags, path.Root("chart").AtName("version"), "Chart version changed since the plan",
-			fmt.Sprintf("The plan was made with chart version %s, but %s now resolves to %s.", m.ChartVersion.ValueString(), m.Chart.Attributes()["version"], resolved.Version),
-			"Plan again to review the new version, or pin chart.version to the version you reviewed.")
+		attrError(diags, path.Root("chart").AtName("version"), "Chart changed since the plan",
+			fmt.Sprintf("The plan was made with chart revision %s, but the chart now resolves to %s (%s).", m.ChartVersion.ValueString(), resolved.Version, strings.Join(resolved.RevisionChanges(m.ChartVersion.ValueString()), "; ")),
+			"Plan again to review the change, or pin chart.version to the version you reviewed; a local chart must not change between plan and apply.")
+		return
+	}
+	if !m.ChartDigest.IsUnknown() && m.ChartDigest.ValueString() != resolved.Digest {
+		attrError(diags, path.Root("chart").AtName("version"), "Chart changed since the plan",
+			fmt.Sprintf("The plan was made with chart %s of digest %s, but it was published again with digest %s.", resolved.Version, m.ChartDigest.ValueString(), resolved.Digest),
+			"Plan again to review the chart published again.")
 		return
 	}
 	values := r.composeValues(ctx, &m, diags)
@@ -77,7 +84,7 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	if st.StorageNamespace == "" {
 		st.StorageNamespace = spec.GetStorageNamespace()
 	}
-	request := &reconcile.Request{Spec: spec, Chart: resolved.Chart, Values: values, Status: st}
+	request := &reconcile.Request{Spec: spec, Chart: resolved.Chart, ChartDigest: resolved.TrackedDigest, Values: values, Status: st}
 	runErr := e.Reconcile(ctx, request, e.DriftDetector(spec))
 	if prior == nil && errors.Is(runErr, reconcile.ErrNotOwned) {
 		// Nothing was made: no resource, so that destroying it can never
@@ -92,9 +99,13 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	status, d := statusObject(ctx, st)
 	diags.Append(d...)
 	m.Status = status
-	if runErr != nil || m.Resources.IsUnknown() {
+	switch {
+	case runErr != nil || m.Resources.IsUnknown():
 		// What is deployed now; after a success, what was planned is.
 		m.Resources = r.deployedResources(ctx, e, spec, diags)
+	case !fullyKnown(m.Resources):
+		// Objects a render cannot reproduce: as deployed.
+		m.Resources = withUnknownsFrom(m.Resources, r.deployedResources(ctx, e, spec, diags))
 	}
 	diags.Append(out.Set(ctx, &m)...)
 	reportRun(diags, m.ID.ValueString(), request.Actions, runErr, prior == nil)
@@ -114,6 +125,20 @@ func (r *releaseResource) deployedResources(ctx context.Context, e *reconcile.En
 		return empty
 	}
 	return resources
+}
+
+// withUnknownsFrom is planned with its unknown elements taken from
+// deployed (dropped when deployed lacks them).
+func withUnknownsFrom(planned, deployed types.Map) types.Map {
+	elems := make(map[string]attr.Value, len(planned.Elements()))
+	for k, v := range planned.Elements() {
+		if !v.IsUnknown() {
+			elems[k] = v
+		} else if d, ok := deployed.Elements()[k]; ok {
+			elems[k] = d
+		}
+	}
+	return types.MapValueMust(types.StringType, elems)
 }
 
 // saveSuspended records the configuration of a suspended release.

@@ -23,15 +23,20 @@ func webConfig(t *testing.T, ns, body string) string {
 
 // resourceBlock is the resource of webConfig alone.
 func resourceBlock(t *testing.T, ns string, body ...string) string {
+	return resourceBlockWithChart(ns, fmt.Sprintf("{ name = %q }", webChartDir(t)), body...)
+}
+
+// resourceBlockWithChart is the resource of webConfig with another chart.
+func resourceBlockWithChart(ns, chart string, body ...string) string {
 	return fmt.Sprintf(`
 resource "helmrelease_release" "r" {
   name      = "web"
   namespace = %q
-  chart     = { name = %q }
+  chart     = %s
   install   = { create_namespace = true }
   %s
 }
-`, ns, webChartDir(t), strings.Join(body, "\n"))
+`, ns, chart, strings.Join(body, "\n"))
 }
 
 // TestAccRelease_outOfBand: a manual helm upgrade is detected by digest,
@@ -76,13 +81,19 @@ func TestAccRelease_outOfBand(t *testing.T) {
 func TestAccRelease_import(t *testing.T) {
 	ns := testNamespace(t)
 	configMap := "v1/ConfigMap/" + ns + "/web-config"
+	// The release was made from the chart's version alone: adopting it
+	// without an upgrade takes the ChartVersion strategy (the default for
+	// a local chart, Revision, records the content digest with an upgrade).
+	config := func(body string) string {
+		return providerConfig() + resourceBlockWithChart(ns, fmt.Sprintf(`{ name = %q, reconcile_strategy = "ChartVersion" }`, webChartDir(t)), body)
+	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             releaseGone(t, ns),
 		Steps: []resource.TestStep{
 			{
 				PreConfig:          func() { helmInstall(t, ns, "web", map[string]any{"message": "helm"}) },
-				Config:             webConfig(t, ns, `values = { message = "helm" }`),
+				Config:             config(`values = { message = "helm" }`),
 				ResourceName:       rel,
 				ImportState:        true,
 				ImportStateId:      ns + "/web",
@@ -105,7 +116,7 @@ func TestAccRelease_import(t *testing.T) {
 				},
 			},
 			{
-				Config: webConfig(t, ns, `values = { message = "helm" }`),
+				Config: config(`values = { message = "helm" }`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					// chart.name is a path in the configuration: an update of
 					// the attributes, without a Helm action.
@@ -117,10 +128,23 @@ func TestAccRelease_import(t *testing.T) {
 				},
 			},
 			{
-				Config: webConfig(t, ns, `values = { message = "terraform" }`),
+				Config: config(`values = { message = "terraform" }`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					expectChangedObjects(configMap, "apps/v1/Deployment/"+ns+"/web", "v1/Secret/"+ns+"/web-secret"),
 				}},
+			},
+			{
+				// The default strategy: the revision carries the content
+				// digest, an upgrade that changes no object.
+				Config: webConfig(t, ns, `values = { message = "terraform" }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue(rel, tfjsonpath.New("status")),
+					expectChangedObjects(),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("chart_version"), knownvalue.StringRegexp(localRevision("1.0.0"))),
+				},
 			},
 			{
 				ResourceName:            rel,

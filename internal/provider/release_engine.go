@@ -112,46 +112,30 @@ func (r *releaseResource) composeValues(ctx context.Context, m *releaseModel, di
 // displayResources is the resources attribute of a release manifest:
 // objects keyed as in helmrelease_template, Secrets masked.
 func displayResources(ctx context.Context, e *reconcile.Engine, releaseManifest, namespace string, drift *reconcile.DriftReport) (types.Map, error) {
-	var scope manifest.Scope
-	if mapper, err := e.Kube.ToRESTMapper(); err == nil {
-		scope = func(gvk k8sschema.GroupVersionKind) (bool, bool) {
-			m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-			if err != nil {
-				return false, false
-			}
-			return m.Scope.Name() == "namespace", true
-		}
-	}
-	objs, err := manifest.Parse(releaseManifest, namespace, scope)
+	shown, err := showManifest(releaseManifest, namespace, engineScope(e), drift)
 	if err != nil {
-		return types.MapNull(types.StringType), fmt.Errorf("reading the release manifest: %w", err)
-	}
-	drifted := map[string]reconcile.ObjectDrift{}
-	if drift != nil {
-		for _, o := range drift.Objects {
-			drifted[o.Key] = o
-		}
-	}
-	shown := make(map[string]string, len(objs))
-	for _, o := range objs {
-		obj := o.Object
-		if d, ok := drifted[o.Key]; ok {
-			if d.Missing {
-				continue
-			}
-			obj = d.Observed
-		}
-		y, err := manifest.Display(obj)
-		if err != nil {
-			return types.MapNull(types.StringType), fmt.Errorf("showing %s: %w", o.Key, err)
-		}
-		shown[o.Key] = y
+		return types.MapNull(types.StringType), err
 	}
 	v, d := types.MapValueFrom(ctx, types.StringType, shown)
 	if d.HasError() {
 		return v, errors.New("resources: " + d[0].Detail())
 	}
 	return v, nil
+}
+
+// engineScope tells the scope of kinds from the release cluster's API.
+func engineScope(e *reconcile.Engine) manifest.Scope {
+	mapper, err := e.Kube.ToRESTMapper()
+	if err != nil {
+		return nil
+	}
+	return func(gvk k8sschema.GroupVersionKind) (bool, bool) {
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return false, false
+		}
+		return m.Scope.Name() == "namespace", true
+	}
 }
 
 // notConfigured tells whether err means the cluster is not configured (or

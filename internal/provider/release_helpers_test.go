@@ -3,8 +3,10 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -25,6 +27,12 @@ import (
 const rel = "helmrelease_release.r"
 
 // webChartDir is the release chart of the acceptance tests.
+// localRevision matches the revision of a local chart of version: the
+// version with 12 hex digits of the content digest.
+func localRevision(version string) *regexp.Regexp {
+	return regexp.MustCompile(`^` + regexp.QuoteMeta(version) + `\+[0-9a-f]{12}$`)
+}
+
 func webChartDir(t *testing.T) string {
 	t.Helper()
 	dir, err := filepath.Abs("testdata/charts/web")
@@ -49,10 +57,18 @@ func testNamespace(t *testing.T) string {
 type changedObjects struct {
 	addr string
 	want []string
+	// unknown are the objects planned as known after apply.
+	unknown []string
 }
 
 func expectChangedObjects(keys ...string) plancheck.PlanCheck {
 	return changedObjects{addr: rel, want: keys}
+}
+
+// expectPlannedObjects checks that the plan changes exactly the objects
+// changed, and plans exactly the objects unknown as known after apply.
+func expectPlannedObjects(changed, unknown []string) plancheck.PlanCheck {
+	return changedObjects{addr: rel, want: changed, unknown: unknown}
 }
 
 func (c changedObjects) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
@@ -65,9 +81,18 @@ func (c changedObjects) CheckPlan(_ context.Context, req plancheck.CheckPlanRequ
 			return
 		}
 		before, after := objectsOf(rc.Change.Before), objectsOf(rc.Change.After)
+		var unknown []string
+		if u, ok := rc.Change.AfterUnknown.(map[string]any); ok {
+			elems, _ := u["resources"].(map[string]any)
+			for k, v := range elems {
+				if v == true {
+					unknown = append(unknown, k)
+				}
+			}
+		}
 		var changed []string
 		for k, v := range after {
-			if before[k] != v {
+			if before[k] != v && !slices.Contains(unknown, k) {
 				changed = append(changed, k)
 			}
 		}
@@ -81,6 +106,12 @@ func (c changedObjects) CheckPlan(_ context.Context, req plancheck.CheckPlanRequ
 		sort.Strings(want)
 		if !slices.Equal(changed, want) {
 			resp.Error = fmt.Errorf("%s: plan changes objects %v, want %v", c.addr, changed, want)
+		}
+		sort.Strings(unknown)
+		wantUnknown := slices.Clone(c.unknown)
+		sort.Strings(wantUnknown)
+		if !slices.Equal(unknown, wantUnknown) {
+			resp.Error = errors.Join(resp.Error, fmt.Errorf("%s: plan has objects %v known after apply, want %v", c.addr, unknown, wantUnknown))
 		}
 		return
 	}

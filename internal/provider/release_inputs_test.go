@@ -54,7 +54,8 @@ resource "helmrelease_release" "r" {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectUnknownValue(rel, tfjsonpath.New("resources")),
 					plancheck.ExpectUnknownValue(rel, tfjsonpath.New("status")),
-					plancheck.ExpectKnownValue(rel, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.0.0")),
+					// A local chart's revision: its version and content digest.
+					plancheck.ExpectKnownValue(rel, tfjsonpath.New("chart_version"), knownvalue.StringRegexp(localRevision("1.0.0"))),
 					plancheck.ExpectKnownValue(rel, tfjsonpath.New("release_name"), knownvalue.StringExact("web")),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{

@@ -16,7 +16,7 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
@@ -113,7 +113,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 
 	st, diags := statusOf(ctx, stateStatus(state))
 	resp.Diagnostics.Append(diags...)
-	changes := releaseChanges(st, resolved.Version, digest, spec)
+	changes := releaseChanges(st, resolved, digest, spec)
 	ready := st.Condition(reconcile.ConditionReady)
 	stalled := st.Condition(reconcile.ConditionStalled)
 	switch {
@@ -135,6 +135,10 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	plan.Status = types.ObjectUnknown(statusAttrTypes())
 	if state != nil {
 		tflog.Info(ctx, "release action planned", map[string]any{"release": plan.ID.ValueString(), "because": strings.Join(changes, "; ")})
+		// A summary of its own per release: Terraform folds warnings that
+		// share one.
+		resp.Diagnostics.AddWarning("Release "+plan.ID.ValueString()+" will be upgraded",
+			fmt.Sprintf("helmrelease_release %s needs a Helm action because:\n- %s", plan.ID.ValueString(), strings.Join(changes, "\n- ")))
 	}
 	if ready != nil && ready.Reason == reasonLocked {
 		// A pending release cannot be rendered until it is unlocked.
@@ -190,24 +194,28 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, sp
 			return
 		}
 	}
-	rel, err := e.DryRun(ctx, &reconcile.Request{Spec: spec, Chart: resolved.Chart, Values: values, Status: &reconcile.Status{}})
-	var prErr *postrender.Error
-	if errors.As(err, &prErr) {
-		attrError(diags, path.Root("post_renderers").AtListIndex(prErr.Index), "Post-renderer failed", prErr.Err.Error()+".",
-			"Fix the post-renderer: a patch without a target must name an object the chart renders, and a JSON 6902 patch must apply to the objects its target selects.")
-		return
+	render := func(ctx context.Context, c *helm.Chart, v map[string]any, perturbed bool) (string, string, error) {
+		req := &reconcile.Request{Spec: spec, Chart: c, Values: v, Status: &reconcile.Status{}}
+		dryRun := e.DryRun
+		if perturbed {
+			dryRun = e.Render
+		}
+		rel, err := dryRun(ctx, req)
+		if err != nil {
+			return "", "", err
+		}
+		return rel.Manifest, "", nil
 	}
+	rendered, err := renderRelease(ctx, render, resolved.Chart, values, spec.GetTargetNamespace(), engineScope(e))
 	if err != nil {
-		attrError(diags, path.Root("chart"), "Release does not render", err.Error()+".",
+		renderError(diags, err, "Release does not render",
 			"Fix the values, the post-renderers or the chart so that the release renders and the cluster accepts its objects (the plan ran a dry-run "+map[bool]string{true: "install", false: "upgrade"}[create]+" validated by the API server).")
 		return
 	}
-	resources, err := displayResources(ctx, e, rel.Manifest, spec.GetTargetNamespace(), nil)
-	if err != nil {
-		diags.AddError("Rendered manifest not readable", err.Error())
-		return
+	if len(rendered.Unreproducible) > 0 {
+		tflog.Info(ctx, "objects not reproducible by a render are planned as known after apply", map[string]any{"release": plan.ID.ValueString(), "objects": rendered.Unreproducible})
 	}
-	plan.Resources = resources
+	plan.Resources = rendered.resources()
 }
 
 // planDriftCorrection plans the objects Read found drifted or missing back
@@ -242,10 +250,10 @@ func (r *releaseResource) planDriftCorrection(ctx context.Context, req resource.
 
 // releaseChanges says why the release needs an install or upgrade: inputs
 // that differ from the last attempt, and tokens not yet handled.
-func releaseChanges(st *reconcile.Status, chartVersion, configDigest string, spec *reconcile.Spec) []string {
-	var out []string
-	if chartVersion != st.LastAttemptedRevision {
-		out = append(out, fmt.Sprintf("chart version %q → %q", st.LastAttemptedRevision, chartVersion))
+func releaseChanges(st *reconcile.Status, chart *chartsource.Resolved, configDigest string, spec *reconcile.Spec) []string {
+	out := chart.RevisionChanges(st.LastAttemptedRevision)
+	if d := chart.TrackedDigest; d != "" && st.LastAttemptedRevisionDigest != "" && d != st.LastAttemptedRevisionDigest {
+		out = append(out, fmt.Sprintf("chart %s published again with another digest (%s, was %s)", chart.Version, d, st.LastAttemptedRevisionDigest))
 	}
 	if configDigest != st.LastAttemptedConfigDigest {
 		out = append(out, "values changed")

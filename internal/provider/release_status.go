@@ -24,6 +24,7 @@ type statusModel struct {
 	InstallFailures              int64            `tfsdk:"install_failures"`
 	UpgradeFailures              int64            `tfsdk:"upgrade_failures"`
 	LastAttemptedRevision        string           `tfsdk:"last_attempted_revision"`
+	LastAttemptedRevisionDigest  string           `tfsdk:"last_attempted_revision_digest"`
 	LastAttemptedConfigDigest    string           `tfsdk:"last_attempted_config_digest"`
 	LastAttemptedReleaseAction   string           `tfsdk:"last_attempted_release_action"`
 	LastAppliedRevision          string           `tfsdk:"last_applied_revision"`
@@ -52,6 +53,7 @@ type snapshotModel struct {
 	AppVersion    string                   `tfsdk:"app_version"`
 	ConfigDigest  string                   `tfsdk:"config_digest"`
 	Digest        string                   `tfsdk:"digest"`
+	ChartDigest   string                   `tfsdk:"chart_digest"`
 	FirstDeployed string                   `tfsdk:"first_deployed"`
 	LastDeployed  string                   `tfsdk:"last_deployed"`
 	Deleted       string                   `tfsdk:"deleted"`
@@ -90,6 +92,7 @@ func statusObject(ctx context.Context, st *reconcile.Status) (types.Object, diag
 		InstallFailures:              st.InstallFailures,
 		UpgradeFailures:              st.UpgradeFailures,
 		LastAttemptedRevision:        st.LastAttemptedRevision,
+		LastAttemptedRevisionDigest:  st.LastAttemptedRevisionDigest,
 		LastAttemptedConfigDigest:    st.LastAttemptedConfigDigest,
 		LastAttemptedReleaseAction:   string(st.LastAttemptedReleaseAction),
 		LastAppliedRevision:          st.LastAppliedRevision,
@@ -110,7 +113,7 @@ func statusObject(ctx context.Context, st *reconcile.Status) (types.Object, diag
 		snap := snapshotModel{
 			Name: s.Name, Namespace: s.Namespace, Version: int64(s.Version), Status: s.Status,
 			ChartName: s.ChartName, ChartVersion: s.ChartVersion, AppVersion: s.AppVersion,
-			ConfigDigest: s.ConfigDigest, Digest: s.Digest,
+			ConfigDigest: s.ConfigDigest, Digest: s.Digest, ChartDigest: s.ChartDigest,
 			FirstDeployed: formatTime(s.FirstDeployed), LastDeployed: formatTime(s.LastDeployed), Deleted: formatTime(s.Deleted),
 		}
 		if s.TestHooks != nil {
@@ -141,6 +144,7 @@ func statusOf(ctx context.Context, o types.Object) (*reconcile.Status, diag.Diag
 		InstallFailures:             m.InstallFailures,
 		UpgradeFailures:             m.UpgradeFailures,
 		LastAttemptedRevision:       m.LastAttemptedRevision,
+		LastAttemptedRevisionDigest: m.LastAttemptedRevisionDigest,
 		LastAttemptedConfigDigest:   m.LastAttemptedConfigDigest,
 		LastAttemptedReleaseAction:  reconcile.ReleaseAction(m.LastAttemptedReleaseAction),
 		LastAppliedRevision:         m.LastAppliedRevision,
@@ -157,7 +161,7 @@ func statusOf(ctx context.Context, o types.Object) (*reconcile.Status, diag.Diag
 		snap := reconcile.Snapshot{
 			Name: s.Name, Namespace: s.Namespace, Version: int(s.Version), Status: s.Status,
 			ChartName: s.ChartName, ChartVersion: s.ChartVersion, AppVersion: s.AppVersion,
-			ConfigDigest: s.ConfigDigest, Digest: s.Digest,
+			ConfigDigest: s.ConfigDigest, Digest: s.Digest, ChartDigest: s.ChartDigest,
 			FirstDeployed: parseTime(s.FirstDeployed), LastDeployed: parseTime(s.LastDeployed), Deleted: parseTime(s.Deleted),
 		}
 		if s.TestHooks != nil {

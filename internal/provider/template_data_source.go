@@ -105,6 +105,12 @@ func templateSchema() schema.Schema {
 				MarkdownDescription: "Rendered NOTES.txt of the chart.",
 				Computed:            true,
 			},
+			"non_reproducible": schema.ListAttribute{
+				MarkdownDescription: "Keys of `resources` that the chart renders differently every time (random values, generated keys and certificates, the current time), sorted; " +
+					"`helmrelease_release` plans them as known after apply. Every key when the set of objects itself changes from one render to the next.",
+				ElementType: types.StringType,
+				Computed:    true,
+			},
 		},
 	}
 }
@@ -204,46 +210,36 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 	chain := postrender.Build(kustomizations(m.PostRenderers), md, m.Name.ValueString(), m.Namespace.ValueString())
 
 	caps, scope := d.clusterView(&resp.Diagnostics)
-	rendered, err := helm.Render(ctx, helm.RenderOptions{
-		ReleaseName:  m.ReleaseName.ValueString(),
-		Namespace:    m.TargetNamespace.ValueString(),
-		Chart:        chrt,
-		Values:       composed,
-		PostRenderer: chain,
-		Capabilities: caps,
-		IncludeCRDs:  true,
-	})
-	var prErr *postrender.Error
-	switch {
-	case errors.As(err, &prErr):
-		attrError(&resp.Diagnostics, path.Root("post_renderers").AtListIndex(prErr.Index), "Post-renderer failed", prErr.Err.Error()+".",
-			"Fix the post-renderer: a patch without a target must name an object the chart renders, and a target must select objects a JSON 6902 patch applies to.")
-		return
-	case err != nil:
-		attrError(&resp.Diagnostics, path.Root("chart"), "Chart rendering failed", err.Error()+".", "Fix the values or the chart so that it renders, e.g. with `helm template` locally.")
-		return
-	}
-	objects, err := manifest.Parse(rendered.Manifest, m.TargetNamespace.ValueString(), scope)
-	if err != nil {
-		attrError(&resp.Diagnostics, path.Root("chart"), "Rendered manifest not readable", err.Error()+".", "The chart renders something that is not a list of Kubernetes objects; fix its templates.")
-		return
-	}
-	shown := make(map[string]string, len(objects))
-	for _, o := range objects {
-		y, err := manifest.Display(o.Object)
+	render := func(ctx context.Context, c *helm.Chart, values map[string]any, _ bool) (string, string, error) {
+		rendered, err := helm.Render(ctx, helm.RenderOptions{
+			ReleaseName:  m.ReleaseName.ValueString(),
+			Namespace:    m.TargetNamespace.ValueString(),
+			Chart:        c,
+			Values:       values,
+			PostRenderer: chain,
+			Capabilities: caps,
+			IncludeCRDs:  true,
+		})
 		if err != nil {
-			resp.Diagnostics.AddError("Rendered object not encodable", err.Error())
-			return
+			return "", "", err
 		}
-		shown[o.Key] = y
+		return rendered.Manifest, rendered.Notes, nil
 	}
-	resources, diags := types.MapValueFrom(ctx, types.StringType, shown)
+	rendered, err := renderRelease(ctx, render, chrt, composed, m.TargetNamespace.ValueString(), scope)
+	if err != nil {
+		renderError(&resp.Diagnostics, err, "Chart rendering failed", "Fix the values or the chart so that it renders, e.g. with `helm template` locally.")
+		return
+	}
+	resources, diags := types.MapValueFrom(ctx, types.StringType, rendered.Shown)
 	resp.Diagnostics.Append(diags...)
 	m.Resources = resources
+	unreproducible, diags := types.ListValueFrom(ctx, types.StringType, append([]string{}, rendered.Unreproducible...))
+	resp.Diagnostics.Append(diags...)
+	m.NonReproducible = unreproducible
 	m.Notes = types.StringValue(rendered.Notes)
 	m.ChartVersion = types.StringValue(resolved.Version)
 	m.AppVersion = types.StringValue(resolved.AppVersion)
-	tflog.Debug(ctx, "rendered chart", map[string]any{"chart": chrt.Name(), "version": chrt.Metadata.Version, "objects": len(objects)})
+	tflog.Debug(ctx, "rendered chart", map[string]any{"chart": chrt.Name(), "version": chrt.Metadata.Version, "objects": len(rendered.Shown)})
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 

@@ -55,7 +55,7 @@ data "helmrelease_template" "t" {
 				statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("id"), knownvalue.StringExact("apps/web")),
 				statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("release_name"), knownvalue.StringExact("web")),
 				statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("target_namespace"), knownvalue.StringExact("apps")),
-				statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.2.3")),
+				statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("chart_version"), knownvalue.StringRegexp(localRevision("1.2.3"))),
 				statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("app_version"), knownvalue.StringExact("4.5.6")),
 				statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("notes"), knownvalue.StringExact("web runs 3 replica(s) in apps.\n")),
 				statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("resources"), knownvalue.MapSizeExact(5)),

@@ -27,6 +27,8 @@ type templateModel struct {
 	AppVersion   types.String `tfsdk:"app_version"`
 	Resources    types.Map    `tfsdk:"resources"`
 	Notes        types.String `tfsdk:"notes"`
+	// NonReproducible are keys of Resources another render would differ in.
+	NonReproducible types.List `tfsdk:"non_reproducible"`
 }
 
 type valuesFromModel struct {

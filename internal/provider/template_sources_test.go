@@ -68,7 +68,8 @@ data "helmrelease_template" "t" {
 				Config: config(httpChart("1.x", `values_files = ["values.yaml", "values-prod.yaml"]
     verify       = { keyring = "`+signer.Keyring+`" }`)),
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.1.0")),
+					// The values files in use are part of the revision.
+					statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("chart_version"), knownvalue.StringRegexp(regexp.MustCompile(`^1\.1\.0\+[0-9a-f]{12}$`))),
 					statecheck.ExpectKnownValue(tmpl, message, objectField("from values-prod", "data", "message")),
 					// values.yaml is still merged first: its image tag renders.
 					statecheck.ExpectKnownValue(tmpl, resourceAt("apps/v1/Deployment/apps/web"), objectField("example.com/app:1.0", "spec", "template", "spec", "containers", "0", "image")),

@@ -35,3 +35,7 @@ const (
 	fmtUninstallSuccess = "Helm uninstall succeeded for release %s with chart %s"
 	fmtUninstallFailure = "Helm uninstall failed for release %s with chart %s: %s"
 )
+
+// fmtRepublished is the reason of a release whose chart version was
+// published again with other content: chart, version, new and old digest.
+const fmtRepublished = "chart %s@%s published again with digest %s (the release was made from %s)"

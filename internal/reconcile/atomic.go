@@ -42,6 +42,7 @@ func (e *Engine) Reconcile(ctx context.Context, req *Request, detect DriftDetect
 	req.configDigest = digest
 	st, s := req.Status, req.Spec
 	if st.LastAttemptedRevision != req.Chart.Metadata.Version || st.LastAttemptedConfigDigest != digest ||
+		(req.ChartDigest != "" && st.LastAttemptedRevisionDigest != "" && st.LastAttemptedRevisionDigest != req.ChartDigest) ||
 		(s.ResetAt != "" && s.ResetAt != st.LastHandledResetAt) {
 		st.Failures, st.InstallFailures, st.UpgradeFailures = 0, 0, 0
 		st.RemoveCondition(ConditionStalled)
@@ -53,6 +54,7 @@ func (e *Engine) Reconcile(ctx context.Context, req *Request, detect DriftDetect
 		Spec:                s,
 		ChartName:           req.Chart.Metadata.Name,
 		ChartVersion:        req.Chart.Metadata.Version,
+		ChartDigest:         req.ChartDigest,
 		ConfigDigest:        digest,
 		PostRenderersDigest: PostRenderersDigest(s),
 		OptionsDigest:       OptionsDigest(s),

@@ -45,6 +45,15 @@ func (e *Engine) DryRun(ctx context.Context, req *Request) (*release.Release, er
 	return rel, nil
 }
 
+// Render returns the release the next install or upgrade would make, post-
+// renderers included, as DryRun does but without the API server's
+// validation: to render a chart whose objects need not be valid (a chart
+// whose non-reproducible results were perturbed, to compare).
+func (e *Engine) Render(ctx context.Context, req *Request) (*release.Release, error) {
+	rel, _, err := e.render(ctx, req)
+	return rel, err
+}
+
 // render returns the release a dry-run install (install is true) or
 // upgrade makes.
 func (e *Engine) render(ctx context.Context, req *Request) (rel *release.Release, install bool, err error) {

@@ -28,10 +28,15 @@ func (discardLogger) Debug(string, ...any) {}
 // Request is one reconciliation of a release: the desired state and the
 // status recorded by the previous one, which the actions update in place.
 type Request struct {
-	Spec   *Spec
-	Chart  *chart.Chart
-	Values map[string]any
-	Status *Status
+	Spec  *Spec
+	Chart *chart.Chart
+	// ChartDigest is the digest of the chart archive when the revision
+	// (the chart's version) does not carry it: a Helm repository's digest
+	// of the version, so that a version published again is an upgrade.
+	// Empty when the revision says it all.
+	ChartDigest string
+	Values      map[string]any
+	Status      *Status
 
 	// Actions are the actions the run took, in order (set by Reconcile).
 	Actions []ActionRecord
@@ -88,8 +93,10 @@ func (e *Engine) Observe(rel *release.Release) {
 }
 
 // recordObserved turns the releases written since the last call into
-// snapshots of req.Status.History, newest first.
-func (e *Engine) recordObserved(req *Request) (int, error) {
+// snapshots of req.Status.History, newest first. New revisions record
+// chartDigest as the digest of the chart they were made from; revisions
+// already recorded keep theirs.
+func (e *Engine) recordObserved(req *Request, chartDigest string) (int, error) {
 	e.mu.Lock()
 	observed := e.observed
 	e.observed = nil
@@ -103,6 +110,7 @@ func (e *Engine) recordObserved(req *Request) (int, error) {
 		if snap.Name != req.Spec.GetReleaseName() {
 			continue
 		}
+		snap.ChartDigest = chartDigest
 		req.Status.recordSnapshot(snap, req.Spec.GetMaxHistory())
 		e.mu.Lock()
 		if e.written == nil {
@@ -212,6 +220,8 @@ func (s *Status) recordSnapshot(snap Snapshot, max int) {
 			if snap.TestHooks == nil {
 				snap.TestHooks = s.History[i].TestHooks
 			}
+			// A revision's chart never changes.
+			snap.ChartDigest = s.History[i].ChartDigest
 			s.History[i] = snap
 			return
 		}

@@ -377,3 +377,49 @@ func TestManualRollbackDetected(t *testing.T) {
 		t.Errorf("latest release v%d with %v, want v4 upgraded back to replicas 2", rel.Version, rel.Config)
 	}
 }
+
+// TestChartPublishedAgain: the same chart version from a Helm repository
+// with another archive digest (Request.ChartDigest) is an upgrade; a
+// rollback's revision keeps the digest of the revision it restores, so a
+// failed upgrade to the new archive is not taken as done.
+func TestChartPublishedAgain(t *testing.T) {
+	f := newFixture(t)
+	st := &Status{}
+	s := f.spec(nil)
+	run := func(digest string, values map[string]any) error {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		return f.engine.Reconcile(ctx, &Request{Spec: s, Chart: engineChart("1.0.0"), ChartDigest: digest, Values: values, Status: st}, nil)
+	}
+	if err := run("sha256:aaa", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("sha256:aaa", nil); err != nil || f.latest().Version != 1 {
+		t.Fatalf("same digest: %v, release v%d", err, f.latest().Version)
+	}
+	if err := run("sha256:bbb", nil); err != nil {
+		t.Fatal(err)
+	}
+	if rel := f.latest(); rel.Version != 2 || st.Latest().ChartDigest != "sha256:bbb" || st.History[1].ChartDigest != "sha256:aaa" {
+		t.Fatalf("published again: release v%d, history %+v", rel.Version, st.History)
+	}
+	if st.LastAttemptedRevisionDigest != "sha256:bbb" {
+		t.Errorf("last attempted revision digest %q", st.LastAttemptedRevisionDigest)
+	}
+
+	// A failing upgrade to a third archive, rolled back.
+	yes := true
+	s.Upgrade.Remediation = Remediation{RemediateLastFailure: &yes}
+	if err := run("sha256:ccc", map[string]any{"failHook": true}); !errors.Is(err, ErrRetriesExhausted) {
+		t.Fatalf("error %v, want retries exhausted", err)
+	}
+	if rel, cur := f.latest(), st.Latest(); rel.Version != 4 || cur.ChartDigest != "sha256:bbb" {
+		t.Fatalf("after rollback: release v%d, latest snapshot %+v", rel.Version, cur)
+	}
+	want := Desired{Spec: s, ChartName: "engine", ChartVersion: "1.0.0", ChartDigest: "sha256:ccc", ConfigDigest: st.LastAttemptedConfigDigest}
+	state, err := DetermineReleaseState(context.Background(), f.latest(), st, want, nil)
+	if err != nil || state.Status != StateOutOfSync || !strings.Contains(state.Reason, "published again with digest sha256:ccc") {
+		t.Errorf("state after the rollback: %+v, %v", state, err)
+	}
+}

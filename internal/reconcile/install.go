@@ -45,7 +45,7 @@ func (a *Install) Reconcile(ctx context.Context, req *Request) error {
 		PostRenderer:             postRenderer(s),
 		Description:              "Installed by helmrelease",
 	})
-	written, rerr := a.e.recordObserved(req)
+	written, rerr := a.e.recordObserved(req, req.ChartDigest)
 	if rerr != nil && err == nil {
 		err = rerr
 	}
@@ -78,6 +78,7 @@ func recordAttempt(req *Request, action ReleaseAction) {
 	st := req.Status
 	st.LastAttemptedReleaseAction = action
 	st.LastAttemptedRevision = req.Chart.Metadata.Version
+	st.LastAttemptedRevisionDigest = req.ChartDigest
 	st.LastAttemptedConfigDigest = req.configDigest
 	st.StorageNamespace = req.Spec.GetStorageNamespace()
 }

@@ -38,7 +38,7 @@ func (a *RollbackRemediation) Reconcile(ctx context.Context, req *Request) error
 		CleanupOnFail: s.Rollback.CleanupOnFail,
 		MaxHistory:    s.GetMaxHistory(),
 	})
-	if _, rerr := a.e.recordObserved(req); rerr != nil && err == nil {
+	if _, rerr := a.e.recordObserved(req, target.ChartDigest); rerr != nil && err == nil {
 		err = rerr
 	}
 	if err != nil {

@@ -46,6 +46,7 @@ type Desired struct {
 	Spec                *Spec
 	ChartName           string
 	ChartVersion        string
+	ChartDigest         string
 	ConfigDigest        string
 	PostRenderersDigest string
 	OptionsDigest       string
@@ -99,6 +100,8 @@ func DetermineReleaseState(ctx context.Context, latest *release.Release, status 
 	case latest.Chart.Metadata.Name != want.ChartName || latest.Chart.Metadata.Version != want.ChartVersion:
 		return ReleaseState{Status: StateOutOfSync, Reason: fmt.Sprintf("chart changed from %s@%s to %s@%s",
 			latest.Chart.Metadata.Name, latest.Chart.Metadata.Version, want.ChartName, want.ChartVersion)}, nil
+	case cur.Republished(want.ChartDigest):
+		return ReleaseState{Status: StateOutOfSync, Reason: fmt.Sprintf(fmtRepublished, want.ChartName, want.ChartVersion, want.ChartDigest, cur.ChartDigest)}, nil
 	case !want.Spec.Upgrade.PreserveValues && cur.ConfigDigest != want.ConfigDigest,
 		// With preserve_values the stored values merge the previous ones:
 		// what was asked for is the last attempted digest.

@@ -63,7 +63,11 @@ type Status struct {
 	InstallFailures int64
 	UpgradeFailures int64
 
-	LastAttemptedRevision       string
+	LastAttemptedRevision string
+	// LastAttemptedRevisionDigest is the chart digest of the last install
+	// or upgrade attempt when the revision does not carry it
+	// (Request.ChartDigest; Flux's lastAttemptedRevisionDigest).
+	LastAttemptedRevisionDigest string
 	LastAttemptedConfigDigest   string
 	LastAttemptedReleaseAction  ReleaseAction
 	LastAppliedRevision         string
@@ -121,15 +125,19 @@ func (s *Status) Latest() *Snapshot {
 
 // Snapshot is what was observed of one release revision.
 type Snapshot struct {
-	Name          string
-	Namespace     string
-	Version       int
-	Status        string
-	ChartName     string
-	ChartVersion  string
-	AppVersion    string
-	ConfigDigest  string
-	Digest        string
+	Name         string
+	Namespace    string
+	Version      int
+	Status       string
+	ChartName    string
+	ChartVersion string
+	AppVersion   string
+	ConfigDigest string
+	Digest       string
+	// ChartDigest is the digest of the chart archive the revision was made
+	// from, when its chart version does not carry it (Request.ChartDigest;
+	// Flux's ociDigest); empty when unknown.
+	ChartDigest   string
 	FirstDeployed time.Time
 	LastDeployed  time.Time
 	Deleted       time.Time
@@ -155,6 +163,13 @@ func (s *Snapshot) HasTestInPhase(phase release.HookPhase) bool {
 		}
 	}
 	return false
+}
+
+// Republished reports whether the chart of revision want is published
+// again with digest, another than the one this revision was made from.
+// Unknown digests (empty) never differ.
+func (s *Snapshot) Republished(digest string) bool {
+	return digest != "" && s.ChartDigest != "" && s.ChartDigest != digest
 }
 
 // Targets reports whether the snapshot is of revision version of the

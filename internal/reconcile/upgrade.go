@@ -45,7 +45,7 @@ func (a *Upgrade) Reconcile(ctx context.Context, req *Request) error {
 		PostRenderer:             postRenderer(s),
 		Description:              "Upgraded by helmrelease",
 	})
-	written, rerr := a.e.recordObserved(req)
+	written, rerr := a.e.recordObserved(req, req.ChartDigest)
 	if rerr != nil && err == nil {
 		err = rerr
 	}

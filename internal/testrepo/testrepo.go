@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -112,7 +113,8 @@ func (h *HTTP) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // Add publishes c, with a provenance file when signer is not nil, and
-// regenerates the index.
+// regenerates the index. A version published already is published again:
+// its archive and index entry are replaced.
 func (h *HTTP) Add(t testing.TB, c *chart.Chart, signer *Signer) {
 	t.Helper()
 	archive, name := Package(t, c)
@@ -126,6 +128,7 @@ func (h *HTTP) Add(t testing.TB, c *chart.Chart, signer *Signer) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.index.Entries[c.Name()] = slices.DeleteFunc(h.index.Entries[c.Name()], func(v *repo.ChartVersion) bool { return v.Version == c.Metadata.Version })
 	if err := h.index.MustAdd(c.Metadata, "charts/"+name, "", digest); err != nil {
 		t.Fatal(err)
 	}

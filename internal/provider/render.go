@@ -1,0 +1,141 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+)
+
+// renderFunc renders a release of chart c with values into its manifest
+// (hooks excluded) and notes. perturbed is true for the second render of
+// a chart whose non-reproducible results were perturbed: its objects need
+// not be validated.
+type renderFunc func(ctx context.Context, c *helm.Chart, values map[string]any, perturbed bool) (manifestYAML, notes string, err error)
+
+// rendering is a release as a render shows it: the one path of the plan
+// of helmrelease_release and of helmrelease_template.
+type rendering struct {
+	// Shown are the objects by key, as the resources attribute shows them.
+	Shown map[string]string
+	// Unreproducible are the keys of the objects another render would
+	// make differently (random values, generated keys, the time), sorted.
+	Unreproducible []string
+	// SetUnreproducible: which objects there are changes from one render
+	// to the next (or could not be told apart).
+	SetUnreproducible bool
+	Notes             string
+}
+
+// renderRelease renders chart c with values and, when the chart calls
+// template functions whose results change from one call to the next,
+// renders it again with those results perturbed (helm.Perturb): the
+// objects that differ are not reproducible, so a plan must not promise
+// them.
+func renderRelease(ctx context.Context, render renderFunc, c *helm.Chart, values map[string]any, namespace string, scope manifest.Scope) (*rendering, error) {
+	first, notes, err := render(ctx, c, values, false)
+	if err != nil {
+		return nil, err
+	}
+	shown, err := showManifest(first, namespace, scope, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := &rendering{Shown: shown, Notes: notes}
+	pc, pv, perturbs := helm.Perturb(c, values)
+	if !perturbs {
+		return out, nil
+	}
+	everything := func() (*rendering, error) {
+		out.SetUnreproducible = true
+		out.Unreproducible = slices.Sorted(maps.Keys(shown))
+		return out, nil
+	}
+	second, _, err := render(ctx, pc, pv, true)
+	if err != nil {
+		// The chart does not take other results (e.g. a random number
+		// parsed back): nothing is known to be reproducible.
+		return everything()
+	}
+	again, err := showManifest(second, namespace, scope, nil)
+	if err != nil || !slices.Equal(slices.Sorted(maps.Keys(shown)), slices.Sorted(maps.Keys(again))) {
+		return everything()
+	}
+	for _, k := range slices.Sorted(maps.Keys(shown)) {
+		if shown[k] != again[k] {
+			out.Unreproducible = append(out.Unreproducible, k)
+		}
+	}
+	return out, nil
+}
+
+// resources is the resources attribute of a rendering as a plan shows
+// it: what a render cannot reproduce is unknown.
+func (r *rendering) resources() types.Map {
+	if r.SetUnreproducible {
+		return types.MapUnknown(types.StringType)
+	}
+	elems := make(map[string]attr.Value, len(r.Shown))
+	for k, v := range r.Shown {
+		elems[k] = types.StringValue(v)
+	}
+	for _, k := range r.Unreproducible {
+		elems[k] = types.StringUnknown()
+	}
+	return types.MapValueMust(types.StringType, elems)
+}
+
+// showManifest is the objects of a release manifest as the resources
+// attribute shows them (Secrets masked); drifted objects show their live
+// fields and missing ones are left out.
+func showManifest(releaseManifest, namespace string, scope manifest.Scope, drift *reconcile.DriftReport) (map[string]string, error) {
+	objs, err := manifest.Parse(releaseManifest, namespace, scope)
+	if err != nil {
+		return nil, fmt.Errorf("reading the rendered manifest: %w", err)
+	}
+	drifted := map[string]reconcile.ObjectDrift{}
+	if drift != nil {
+		for _, o := range drift.Objects {
+			drifted[o.Key] = o
+		}
+	}
+	shown := make(map[string]string, len(objs))
+	for _, o := range objs {
+		obj := o.Object
+		if d, ok := drifted[o.Key]; ok {
+			if d.Missing {
+				continue
+			}
+			obj = d.Observed
+		}
+		y, err := manifest.Display(obj)
+		if err != nil {
+			return nil, fmt.Errorf("showing %s: %w", o.Key, err)
+		}
+		shown[o.Key] = y
+	}
+	return shown, nil
+}
+
+// renderError reports a failed render: a post-renderer's on its element of
+// post_renderers, anything else on chart with remedy.
+func renderError(diags *diag.Diagnostics, err error, summary, remedy string) {
+	var prErr *postrender.Error
+	if errors.As(err, &prErr) {
+		attrError(diags, path.Root("post_renderers").AtListIndex(prErr.Index), "Post-renderer failed", prErr.Err.Error()+".",
+			"Fix the post-renderer: a patch without a target must name an object the chart renders, and a JSON 6902 patch must apply to the objects its target selects.")
+		return
+	}
+	attrError(diags, path.Root("chart"), summary, err.Error()+".", remedy)
+}
