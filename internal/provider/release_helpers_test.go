@@ -97,7 +97,7 @@ func (c changedObjects) CheckPlan(_ context.Context, req plancheck.CheckPlanRequ
 			}
 		}
 		for k := range before {
-			if _, ok := after[k]; !ok {
+			if _, ok := after[k]; !ok && !slices.Contains(unknown, k) {
 				changed = append(changed, k)
 			}
 		}
