@@ -449,3 +449,29 @@ func TestAccRelease_nonReproducible(t *testing.T) {
 		},
 	})
 }
+
+// TestTemplate_nonReproducible: helmrelease_template names the objects a
+// render cannot reproduce, through the same render path as the plan.
+func TestTemplate_nonReproducible(t *testing.T) {
+	t.Setenv("KUBECONFIG", "")
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf(`
+data "helmrelease_template" "t" {
+  name  = "web"
+  chart = { name = %q }
+}
+`, nonReproducibleChart(t)),
+			ConfigStateChecks: []statecheck.StateCheck{
+				// Without a cluster lookup finds nothing: the password is random.
+				statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("non_reproducible"), knownvalue.ListExact([]knownvalue.Check{
+					knownvalue.StringExact("v1/ConfigMap/default/web-stamp"),
+					knownvalue.StringExact("v1/Secret/default/web-ca"),
+					knownvalue.StringExact("v1/Secret/default/web-password"),
+				})),
+				statecheck.ExpectKnownValue(tmpl, resourceAt("v1/ConfigMap/default/web-config"), objectField("hello", "data", "message")),
+			},
+		}},
+	})
+}
