@@ -250,6 +250,13 @@ func (r *releaseResource) Delete(ctx context.Context, req resource.DeleteRequest
 		}
 	}
 	if err := e.Uninstall(ctx, spec, st); err != nil {
+		// The resource stays, with what the failed uninstall left.
+		status, d := statusObject(ctx, st)
+		resp.Diagnostics.Append(d...)
+		if !d.HasError() {
+			m.Status = status
+			resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+		}
 		resp.Diagnostics.AddError("Release uninstall failed",
 			fmt.Sprintf("helmrelease_release %s: %s\n\nThe release and this resource are kept. Fix the cause and destroy again: a failing pre-delete hook can be skipped with uninstall.disable_hooks = true, a timeout raised with uninstall.timeout; to stop managing the release without uninstalling it, run terraform state rm.", m.ID.ValueString(), err))
 	}

@@ -87,7 +87,7 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 	switch state.Status {
 	case reconcile.StateUnmanaged:
 		st.SetCondition(reconcile.Condition{Type: reconcile.ConditionReady, Status: false, Reason: reasonUnmanaged, Message: state.Reason})
-	case reconcile.StateLocked:
+	case reconcile.StateLocked, reconcile.StateUninstalling:
 		st.SetCondition(reconcile.Condition{Type: reconcile.ConditionReady, Status: false, Reason: reasonLocked, Message: state.Reason})
 	case reconcile.StateDrifted:
 		if spec.Drift.Mode == reconcile.DriftWarn {

@@ -289,12 +289,12 @@ data "helmrelease_template" "t" {
 			{
 				PreConfig: func() {
 					createValuesObjects(t, "bad-input",
-						&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "broken"}, Data: map[string]string{"values.yaml": "replicaCount: [1, 2\nsecret: hunter2"}},
+						&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "broken"}, Data: map[string]string{"values.yaml": "replicaCount: 1\nsecret: !!int hunter2"}},
 						&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "scalar"}, Data: map[string]string{"v": "a: b: c"}},
 					)
 				},
 				Config:      config(`values_from = [{ kind = "ConfigMap", name = "broken" }]`),
-				ExpectError: errorText(`Error: Values reference failed with data.helmrelease_template.t … key "values.yaml" of ConfigMap "broken" is not a valid YAML values document: error converting YAML to JSON: yaml: line 1: did not find expected ',' or ']'. Store a YAML mapping of values under that key, or set target_path to set the data as a single value.`),
+				ExpectError: errorText(`Error: Values reference failed with data.helmrelease_template.t … key "values.yaml" of ConfigMap "broken" is not a valid YAML values document: error converting YAML to JSON: yaml: cannot decode !!str (content not shown) as a !!int. Store a YAML mapping of values under that key, or set target_path to set the data as a single value.`),
 			},
 			{
 				Config:      config(`values_from = [{ kind = "ConfigMap", name = "absent" }]`),
@@ -333,7 +333,7 @@ data "helmrelease_template" "t" {
 				ExpectError: errorText("Error: Chart rendering failed … rendering chart app: template: app/templates/configmap.yaml:7:29: executing \"app/templates/configmap.yaml\" at <.Values.extra>: range can't iterate over not a map. Fix the values or the chart so that it renders, e.g. with `helm template` locally."),
 			},
 			{
-				Config:      config(`sensitive_values = "password: [hunter2"`),
+				Config:      config(`sensitive_values = "password: !!int hunter2"`),
 				ExpectError: errorText(`Error: Invalid sensitive values … The sensitive values at sensitive_values are not valid: not valid YAML or JSON. Set sensitive_values to a YAML or JSON mapping, e.g. sensitive_values = yamlencode({ password = var.password }).`),
 			},
 			{

@@ -25,6 +25,7 @@ const maxSteps = 64
 //	Unmanaged   upgrade (unless upgrade retries are exhausted)
 //	OutOfSync   upgrade (unless upgrade retries are exhausted)
 //	Locked      unlock (only a stale lock)
+//	Uninstalling roll back onto itself (a failed or interrupted uninstall)
 //	Untested    test
 //	Failed      rollback or uninstall remediation, while retries remain
 //	            or the last failure must be remediated
@@ -131,6 +132,8 @@ func (e *Engine) actionForState(req *Request, state ReleaseState, force bool) (A
 			return &Install{e}, nil
 		case StateLocked:
 			return &Unlock{e}, nil
+		case StateUninstalling:
+			return &UndoUninstall{e}, nil
 		default:
 			return &Upgrade{e}, nil
 		}
@@ -140,6 +143,8 @@ func (e *Engine) actionForState(req *Request, state ReleaseState, force bool) (A
 		return nil, nil
 	case StateLocked:
 		return &Unlock{e}, nil
+	case StateUninstalling:
+		return &UndoUninstall{e}, nil
 	case StateAbsent:
 		if s.Install.Remediation.Retries >= 0 && st.InstallFailures > int64(s.Install.Remediation.Retries) {
 			return nil, fmt.Errorf("%w: install of release %s failed %d times", ErrRetriesExhausted, releaseRef(req), st.InstallFailures)

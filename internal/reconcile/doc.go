@@ -15,6 +15,8 @@
 //	Unmanaged   Upgrade                        (a release changed by hand is taken back)
 //	OutOfSync   Upgrade                        Untested / InSync, or Failed
 //	Locked      Unlock (stale locks only)      Failed: remediation takes over
+//	Uninstalling UndoUninstall (stale only)    InSync, or OutOfSync: a failed
+//	                                           uninstall is taken back
 //	Untested    Test                           InSync, or Failed unless ignored
 //	Failed      RollbackRemediation or         OutOfSync / Absent: retried while
 //	            UninstallRemediation           retries remain

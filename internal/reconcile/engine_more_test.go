@@ -416,6 +416,9 @@ spec:
 	if _, ran := hooks["app-failing-test"]; ran {
 		t.Error("a test outside the include filter ran")
 	}
+	if hooks["app-test"].Phase != "Succeeded" {
+		t.Errorf("the included test did not run and succeed: %v", hooks)
+	}
 	if _, err = run(nil); !errors.Is(err, ErrRetriesExhausted) {
 		t.Errorf("without filters the failing test runs and fails: %v", err)
 	}

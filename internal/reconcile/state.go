@@ -21,6 +21,9 @@ const (
 	// StateLocked: the latest release is pending-install, -upgrade or
 	// -rollback: an action was interrupted.
 	StateLocked ReleaseStatus = "Locked"
+	// StateUninstalling: the latest release is uninstalling: an uninstall
+	// failed (a pre-delete hook) or was interrupted.
+	StateUninstalling ReleaseStatus = "Uninstalling"
 	// StateOutOfSync: chart, values, post-renderers or options changed.
 	StateOutOfSync ReleaseStatus = "OutOfSync"
 	// StateUntested: tests are enabled and have not run on the revision.
@@ -64,6 +67,9 @@ func DetermineReleaseState(ctx context.Context, latest *release.Release, status 
 	}
 	if latest.Info.Status.IsPending() {
 		return ReleaseState{Status: StateLocked, Reason: fmt.Sprintf("release %s is %s", describe(latest), latest.Info.Status)}, nil
+	}
+	if latest.Info.Status == release.StatusUninstalling {
+		return ReleaseState{Status: StateUninstalling, Reason: fmt.Sprintf("release %s is %s: an uninstall failed or was interrupted", describe(latest), latest.Info.Status)}, nil
 	}
 
 	cur := status.Latest()

@@ -12,7 +12,9 @@ import (
 // Uninstall removes the release for good (the resource is destroyed), per
 // spec.uninstall. A release that does not exist is already uninstalled. A
 // failed uninstall is an error; the release and its status stay, so that
-// the user can fix the cause and destroy again.
+// the user can fix the cause and destroy again: the status records the
+// revision the failed uninstall left (uninstalling), which tells a later
+// run that the uninstall was this resource's own (UndoUninstall).
 func (e *Engine) Uninstall(_ context.Context, spec *Spec, st *Status) error {
 	name := spec.GetReleaseName()
 	rel, err := e.Helm.LastRelease(name)
@@ -26,6 +28,9 @@ func (e *Engine) Uninstall(_ context.Context, spec *Spec, st *Status) error {
 		e.Logs.Reset()
 	}
 	_, err = e.Helm.Uninstall(name, uninstallOptions(spec, "Uninstalled by helmrelease"))
+	if _, rerr := e.recordObserved(&Request{Spec: spec, Status: st}, ""); rerr != nil && err == nil {
+		err = rerr
+	}
 	if err != nil && !helm.IsReleaseNotFound(err) {
 		st.SetCondition(Condition{Type: ConditionReady, Status: false, Reason: ReasonUninstallFailed,
 			Message: fmt.Sprintf("Helm uninstall failed for release %s/%s: %s", spec.GetStorageNamespace(), name, err)})
