@@ -80,6 +80,9 @@ func TestDetermineReleaseState(t *testing.T) {
 			r.Config = map[string]any{"a": 2}
 			return r
 		}(), status: observed(t, deployed, nil), desired: want(spec(nil)), want: StateUnmanaged},
+		{name: "uninstall failed", latest: testRelease(2, release.StatusUninstalling), status: observed(t, testRelease(2, release.StatusUninstalling), nil), desired: want(spec(nil)), want: StateUninstalling},
+		{name: "chart published again", latest: deployed, status: observed(t, deployed, func(st *Status) { st.History[0].ChartDigest = "sha256:a" }), desired: func() Desired { d := want(spec(nil)); d.ChartDigest = "sha256:b"; return d }(), want: StateOutOfSync},
+		{name: "chart digest unknown before", latest: deployed, status: observed(t, deployed, nil), desired: func() Desired { d := want(spec(nil)); d.ChartDigest = "sha256:b"; return d }(), want: StateInSync},
 		{name: "failed", latest: testRelease(2, release.StatusFailed), status: observed(t, testRelease(2, release.StatusFailed), nil), desired: want(spec(nil)), want: StateFailed},
 		{name: "uninstalled, keep history", latest: testRelease(2, release.StatusUninstalled), status: observed(t, testRelease(2, release.StatusUninstalled), nil), desired: want(spec(nil)), want: StateAbsent},
 		{name: "chart version changed", latest: deployed, status: observed(t, deployed, nil), desired: func() Desired { d := want(spec(nil)); d.ChartVersion = "1.1.0"; return d }(), want: StateOutOfSync},
