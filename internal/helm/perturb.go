@@ -14,27 +14,31 @@ import (
 // Template functions whose result differs from one call to the next, and
 // the command Perturb appends to each call so that a second render differs
 // wherever one of them reaches the output, whatever its precision (a date
-// formatted by the day, a small random integer). Functions returning a
+// formatted by the day, a random integer of two values), even when the
+// second draw of a random function equals the first: strings get a
+// character no random function draws (⁂). Functions returning a
 // struct (genCA and its kin) are left as they are: their keys and serial
 // numbers are random already. lookup is not among them: it reads the
 // cluster, which a plan sees as the apply will.
 var perturbations = map[string]string{ //nolint:gosec // template function names, not credentials
 	// 400 days, 1 hour, 1 minute and 1 second later: every field of a
 	// date differs (year or month, day, weekday, hour, minute, second).
-	"now":                      `dateModify "+9601h1m1s"`,
-	"randInt":                  `add 1`,
-	"ago":                      `printf "%v~"`,
-	"randAlphaNum":             `printf "%v~"`,
-	"randAlpha":                `printf "%v~"`,
-	"randNumeric":              `printf "%v~"`,
-	"randAscii":                `printf "%v~"`,
-	"randBytes":                `printf "%v~"`,
-	"uuidv4":                   `printf "%v~"`,
-	"shuffle":                  `printf "%v~"`,
-	"htpasswd":                 `printf "%v~"`,
-	"bcrypt":                   `printf "%v~"`,
-	"encryptAES":               `printf "%v~"`,
-	"genPrivateKey":            `printf "%v~"`,
+	"now": `dateModify "+9601h1m1s"`,
+	// Two draws never coincide: ranges up to 10⁹ do not overlap, wider
+	// ones coincide with a probability under 10⁻⁹.
+	"randInt":                  `add 1000000007`,
+	"ago":                      `printf "%v\u2042"`,
+	"randAlphaNum":             `printf "%v\u2042"`,
+	"randAlpha":                `printf "%v\u2042"`,
+	"randNumeric":              `printf "%v\u2042"`,
+	"randAscii":                `printf "%v\u2042"`,
+	"randBytes":                `printf "%v\u2042"`,
+	"uuidv4":                   `printf "%v\u2042"`,
+	"shuffle":                  `printf "%v\u2042"`,
+	"htpasswd":                 `printf "%v\u2042"`,
+	"bcrypt":                   `printf "%v\u2042"`,
+	"encryptAES":               `printf "%v\u2042"`,
+	"genPrivateKey":            `printf "%v\u2042"`,
 	"genCA":                    "",
 	"genCAWithKey":             "",
 	"genSelfSignedCert":        "",
