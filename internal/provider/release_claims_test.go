@@ -37,7 +37,7 @@ func TestAccRelease_helmInstalledRefused(t *testing.T) {
 					t.Cleanup(func() { _, _ = helmCLI(t, ns).Uninstall("web", helm.UninstallOptions{Timeout: time.Minute}) })
 				},
 				Config:      webConfig(t, ns, `values = { message = "terraform" }`),
-				ExpectError: errorText(`Error: Release already exists … release ` + ns + `/web exists and was not made by a helmrelease_release … Import the release (terraform import <address> ` + ns + `/web) to manage it with this resource, or set another release_name.`),
+				ExpectError: errorText(`Error: Release already exists … release ` + ns + `/web.v1 exists and was not made by a helmrelease_release … Import the release (terraform import <address> ` + ns + `/web) to manage it with this resource, or set another release_name.`),
 			},
 			{
 				PreConfig: func() {
