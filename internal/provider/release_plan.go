@@ -137,7 +137,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		tflog.Info(ctx, "release action planned", map[string]any{"release": plan.ID.ValueString(), "because": strings.Join(changes, "; ")})
 		// A summary of its own per release: Terraform folds warnings that
 		// share one.
-		resp.Diagnostics.AddWarning("Release "+plan.ID.ValueString()+" will be upgraded",
+		resp.Diagnostics.AddWarning("Helm action planned for release "+plan.ID.ValueString(),
 			fmt.Sprintf("helmrelease_release %s needs a Helm action because:\n- %s", plan.ID.ValueString(), strings.Join(changes, "\n- ")))
 	}
 	if ready != nil && ready.Reason == reasonLocked {
