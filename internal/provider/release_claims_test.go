@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"testing"
@@ -146,8 +147,11 @@ func TestAccRelease_suspendedDestroy(t *testing.T) {
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy: func(*terraform.State) error {
 			rel, err := helmCLI(t, ns).LastRelease("web")
-			if err != nil || rel == nil {
-				return fmt.Errorf("suspended release gone after destroy: %v", err)
+			if err != nil {
+				return fmt.Errorf("reading the release after destroy: %w", err)
+			}
+			if rel == nil {
+				return errors.New("suspended release gone after destroy")
 			}
 			if got := configMapMessage(t, ns); got != "kept" {
 				return fmt.Errorf("message %q after destroy", got)
