@@ -159,7 +159,8 @@ func orNone(s string) string {
 
 // readImported recovers a release being imported: identity from the
 // origin labels (else the release's own), chart name and version, values,
-// and a status adopting its latest revision.
+// and a status adopting its latest revision. What the state says already
+// (a state moved from helm_release) is kept.
 func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *reconcile.Engine, latest *release.Release, resp *resource.ReadResponse) {
 	if latest == nil || latest.Info.Status == release.StatusUninstalled {
 		resp.Diagnostics.AddError("Release not found",
@@ -171,26 +172,29 @@ func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *
 		resp.Diagnostics.AddError("Release not importable", err.Error())
 		return
 	}
-	name, namespace := latest.Name, m.StorageNamespace.ValueString()
-	if owner, ok := singleOrigin(latest.Manifest, latest.Namespace); ok {
-		namespace, name = owner[0], owner[1]
+	if m.Name.IsNull() {
+		name, namespace := latest.Name, m.StorageNamespace.ValueString()
+		if owner, ok := singleOrigin(latest.Manifest, latest.Namespace); ok {
+			namespace, name = owner[0], owner[1]
+		}
+		m.Name, m.Namespace = types.StringValue(name), types.StringValue(namespace)
 	}
-	m.Name, m.Namespace = types.StringValue(name), types.StringValue(namespace)
 	m.TargetNamespace = types.StringValue(latest.Namespace)
 	chartName, chartVersion, appVersion := "", "", ""
 	if c := latest.Chart; c != nil && c.Metadata != nil {
 		chartName, chartVersion, appVersion = c.Metadata.Name, c.Metadata.Version, c.Metadata.AppVersion
 	}
-	chartAttrs := map[string]attr.Value{}
-	for k, t := range chartAttribute().GetType().(types.ObjectType).AttrTypes {
-		chartAttrs[k] = nullOf(t)
+	if m.Chart.IsNull() {
+		chartAttrs := map[string]attr.Value{}
+		for k, t := range chartAttribute().GetType().(types.ObjectType).AttrTypes {
+			chartAttrs[k] = nullOf(t)
+		}
+		chartAttrs["name"], chartAttrs["version"] = types.StringValue(chartName), types.StringValue(chartVersion)
+		chart, d := types.ObjectValue(chartAttribute().GetType().(types.ObjectType).AttrTypes, chartAttrs)
+		resp.Diagnostics.Append(d...)
+		m.Chart = chart
 	}
-	chartAttrs["name"], chartAttrs["version"] = types.StringValue(chartName), types.StringValue(chartVersion)
-	chart, d := types.ObjectValue(chartAttribute().GetType().(types.ObjectType).AttrTypes, chartAttrs)
-	resp.Diagnostics.Append(d...)
-	m.Chart = chart
-	m.Values = types.DynamicNull()
-	if len(latest.Config) > 0 {
+	if m.Values.IsNull() && m.SensitiveValues.IsNull() && len(latest.Config) > 0 {
 		m.Values = types.DynamicValue(terraformValue(latest.Config))
 	}
 	m.ChartVersion, m.AppVersion, m.ChartDigest = types.StringValue(chartVersion), types.StringValue(appVersion), types.StringValue("")
