@@ -14,6 +14,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/strvals"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 )
 
 var _ resource.ResourceWithMoveState = (*releaseResource)(nil)
@@ -237,7 +239,10 @@ func movedChart(src *helmReleaseState, t attr.Type, diags *diag.Diagnostics) typ
 		repository, attrs["name"] = path.Dir(strings.TrimPrefix(src.Chart, "oci://")), types.StringValue(path.Base(src.Chart))
 		repository = "oci://" + repository
 	}
-	if repository != "" {
+	if repository == "" {
+		// The helm provider upgrades a local chart on a new version only.
+		attrs["reconcile_strategy"] = types.StringValue(string(chartsource.StrategyChartVersion))
+	} else {
 		attrs["repository"] = types.StringValue(repository)
 		// A repository chart floats without a version: the one the state
 		// pins is the one the configuration names (a local chart's is its

@@ -66,9 +66,15 @@ func messageIs(t *testing.T, ns, want string) resource.TestCheckFunc {
 // releaseRevision is the newest revision of release web in Helm storage.
 func releaseRevision(t *testing.T, ns string) int {
 	t.Helper()
-	rel, err := helmCLI(t, ns).LastRelease("web")
+	return releaseRevisionOf(t, ns, "web")
+}
+
+// releaseRevisionOf is the newest revision of release name in Helm storage.
+func releaseRevisionOf(t *testing.T, ns, name string) int {
+	t.Helper()
+	rel, err := helmCLI(t, ns).LastRelease(name)
 	if err != nil || rel == nil {
-		t.Fatalf("release web: %v", err)
+		t.Fatalf("release %s: %v", name, err)
 	}
 	return rel.Version
 }
