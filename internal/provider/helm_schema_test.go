@@ -46,7 +46,7 @@ func (helmReleaseSchemaOnly) Schema(_ context.Context, _ resource.SchemaRequest,
 	boolean := schema.BoolAttribute{Optional: true}
 	number := schema.Int64Attribute{Optional: true}
 	attrs := map[string]schema.Attribute{
-		"values":   schema.ListAttribute{ElementType: types.StringType, Optional: true},
+		"values":    schema.ListAttribute{ElementType: types.StringType, Optional: true},
 		"resources": schema.MapAttribute{ElementType: types.StringType, Optional: true},
 		"postrender": schema.SingleNestedAttribute{Optional: true, Attributes: map[string]schema.Attribute{
 			"binary_path": str, "args": schema.ListAttribute{ElementType: types.StringType, Optional: true},
