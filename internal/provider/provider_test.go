@@ -1,9 +1,14 @@
 package provider
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"strings"
 	"testing"
+
+	goversion "github.com/hashicorp/go-version"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
@@ -68,4 +73,38 @@ provider "helmrelease" {
   }
 }
 `, testKubeconfig)
+}
+
+// terraformAtLeast runs the rest of the test with a Terraform of at least
+// version: the one under test (TF_ACC_TERRAFORM_PATH), or the newer one
+// HELMRELEASE_TEST_TERRAFORM_NEWER names for the suites that need it; it
+// skips the test, naming the version, when neither is.
+func terraformAtLeast(t *testing.T, version string) {
+	t.Helper()
+	want := goversion.Must(goversion.NewVersion(version))
+	var seen []string
+	for _, bin := range []string{os.Getenv("TF_ACC_TERRAFORM_PATH"), os.Getenv("HELMRELEASE_TEST_TERRAFORM_NEWER")} {
+		if bin == "" {
+			continue
+		}
+		out, err := exec.Command(bin, "version", "-json").Output()
+		if err != nil {
+			seen = append(seen, bin+": "+err.Error())
+			continue
+		}
+		var v struct {
+			Version string `json:"terraform_version"`
+		}
+		if err := json.Unmarshal(out, &v); err != nil {
+			seen = append(seen, bin+": "+err.Error())
+			continue
+		}
+		got, err := goversion.NewVersion(v.Version)
+		if err == nil && got.GreaterThanOrEqual(want) {
+			t.Setenv("TF_ACC_TERRAFORM_PATH", bin)
+			return
+		}
+		seen = append(seen, bin+" is "+v.Version)
+	}
+	t.Skipf("needs Terraform >= %s (set HELMRELEASE_TEST_TERRAFORM_NEWER to one): %s", version, strings.Join(seen, "; "))
 }

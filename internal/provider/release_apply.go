@@ -22,11 +22,11 @@ type privateSetter interface {
 }
 
 func (r *releaseResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.apply(ctx, req.Plan, req.Config, nil, &resp.State, resp.Private, &resp.Diagnostics)
+	r.apply(ctx, req.Plan, req.Config, nil, &resp.State, resp.Private, resp.Identity, &resp.Diagnostics)
 }
 
 func (r *releaseResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.apply(ctx, req.Plan, req.Config, &req.State, &resp.State, resp.Private, &resp.Diagnostics)
+	r.apply(ctx, req.Plan, req.Config, &req.State, &resp.State, resp.Private, resp.Identity, &resp.Diagnostics)
 }
 
 // apply runs the engine's atomic loop until the release is in sync or
@@ -34,7 +34,7 @@ func (r *releaseResource) Update(ctx context.Context, req resource.UpdateRequest
 // counters and history are saved even when it fails, so that the next plan
 // knows (a failed create also leaves the resource tainted, as Terraform
 // does with any failed create: the next apply installs it afresh).
-func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfsdk.Config, prior *tfsdk.State, out *tfsdk.State, private privateSetter, diags *diag.Diagnostics) {
+func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfsdk.Config, prior *tfsdk.State, out *tfsdk.State, private privateSetter, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
 	var m, config releaseModel
 	diags.Append(planned.Get(ctx, &m)...)
 	diags.Append(cfg.Get(ctx, &config)...)
@@ -54,6 +54,7 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 
 	if m.Suspend.ValueBool() {
 		r.saveSuspended(ctx, &m, st, out, diags)
+		diags.Append(setIdentity(ctx, identity, &m)...)
 		return
 	}
 	spec := m.spec(ctx, diags)
@@ -108,6 +109,7 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 		m.Resources = withUnknownsFrom(m.Resources, r.deployedResources(ctx, e, spec, diags))
 	}
 	diags.Append(out.Set(ctx, &m)...)
+	diags.Append(setIdentity(ctx, identity, &m)...)
 	reportRun(diags, m.ID.ValueString(), request.Actions, runErr, prior == nil)
 }
 

@@ -108,6 +108,7 @@ func moveHelmRelease(ctx context.Context, req resource.MoveStateRequest, resp *r
 		return
 	}
 	resp.Diagnostics.Append(resp.TargetState.Set(ctx, m)...)
+	resp.Diagnostics.Append(setIdentity(ctx, resp.TargetIdentity, m)...)
 }
 
 // movedRelease is the helmrelease_release of a helm_release.

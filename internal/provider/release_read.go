@@ -28,6 +28,8 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 	if resp.Diagnostics.HasError() || r.data == nil {
 		return
 	}
+	// The identity never changes: the release this resource manages.
+	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, &m)...)
 	importing := m.Status.IsNull()
 	if !importing && m.Suspend.ValueBool() {
 		return

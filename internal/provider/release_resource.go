@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -61,18 +60,4 @@ func (r *releaseResource) ValidateConfig(ctx context.Context, req resource.Valid
 			invalidValue(&resp.Diagnostics, path.Root(a.name), strings.ReplaceAll(a.name, "_", " "), err, "Set "+a.name+" to an object, e.g. "+a.name+" = { replicaCount = 2 }.")
 		}
 	}
-}
-
-// ImportState takes over an existing release by `<storage_namespace>/<release_name>`;
-// Read then recovers what the release records (chart, version, values).
-func (r *releaseResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	storageNamespace, releaseName, ok := strings.Cut(req.ID, "/")
-	if !ok || storageNamespace == "" || releaseName == "" || strings.Contains(releaseName, "/") {
-		resp.Diagnostics.AddError("Invalid import ID",
-			fmt.Sprintf("The import ID %q is not <storage_namespace>/<release_name>.\n\nUse the namespace of the release's Helm storage and the release name, e.g. `terraform import helmrelease_release.web apps/web`.", req.ID))
-		return
-	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("storage_namespace"), storageNamespace)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("release_name"), releaseName)...)
 }

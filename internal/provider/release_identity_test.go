@@ -1,0 +1,54 @@
+package provider
+
+import (
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+)
+
+// TestAccRelease_identity: the resource's identity is the release it
+// manages, { namespace = storage namespace, name = release name }; import
+// blocks by identity and by ID adopt the release with the same identity
+// and no Helm action (the configuration's chart path and install options,
+// which a release does not record, are the update the plan shows).
+func TestAccRelease_identity(t *testing.T) {
+	terraformAtLeast(t, "1.12.0")
+	ns := testNamespace(t)
+	config := webConfig(t, ns, `values = { message = "identity" }`)
+	identity := map[string]knownvalue.Check{"namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("web")}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             releaseGone(t, ns),
+		Steps: []resource.TestStep{
+			{
+				Config:            config,
+				ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectIdentity(rel, identity)},
+			},
+			{
+				Config:             config,
+				ResourceName:       rel,
+				ImportState:        true,
+				ImportStateKind:    resource.ImportBlockWithResourceIdentity,
+				ExpectNonEmptyPlan: true,
+				ImportPlanChecks: resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
+					expectChangedObjects(),
+				}},
+			},
+			{
+				Config:             config,
+				ResourceName:       rel,
+				ImportState:        true,
+				ImportStateKind:    resource.ImportBlockWithID,
+				ExpectNonEmptyPlan: true,
+				ImportPlanChecks: resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
+					expectChangedObjects(),
+				}},
+			},
+		},
+	})
+}
