@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"helm.sh/helm/v3/pkg/release"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
@@ -100,14 +101,16 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	status, d := statusObject(ctx, st)
 	diags.Append(d...)
 	m.Status = status
+	latest, latestErr := e.Helm.LastRelease(spec.GetReleaseName())
 	switch {
 	case runErr != nil || m.Resources.IsUnknown():
 		// What is deployed now; after a success, what was planned is.
-		m.Resources = r.deployedResources(ctx, e, spec, diags)
+		m.Resources = r.deployedResources(ctx, e, latest, diags)
 	case !fullyKnown(m.Resources):
 		// Objects a render cannot reproduce: as deployed.
-		m.Resources = withUnknownsFrom(m.Resources, r.deployedResources(ctx, e, spec, diags))
+		m.Resources = withUnknownsFrom(m.Resources, r.deployedResources(ctx, e, latest, diags))
 	}
+	m.Notes, m.Description = releaseInfo(latest, latestErr, m.Notes, m.Description)
 	diags.Append(out.Set(ctx, &m)...)
 	diags.Append(setIdentity(ctx, identity, &m)...)
 	reportRun(diags, m.ID.ValueString(), request.Actions, runErr, prior == nil)
@@ -115,10 +118,9 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 
 // deployedResources is the resources attribute of the latest release (an
 // empty map when there is none).
-func (r *releaseResource) deployedResources(ctx context.Context, e *reconcile.Engine, spec *reconcile.Spec, diags *diag.Diagnostics) types.Map {
+func (r *releaseResource) deployedResources(ctx context.Context, e *reconcile.Engine, latest *release.Release, diags *diag.Diagnostics) types.Map {
 	empty := types.MapValueMust(types.StringType, nil)
-	latest, err := e.Helm.LastRelease(spec.GetReleaseName())
-	if err != nil || latest == nil {
+	if latest == nil {
 		return empty
 	}
 	resources, err := displayResources(ctx, e, latest.Manifest, latest.Namespace, nil)
@@ -127,6 +129,25 @@ func (r *releaseResource) deployedResources(ctx context.Context, e *reconcile.En
 		return empty
 	}
 	return resources
+}
+
+// releaseInfo is the notes and description of the latest release; when it
+// cannot be read, the known values of notes and description stay and
+// unknown ones become empty.
+func releaseInfo(latest *release.Release, err error, notes, description types.String) (types.String, types.String) {
+	switch {
+	case err == nil && latest != nil && latest.Info != nil:
+		return types.StringValue(latest.Info.Notes), types.StringValue(latest.Info.Description)
+	case err == nil:
+		return types.StringValue(""), types.StringValue("")
+	}
+	if notes.IsUnknown() {
+		notes = types.StringValue("")
+	}
+	if description.IsUnknown() {
+		description = types.StringValue("")
+	}
+	return notes, description
 }
 
 // withUnknownsFrom is planned with its unknown elements taken from
@@ -145,7 +166,7 @@ func withUnknownsFrom(planned, deployed types.Map) types.Map {
 
 // saveSuspended records the configuration of a suspended release.
 func (r *releaseResource) saveSuspended(ctx context.Context, m *releaseModel, st *reconcile.Status, out *tfsdk.State, diags *diag.Diagnostics) {
-	for _, v := range []*types.String{&m.ChartVersion, &m.AppVersion, &m.ChartDigest} {
+	for _, v := range []*types.String{&m.ChartVersion, &m.AppVersion, &m.ChartDigest, &m.Notes, &m.Description} {
 		if v.IsUnknown() {
 			*v = types.StringValue("")
 		}

@@ -142,6 +142,7 @@ func TestAccRelease_failedUninstall(t *testing.T) {
 // it installed, as helm-controller does.
 func TestAccRelease_suspendedDestroy(t *testing.T) {
 	ns := testNamespace(t)
+	testClient(t) // skips without the test cluster
 	t.Cleanup(func() { _, _ = helmCLI(t, ns).Uninstall("web", helm.UninstallOptions{Timeout: time.Minute}) })
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,

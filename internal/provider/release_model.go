@@ -46,6 +46,8 @@ type releaseModel struct {
 	ChartVersion types.String `tfsdk:"chart_version"`
 	AppVersion   types.String `tfsdk:"app_version"`
 	ChartDigest  types.String `tfsdk:"chart_digest"`
+	Notes        types.String `tfsdk:"notes"`
+	Description  types.String `tfsdk:"description"`
 	Resources    types.Map    `tfsdk:"resources"`
 	Status       types.Object `tfsdk:"status"`
 }

@@ -102,7 +102,7 @@ func moveHelmRelease(ctx context.Context, req resource.MoveStateRequest, resp *r
 			fmt.Sprintf("The state of helm_release (schema version %d) is not readable: %s.", req.SourceSchemaVersion, err))
 		return
 	}
-	m, diags := movedRelease(ctx, &src)
+	m, diags := movedRelease(&src)
 	resp.Diagnostics.Append(diags...)
 	if diags.HasError() {
 		return
@@ -112,7 +112,7 @@ func moveHelmRelease(ctx context.Context, req resource.MoveStateRequest, resp *r
 }
 
 // movedRelease is the helmrelease_release of a helm_release.
-func movedRelease(ctx context.Context, src *helmReleaseState) (*releaseModel, diag.Diagnostics) {
+func movedRelease(src *helmReleaseState) (*releaseModel, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	if src.Name == "" {
 		diags.AddError("Unable to move helm_release", "The helm_release state has no release name.")
@@ -161,6 +161,8 @@ func movedRelease(ctx context.Context, src *helmReleaseState) (*releaseModel, di
 		ChartVersion:       types.StringNull(),
 		AppVersion:         types.StringNull(),
 		ChartDigest:        types.StringNull(),
+		Notes:              types.StringNull(),
+		Description:        types.StringNull(),
 		Resources:          types.MapNull(types.StringType),
 		Status:             types.ObjectNull(statusAttrTypes()),
 	}

@@ -77,6 +77,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if plan.Suspend.ValueBool() {
 		if state != nil {
 			plan.ChartVersion, plan.AppVersion, plan.ChartDigest = state.ChartVersion, state.AppVersion, state.ChartDigest
+			plan.Notes, plan.Description = state.Notes, state.Description
 			plan.Resources, plan.Status = state.Resources, state.Status
 		}
 		resp.Diagnostics.AddWarning("Release suspended",
@@ -84,6 +85,8 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 
+	// What the next revision says, unless no Helm action runs (below).
+	plan.Notes, plan.Description = types.StringUnknown(), types.StringUnknown()
 	var resolved *chartsource.Resolved
 	if fullyKnown(plan.Chart) {
 		if resolved = r.planChart(ctx, &plan, &resp.Diagnostics); resolved == nil {
@@ -120,6 +123,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	case state == nil:
 	case len(changes) == 0 && stalled != nil && stalled.Status:
 		plan.Resources, plan.Status = state.Resources, state.Status
+		plan.Notes, plan.Description = state.Notes, state.Description
 		resp.Diagnostics.AddWarning("Release stalled: retries exhausted",
 			fmt.Sprintf("helmrelease_release %s is not applied again: %s.\n\nFix the cause, then set reset_at to a new value to retry with the remediation settings, or force_at to a new value to force one install or upgrade; a new chart version or new values retry too.", plan.ID.ValueString(), stalled.Message))
 		return
@@ -222,6 +226,7 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, sp
 // to their desired YAML; nothing else changes.
 func (r *releaseResource) planDriftCorrection(ctx context.Context, req resource.ModifyPlanRequest, plan, state *releaseModel, diags *diag.Diagnostics) {
 	plan.Resources = state.Resources
+	plan.Notes, plan.Description = state.Notes, state.Description
 	if !plan.Status.IsUnknown() {
 		plan.Status = state.Status
 	}

@@ -113,6 +113,7 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 	status, d := statusObject(ctx, st)
 	resp.Diagnostics.Append(d...)
 	m.Status, m.Resources = status, resources
+	m.Notes, m.Description = releaseInfo(latest, nil, m.Notes, m.Description)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
@@ -200,6 +201,7 @@ func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *
 		m.Values = types.DynamicValue(terraformValue(latest.Config))
 	}
 	m.ChartVersion, m.AppVersion, m.ChartDigest = types.StringValue(chartVersion), types.StringValue(appVersion), types.StringValue("")
+	m.Notes, m.Description = releaseInfo(latest, nil, m.Notes, m.Description)
 	resources, err := displayResources(ctx, e, latest.Manifest, latest.Namespace, nil)
 	if err != nil {
 		resp.Diagnostics.AddError("Release objects not readable", err.Error())

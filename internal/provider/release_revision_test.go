@@ -97,6 +97,7 @@ func (e editChartFile) CheckPlan(context.Context, plancheck.CheckPlanRequest, *p
 func TestAccRelease_localChartRevision(t *testing.T) {
 	ns := testNamespace(t)
 	chart := copyChart(t, webChartDir(t))
+	writeFile(t, filepath.Join(chart, "templates", "NOTES.txt"), "web says {{ .Values.message }}")
 	configMapTemplate := filepath.Join(chart, "templates", "configmap.yaml")
 	configMap := "v1/ConfigMap/" + ns + "/web-config"
 	config := func(extra string) string {
@@ -118,6 +119,8 @@ func TestAccRelease_localChartRevision(t *testing.T) {
 						}
 						return nil
 					})),
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("notes"), knownvalue.StringExact("web says hello")),
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("description"), knownvalue.StringExact("Installed by helmrelease")),
 				},
 			},
 			{
@@ -135,7 +138,11 @@ func TestAccRelease_localChartRevision(t *testing.T) {
 						return nil
 					})),
 					expectChangedObjects(configMap),
+					plancheck.ExpectUnknownValue(rel, tfjsonpath.New("description")),
 				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("description"), knownvalue.StringExact("Upgraded by helmrelease")),
+				},
 				Check: func(*terraform.State) error {
 					cm, err := testClient(t).CoreV1().ConfigMaps(ns).Get(context.Background(), "web-config", metav1.GetOptions{})
 					if err != nil {

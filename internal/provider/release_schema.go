@@ -123,7 +123,16 @@ func releaseSchema() schema.Schema {
 				Optional:            true,
 			},
 			"chart_version": schema.StringAttribute{
-				MarkdownDescription: "Chart version resolved from `chart.version`; for OCI charts with `+<12 hex>` of the manifest digest. A new version here is an upgrade.",
+				MarkdownDescription: "Chart revision resolved from `chart`: the chart version, with digests as build metadata where the version alone would not show a change (`+<12 hex>` of the OCI manifest, of a local chart's content, of the values files in use). A new revision here is an upgrade.",
+				Computed:            true,
+			},
+			"notes": schema.StringAttribute{
+				MarkdownDescription: "The chart's rendered `NOTES.txt` of the latest revision, as `helm install` prints it. Sensitive: charts may print credentials there (use `nonsensitive()` to show it). Known after apply when the plan runs a Helm action.",
+				Computed:            true,
+				Sensitive:           true,
+			},
+			"description": schema.StringAttribute{
+				MarkdownDescription: "The description Helm stores with the latest revision, e.g. `Install complete`, `Upgrade complete`, or why it failed (`helm history` shows it). Known after apply when the plan runs a Helm action.",
 				Computed:            true,
 			},
 			"app_version": schema.StringAttribute{

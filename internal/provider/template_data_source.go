@@ -102,8 +102,9 @@ func templateSchema() schema.Schema {
 				Computed:            true,
 			},
 			"notes": schema.StringAttribute{
-				MarkdownDescription: "Rendered NOTES.txt of the chart.",
+				MarkdownDescription: "Rendered NOTES.txt of the chart. Sensitive: charts may print credentials there, from `sensitive_values` too (use `nonsensitive()` to show it).",
 				Computed:            true,
+				Sensitive:           true,
 			},
 			"non_reproducible": schema.ListAttribute{
 				MarkdownDescription: "Keys of `resources` that the chart renders differently every time (random values, generated keys and certificates, the current time), sorted; " +
