@@ -59,7 +59,8 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 		return
 	}
 	spec := m.spec(ctx, diags)
-	resolved := r.resolveChart(ctx, &m, false, diags)
+	wo := writeOnlyOf(ctx, &config, diags)
+	resolved := r.resolveChart(ctx, &m, wo, false, diags)
 	if diags.HasError() {
 		return
 	}
@@ -75,7 +76,7 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 			"Plan again to review the chart published again.")
 		return
 	}
-	values := r.composeValues(ctx, &m, diags)
+	values := r.composeValues(ctx, &m, wo, diags)
 	if diags.HasError() {
 		return
 	}

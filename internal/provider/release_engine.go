@@ -75,8 +75,8 @@ func (r *releaseResource) newEngine(ctx context.Context, m *releaseModel, spec *
 // resolveChart resolves the chart of the model; nil with a diagnostic on
 // failure. With versionOnly, a chart of a Helm repository is resolved from
 // the index alone (Chart nil): what a plan without a Helm action needs.
-func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, versionOnly bool, diags *diag.Diagnostics) *chartsource.Resolved {
-	c := objectAs[chartModel](ctx, m.Chart, path.Root("chart"), diags)
+func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, wo writeOnly, versionOnly bool, diags *diag.Diagnostics) *chartsource.Resolved {
+	c := objectAs[releaseChartModel](ctx, m.Chart, path.Root("chart"), diags)
 	if c == nil {
 		return nil
 	}
@@ -84,6 +84,9 @@ func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, ver
 	diags.Append(d...)
 	if diags.HasError() {
 		return nil
+	}
+	if p := wo.ChartPassword.ValueString(); p != "" {
+		src.Auth.Password = p
 	}
 	resolve := r.data.charts.Resolve
 	if versionOnly {
@@ -97,8 +100,9 @@ func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, ver
 	return resolved
 }
 
-// composeValues composes the values of the model.
-func (r *releaseResource) composeValues(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) map[string]any {
+// composeValues composes the values of the model, its write-only ones
+// included.
+func (r *releaseResource) composeValues(ctx context.Context, m *releaseModel, wo writeOnly, diags *diag.Diagnostics) map[string]any {
 	var refs []valuesFromModel
 	if !m.ValuesFrom.IsNull() {
 		diags.Append(m.ValuesFrom.ElementsAs(ctx, &refs, false)...)
@@ -106,7 +110,7 @@ func (r *releaseResource) composeValues(ctx context.Context, m *releaseModel, di
 	if diags.HasError() {
 		return nil
 	}
-	return composeValues(ctx, r.data, m.Namespace.ValueString(), m.Values, m.SensitiveValues, refs, diags)
+	return composeValues(ctx, r.data, m.Namespace.ValueString(), m.Values, []sensitiveInput{{path.Root("sensitive_values"), m.SensitiveValues}, {path.Root("sensitive_values_wo"), wo.SensitiveValues}}, refs, diags)
 }
 
 // displayResources is the resources attribute of a release manifest:

@@ -25,6 +25,8 @@ type releaseModel struct {
 	Chart              types.Object  `tfsdk:"chart"`
 	Values             types.Dynamic `tfsdk:"values"`
 	SensitiveValues    types.String  `tfsdk:"sensitive_values"`
+	SensitiveValuesWO  types.String  `tfsdk:"sensitive_values_wo"`
+	SensitiveWOVersion types.Int64   `tfsdk:"sensitive_values_wo_version"`
 	ValuesFrom         types.List    `tfsdk:"values_from"`
 	PostRenderers      types.List    `tfsdk:"post_renderers"`
 	CommonMetadata     types.Object  `tfsdk:"common_metadata"`
@@ -50,6 +52,34 @@ type releaseModel struct {
 	Description  types.String `tfsdk:"description"`
 	Resources    types.Map    `tfsdk:"resources"`
 	Status       types.Object `tfsdk:"status"`
+}
+
+// releaseChartModel is the chart of helmrelease_release: the shared chart
+// with its write-only password.
+type releaseChartModel struct {
+	chartModel
+	PasswordWO        types.String `tfsdk:"password_wo"`
+	PasswordWOVersion types.Int64  `tfsdk:"password_wo_version"`
+}
+
+// writeOnly are the write-only values of a configuration: never in the
+// plan or the state, read from the configuration where they are used.
+type writeOnly struct {
+	SensitiveValues types.String
+	ChartPassword   types.String
+}
+
+// writeOnlyOf reads the write-only values of config (nil: none).
+func writeOnlyOf(ctx context.Context, config *releaseModel, diags *diag.Diagnostics) writeOnly {
+	wo := writeOnly{SensitiveValues: types.StringNull(), ChartPassword: types.StringNull()}
+	if config == nil {
+		return wo
+	}
+	wo.SensitiveValues = config.SensitiveValuesWO
+	if c := objectAs[releaseChartModel](ctx, config.Chart, path.Root("chart"), diags); c != nil {
+		wo.ChartPassword = c.PasswordWO
+	}
+	return wo
 }
 
 type kubeConfigModel struct {

@@ -110,7 +110,7 @@ func TestMoveState(t *testing.T) {
 			if !reflect.DeepEqual(normalise(t, values), wantValues) {
 				t.Errorf("values = %#v, want %#v", values, wantValues)
 			}
-			var chart chartModel
+			var chart releaseChartModel
 			if d := m.Chart.As(ctx, &chart, objectAsOptions); d.HasError() {
 				t.Fatal(d)
 			}
@@ -150,7 +150,7 @@ func TestMoveStateOtherShapes(t *testing.T) {
   "set_sensitive": [{"name": "db.password", "value": "db-s3cret"}],
   "postrender": {"binary_path": "kustomize"}
 }`), 2)
-	var chart chartModel
+	var chart releaseChartModel
 	if d := m.Chart.As(ctx, &chart, objectAsOptions); d.HasError() {
 		t.Fatal(d)
 	}

@@ -87,9 +87,13 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 
 	// What the next revision says, unless no Helm action runs (below).
 	plan.Notes, plan.Description = types.StringUnknown(), types.StringUnknown()
+	wo := writeOnlyOf(ctx, &config, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	var resolved *chartsource.Resolved
 	if fullyKnown(plan.Chart) {
-		if resolved = r.planChart(ctx, &plan, &resp.Diagnostics); resolved == nil {
+		if resolved = r.planChart(ctx, &plan, wo, &resp.Diagnostics); resolved == nil {
 			return
 		}
 	} else {
@@ -97,14 +101,14 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	}
 
 	// Everything the release is made of must be known to say more.
-	inputsKnown := resolved != nil && fullyKnown(plan.Values) && fullyKnown(plan.SensitiveValues) && fullyKnown(plan.ValuesFrom) &&
+	inputsKnown := resolved != nil && fullyKnown(plan.Values) && fullyKnown(plan.SensitiveValues) && fullyKnown(wo.SensitiveValues) && fullyKnown(plan.ValuesFrom) &&
 		specKnown(&plan) && (isEmpty(plan.ValuesFrom) || r.clusterKnown())
 	if !inputsKnown {
 		plan.Resources, plan.Status = types.MapUnknown(types.StringType), types.ObjectUnknown(statusAttrTypes())
 		return
 	}
 	spec := plan.spec(ctx, &resp.Diagnostics)
-	values := r.composeValues(ctx, &plan, &resp.Diagnostics)
+	values := r.composeValues(ctx, &plan, wo, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -149,11 +153,11 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		plan.Resources = types.MapUnknown(types.StringType)
 		return
 	}
-	r.planRender(ctx, &plan, spec, resolved, values, state == nil, &resp.Diagnostics)
+	r.planRender(ctx, &plan, wo, spec, resolved, values, state == nil, &resp.Diagnostics)
 }
 
-func (r *releaseResource) planChart(ctx context.Context, plan *releaseModel, diags *diag.Diagnostics) *chartsource.Resolved {
-	resolved := r.resolveChart(ctx, plan, true, diags)
+func (r *releaseResource) planChart(ctx context.Context, plan *releaseModel, wo writeOnly, diags *diag.Diagnostics) *chartsource.Resolved {
+	resolved := r.resolveChart(ctx, plan, wo, true, diags)
 	if resolved == nil {
 		return nil
 	}
@@ -165,7 +169,7 @@ func (r *releaseResource) planChart(ctx context.Context, plan *releaseModel, dia
 
 // planRender renders the release the next install or upgrade makes into
 // the planned resources, after checking that the release may be acted on.
-func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, spec *reconcile.Spec, resolved *chartsource.Resolved, values map[string]any, create bool, diags *diag.Diagnostics) {
+func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo writeOnly, spec *reconcile.Spec, resolved *chartsource.Resolved, values map[string]any, create bool, diags *diag.Diagnostics) {
 	plan.Resources = types.MapUnknown(types.StringType)
 	if !r.clusterKnown() {
 		return
@@ -194,7 +198,7 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, sp
 	}
 	if resolved.Chart == nil {
 		// Only the version was resolved, from the index: now the chart.
-		if resolved = r.resolveChart(ctx, plan, false, diags); resolved == nil {
+		if resolved = r.resolveChart(ctx, plan, wo, false, diags); resolved == nil {
 			return
 		}
 	}

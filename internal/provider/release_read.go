@@ -189,11 +189,11 @@ func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *
 	}
 	if m.Chart.IsNull() {
 		chartAttrs := map[string]attr.Value{}
-		for k, t := range chartAttribute().GetType().(types.ObjectType).AttrTypes {
+		for k, t := range releaseChartAttribute().GetType().(types.ObjectType).AttrTypes {
 			chartAttrs[k] = nullOf(t)
 		}
 		chartAttrs["name"], chartAttrs["version"] = types.StringValue(chartName), types.StringValue(chartVersion)
-		chart, d := types.ObjectValue(chartAttribute().GetType().(types.ObjectType).AttrTypes, chartAttrs)
+		chart, d := types.ObjectValue(releaseChartAttribute().GetType().(types.ObjectType).AttrTypes, chartAttrs)
 		resp.Diagnostics.Append(d...)
 		m.Chart = chart
 	}

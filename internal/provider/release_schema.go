@@ -53,7 +53,7 @@ func releaseSchema() schema.Schema {
 				Computed:            true,
 				Validators:          []validator.String{dnsLabel(63)},
 			},
-			"chart": resourceAttribute(chartAttribute()),
+			"chart": releaseChartAttribute(),
 			"values": schema.DynamicAttribute{
 				MarkdownDescription: "Inline values, any HCL object (HelmRelease `spec.values`), merged over `values_from`. Default: none.",
 				Optional:            true,
@@ -63,6 +63,17 @@ func releaseSchema() schema.Schema {
 				Optional:            true,
 				Sensitive:           true,
 				Validators:          []validator.String{sensitiveValuesMapping()},
+			},
+			"sensitive_values_wo": schema.StringAttribute{
+				MarkdownDescription: "Values merged right after `sensitive_values`, as a YAML or JSON mapping, write-only: never stored in the plan or the state (Terraform ≥ 1.11), e.g. from an ephemeral variable or resource. Every plan reads them from the configuration, so a change of their content is planned as the upgrade of the objects it changes. Default: none.",
+				Optional:            true,
+				Sensitive:           true,
+				WriteOnly:           true,
+				Validators:          []validator.String{sensitiveValuesMapping()},
+			},
+			"sensitive_values_wo_version": schema.Int64Attribute{
+				MarkdownDescription: "A version of `sensitive_values_wo` kept in the state, Terraform's convention for write-only arguments: bump it when the write-only values change, so that the state records the change. The values themselves are compared at every plan: a new version with the same values changes no object, new values are applied whatever the version. Default: none.",
+				Optional:            true,
 			},
 			"values_from":     resourceAttribute(valuesFromAttribute()),
 			"post_renderers":  resourceAttribute(postRenderersAttribute()),
@@ -151,6 +162,23 @@ func releaseSchema() schema.Schema {
 			"status": statusAttribute(),
 		},
 	}
+}
+
+// releaseChartAttribute is chart with the write-only repository password a
+// managed resource may take.
+func releaseChartAttribute() schema.SingleNestedAttribute {
+	a := resourceAttribute(chartAttribute()).(schema.SingleNestedAttribute)
+	a.Attributes["password_wo"] = schema.StringAttribute{
+		MarkdownDescription: "Password or token for the repository or registry, write-only: never stored in the plan or the state (Terraform ≥ 1.11). Used in place of `password` when set. Default: none.",
+		Optional:            true,
+		Sensitive:           true,
+		WriteOnly:           true,
+	}
+	a.Attributes["password_wo_version"] = schema.Int64Attribute{
+		MarkdownDescription: "A version of `password_wo`, kept in the state, to record that the password changed (a new password alone never upgrades the release). Default: none.",
+		Optional:            true,
+	}
+	return a
 }
 
 func timeoutAttribute(action string) schema.StringAttribute {

@@ -182,7 +182,7 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 	m.ReleaseName = types.StringValue(reconcile.ReleaseName(m.ReleaseName.ValueString(), targetNamespace, m.Name.ValueString()))
 	m.ID = types.StringValue(m.TargetNamespace.ValueString() + "/" + m.ReleaseName.ValueString())
 
-	composed := composeValues(ctx, d.data, m.Namespace.ValueString(), m.Values, m.SensitiveValues, m.ValuesFrom, &resp.Diagnostics)
+	composed := composeValues(ctx, d.data, m.Namespace.ValueString(), m.Values, []sensitiveInput{{path.Root("sensitive_values"), m.SensitiveValues}}, m.ValuesFrom, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}

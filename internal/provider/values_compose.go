@@ -19,16 +19,20 @@ import (
 
 // composeValues merges values_from (read in namespace), values and
 // sensitive_values, reporting errors on their attributes; nil on error.
-func composeValues(ctx context.Context, data *providerData, namespace string, inlineValues types.Dynamic, sensitiveValues types.String, valuesFrom []valuesFromModel, diags *diag.Diagnostics) map[string]any {
+func composeValues(ctx context.Context, data *providerData, namespace string, inlineValues types.Dynamic, sensitiveValues []sensitiveInput, valuesFrom []valuesFromModel, diags *diag.Diagnostics) map[string]any {
 	inline, err := valuesMap(inlineValues)
 	if err != nil {
 		invalidValue(diags, path.Root("values"), "values", err, "Set values to an object, e.g. values = { replicaCount = 2 }.")
 		return nil
 	}
-	sensitive, err := parseSensitiveValues(sensitiveValues.ValueString())
-	if err != nil {
-		invalidValue(diags, path.Root("sensitive_values"), "sensitive values", err, sensitiveValuesRemedy)
-		return nil
+	sensitive := map[string]any{}
+	for _, in := range sensitiveValues {
+		parsed, err := parseSensitiveValues(in.Value.ValueString())
+		if err != nil {
+			invalidValue(diags, in.Path, "sensitive values", err, sensitiveValuesRemedy)
+			return nil
+		}
+		sensitive = values.Merge(sensitive, parsed)
 	}
 	var client kubernetes.Interface
 	if len(valuesFrom) > 0 {
@@ -78,6 +82,12 @@ func composeValues(ctx context.Context, data *providerData, namespace string, in
 }
 
 const sensitiveValuesRemedy = "Set sensitive_values to a YAML or JSON mapping, e.g. sensitive_values = yamlencode({ password = var.password })."
+
+// sensitiveInput is a sensitive values attribute: where, and its YAML.
+type sensitiveInput struct {
+	Path  path.Path
+	Value types.String
+}
 
 // parseSensitiveValues reads sensitive_values. Its errors never quote the
 // document: they say only what is wrong with its shape.
