@@ -105,8 +105,11 @@ variable "repository_password" {
 	}
 	stateFileFree := func(*terraform.State) error {
 		dirs, err := filepath.Glob(filepath.Join(workDir, "work*", "terraform.tfstate"))
-		if err != nil || len(dirs) != 1 {
-			return fmt.Errorf("state file: %v %v", dirs, err)
+		if err != nil {
+			return fmt.Errorf("finding the state file: %w", err)
+		}
+		if len(dirs) != 1 {
+			return fmt.Errorf("state files %v, want one", dirs)
 		}
 		b, err := os.ReadFile(dirs[0])
 		if err != nil {
