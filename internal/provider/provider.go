@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -23,7 +24,10 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 )
 
-var _ provider.Provider = (*helmReleaseProvider)(nil)
+var (
+	_ provider.Provider                  = (*helmReleaseProvider)(nil)
+	_ provider.ProviderWithListResources = (*helmReleaseProvider)(nil)
+)
 
 // errConfigUnknown is returned by clients whose configuration is not known
 // yet (planning a cluster created in the same apply).
@@ -137,10 +141,16 @@ func (p *helmReleaseProvider) Configure(ctx context.Context, req provider.Config
 	}
 	resp.DataSourceData = data
 	resp.ResourceData = data
+	resp.ListResourceData = data
 }
 
 func (p *helmReleaseProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{NewReleaseResource}
+}
+
+// ListResources are the resources `terraform query` lists (Terraform ≥ 1.14).
+func (p *helmReleaseProvider) ListResources(context.Context) []func() list.ListResource {
+	return []func() list.ListResource{NewReleaseList}
 }
 
 func (p *helmReleaseProvider) DataSources(context.Context) []func() datasource.DataSource {

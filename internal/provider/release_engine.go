@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"k8s.io/apimachinery/pkg/api/meta"
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
@@ -133,6 +134,11 @@ func engineScope(e *reconcile.Engine) manifest.Scope {
 	if err != nil {
 		return nil
 	}
+	return mapperScope(mapper)
+}
+
+// mapperScope tells the scope of kinds from a REST mapper.
+func mapperScope(mapper meta.RESTMapper) manifest.Scope {
 	return func(gvk k8sschema.GroupVersionKind) (bool, bool) {
 		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		if err != nil {

@@ -134,38 +134,11 @@ func movedRelease(src *helmReleaseState) (*releaseModel, diag.Diagnostics) {
 	}
 
 	schemaAttrs := releaseSchema().Attributes
-	m := &releaseModel{
-		ID:                 types.StringValue(namespace + "/" + src.Name),
-		Name:               types.StringValue(src.Name),
-		Namespace:          types.StringValue(namespace),
-		ReleaseName:        types.StringValue(src.Name),
-		TargetNamespace:    types.StringValue(namespace),
-		StorageNamespace:   types.StringValue(namespace),
-		Chart:              movedChart(src, schemaAttrs["chart"].GetType(), &diags),
-		Values:             types.DynamicNull(),
-		SensitiveValues:    types.StringNull(),
-		ValuesFrom:         nullOf(schemaAttrs["values_from"].GetType()).(types.List),
-		PostRenderers:      nullOf(schemaAttrs["post_renderers"].GetType()).(types.List),
-		CommonMetadata:     nullOf(schemaAttrs["common_metadata"].GetType()).(types.Object),
-		Suspend:            types.BoolNull(),
-		Timeout:            types.StringNull(),
-		MaxHistory:         types.Int64Null(),
-		PersistentClient:   types.BoolNull(),
-		ServiceAccountName: types.StringNull(),
-		KubeConfig:         nullOf(schemaAttrs["kube_config"].GetType()).(types.Object),
-		Test:               nullOf(schemaAttrs["test"].GetType()).(types.Object),
-		Uninstall:          nullOf(schemaAttrs["uninstall"].GetType()).(types.Object),
-		DriftDetection:     nullOf(schemaAttrs["drift_detection"].GetType()).(types.Object),
-		ForceAt:            types.StringNull(),
-		ResetAt:            types.StringNull(),
-		ChartVersion:       types.StringNull(),
-		AppVersion:         types.StringNull(),
-		ChartDigest:        types.StringNull(),
-		Notes:              types.StringNull(),
-		Description:        types.StringNull(),
-		Resources:          types.MapNull(types.StringType),
-		Status:             types.ObjectNull(statusAttrTypes()),
-	}
+	m := nullReleaseModel()
+	m.ID = types.StringValue(namespace + "/" + src.Name)
+	m.Name, m.Namespace, m.ReleaseName = types.StringValue(src.Name), types.StringValue(namespace), types.StringValue(src.Name)
+	m.TargetNamespace, m.StorageNamespace = types.StringValue(namespace), types.StringValue(namespace)
+	m.Chart = movedChart(src, schemaAttrs["chart"].GetType(), &diags)
 	if len(values) > 0 {
 		m.Values = types.DynamicValue(terraformValue(values))
 	}
@@ -229,6 +202,26 @@ func movedRelease(src *helmReleaseState) (*releaseModel, diag.Diagnostics) {
 	m.Upgrade = objectOrNull(upgradeType, upgrade, &diags)
 	m.Rollback = objectOrNull(schemaAttrs["rollback"].GetType().(types.ObjectType), rollback, &diags)
 	return m, diags
+}
+
+// nullReleaseModel is a helmrelease_release with every attribute null.
+func nullReleaseModel() *releaseModel {
+	attrs := releaseSchema().Attributes
+	object := func(name string) types.Object { return nullOf(attrs[name].GetType()).(types.Object) }
+	list := func(name string) types.List { return nullOf(attrs[name].GetType()).(types.List) }
+	return &releaseModel{
+		ID: types.StringNull(), Name: types.StringNull(), Namespace: types.StringNull(), ReleaseName: types.StringNull(),
+		TargetNamespace: types.StringNull(), StorageNamespace: types.StringNull(), Chart: object("chart"),
+		Values: types.DynamicNull(), SensitiveValues: types.StringNull(), SensitiveValuesWO: types.StringNull(), SensitiveWOVersion: types.Int64Null(),
+		ValuesFrom: list("values_from"), PostRenderers: list("post_renderers"), CommonMetadata: object("common_metadata"),
+		Suspend: types.BoolNull(), Timeout: types.StringNull(), MaxHistory: types.Int64Null(), PersistentClient: types.BoolNull(),
+		ServiceAccountName: types.StringNull(), KubeConfig: object("kube_config"), Install: object("install"), Upgrade: object("upgrade"),
+		Test: object("test"), Rollback: object("rollback"), Uninstall: object("uninstall"), DriftDetection: object("drift_detection"),
+		ForceAt: types.StringNull(), ResetAt: types.StringNull(),
+		ChartVersion: types.StringNull(), AppVersion: types.StringNull(), ChartDigest: types.StringNull(),
+		Notes: types.StringNull(), Description: types.StringNull(),
+		Resources: types.MapNull(types.StringType), Status: types.ObjectNull(statusAttrTypes()),
+	}
 }
 
 // movedChart is the chart attribute of a helm_release: a chart name in a

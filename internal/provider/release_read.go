@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"helm.sh/helm/v3/pkg/release"
@@ -170,10 +171,24 @@ func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *
 			fmt.Sprintf("No release %s is installed in namespace %s.\n\nCheck the import ID: <storage_namespace>/<release_name>, as `helm list --namespace <storage_namespace>` shows them.", m.ReleaseName.ValueString(), m.StorageNamespace.ValueString()))
 		return
 	}
+	resp.Diagnostics.Append(adoptRelease(ctx, m, latest, engineScope(e))...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+}
+
+// adoptRelease fills m with latest, a release taken over as it is: the
+// identity from the origin labels (else the release's own), chart name and
+// version, values, objects and a status adopting the revision. What m says
+// already (a state moved from helm_release) is kept; m.StorageNamespace
+// must be set.
+func adoptRelease(ctx context.Context, m *releaseModel, latest *release.Release, scope manifest.Scope) diag.Diagnostics {
+	var diags diag.Diagnostics
 	st, err := reconcile.AdoptedStatus(latest, m.StorageNamespace.ValueString())
 	if err != nil {
-		resp.Diagnostics.AddError("Release not importable", err.Error())
-		return
+		diags.AddError("Release not importable", err.Error())
+		return diags
 	}
 	if m.Name.IsNull() {
 		name, namespace := latest.Name, m.StorageNamespace.ValueString()
@@ -183,6 +198,8 @@ func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *
 		m.Name, m.Namespace = types.StringValue(name), types.StringValue(namespace)
 	}
 	m.TargetNamespace = types.StringValue(latest.Namespace)
+	m.ReleaseName = types.StringValue(latest.Name)
+	m.ID = types.StringValue(m.StorageNamespace.ValueString() + "/" + latest.Name)
 	chartName, chartVersion, appVersion := "", "", ""
 	if c := latest.Chart; c != nil && c.Metadata != nil {
 		chartName, chartVersion, appVersion = c.Metadata.Name, c.Metadata.Version, c.Metadata.AppVersion
@@ -194,7 +211,7 @@ func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *
 		}
 		chartAttrs["name"], chartAttrs["version"] = types.StringValue(chartName), types.StringValue(chartVersion)
 		chart, d := types.ObjectValue(releaseChartAttribute().GetType().(types.ObjectType).AttrTypes, chartAttrs)
-		resp.Diagnostics.Append(d...)
+		diags.Append(d...)
 		m.Chart = chart
 	}
 	if m.Values.IsNull() && m.SensitiveValues.IsNull() && len(latest.Config) > 0 {
@@ -202,16 +219,18 @@ func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *
 	}
 	m.ChartVersion, m.AppVersion, m.ChartDigest = types.StringValue(chartVersion), types.StringValue(appVersion), types.StringValue("")
 	m.Notes, m.Description = releaseInfo(latest, nil, m.Notes, m.Description)
-	resources, err := displayResources(ctx, e, latest.Manifest, latest.Namespace, nil)
+	shown, err := showManifest(latest.Manifest, latest.Namespace, scope, nil)
 	if err != nil {
-		resp.Diagnostics.AddError("Release objects not readable", err.Error())
-		return
+		diags.AddError("Release objects not readable", err.Error())
+		return diags
 	}
+	resources, d := types.MapValueFrom(ctx, types.StringType, shown)
+	diags.Append(d...)
 	m.Resources = resources
 	status, d := statusObject(ctx, st)
-	resp.Diagnostics.Append(d...)
+	diags.Append(d...)
 	m.Status = status
-	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	return diags
 }
 
 // singleOrigin is the [namespace, name] of the origin labels when the

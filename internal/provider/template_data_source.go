@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
-	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
@@ -256,13 +255,7 @@ func (d *templateDataSource) clusterView(diags *diag.Diagnostics) (*helm.Capabil
 		var caps *helm.Capabilities
 		if caps, err = helm.DiscoverCapabilities(dc); err == nil {
 			mapper, _ := d.data.clients.RESTMapper()
-			return caps, func(gvk k8sschema.GroupVersionKind) (bool, bool) {
-				mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-				if err != nil {
-					return false, false
-				}
-				return mapping.Scope.Name() == "namespace", true
-			}
+			return caps, mapperScope(mapper)
 		}
 	}
 	if errors.Is(err, kube.ErrNotConfigured) || errors.Is(err, errConfigUnknown) {
