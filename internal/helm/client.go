@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
@@ -12,6 +13,7 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
@@ -282,4 +284,31 @@ func (c *Client) CreateRelease(rel *Release) error {
 		return fmt.Errorf("creating release %s.v%d in storage: %w", rel.Name, rel.Version, err)
 	}
 	return nil
+}
+
+// TestPodLogs returns the last lines (at most maxLines) of the log of each
+// test pod of rel that failed, by pod name; a pod whose log cannot be read
+// says why instead.
+func (c *Client) TestPodLogs(ctx context.Context, rel *Release, maxLines int64) (map[string]string, error) {
+	kc, ok := c.cfg.KubeClient.(*kube.Client)
+	if !ok {
+		return nil, errors.New("no Kubernetes client to read test pod logs")
+	}
+	cs, err := kc.Factory.KubernetesClientSet()
+	if err != nil {
+		return nil, fmt.Errorf("creating Kubernetes client: %w", err)
+	}
+	out := map[string]string{}
+	for _, h := range rel.Hooks {
+		if h.LastRun.Phase != release.HookPhaseFailed || !slices.Contains(h.Events, release.HookTest) {
+			continue
+		}
+		b, err := cs.CoreV1().Pods(rel.Namespace).GetLogs(h.Name, &corev1.PodLogOptions{TailLines: &maxLines}).DoRaw(ctx)
+		if err != nil {
+			out[h.Name] = "(log not readable: " + err.Error() + ")"
+			continue
+		}
+		out[h.Name] = string(b)
+	}
+	return out, nil
 }

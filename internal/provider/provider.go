@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -27,6 +28,7 @@ import (
 var (
 	_ provider.Provider                  = (*helmReleaseProvider)(nil)
 	_ provider.ProviderWithListResources = (*helmReleaseProvider)(nil)
+	_ provider.ProviderWithActions       = (*helmReleaseProvider)(nil)
 )
 
 // errConfigUnknown is returned by clients whose configuration is not known
@@ -142,10 +144,17 @@ func (p *helmReleaseProvider) Configure(ctx context.Context, req provider.Config
 	resp.DataSourceData = data
 	resp.ResourceData = data
 	resp.ListResourceData = data
+	resp.ActionData = data
 }
 
 func (p *helmReleaseProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{NewReleaseResource}
+}
+
+// Actions are what `terraform apply -invoke` and action triggers run
+// (Terraform ≥ 1.14).
+func (p *helmReleaseProvider) Actions(context.Context) []func() action.Action {
+	return []func() action.Action{NewTestAction}
 }
 
 // ListResources are the resources `terraform query` lists (Terraform ≥ 1.14).

@@ -1,0 +1,79 @@
+package provider
+
+import (
+	"fmt"
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"helm.sh/helm/v3/pkg/release"
+)
+
+// TestAccAction_test: helmrelease_test, from an action trigger, runs the
+// release's tests now (the revision's test hooks record the run), honours
+// filters, and fails naming the failed test pod.
+func TestAccAction_test(t *testing.T) {
+	terraformAtLeast(t, "1.14.0")
+	ns := testNamespace(t)
+	config := func(failTest bool, trigger, filters string) string {
+		return webConfig(t, ns, fmt.Sprintf(`values = { failTest = %t }`, failTest)) + fmt.Sprintf(`
+action "helmrelease_test" "web" {
+  config {
+    namespace = helmrelease_release.r.namespace
+    name      = helmrelease_release.r.release_name
+    timeout   = "1m"
+    %s
+  }
+}
+
+resource "terraform_data" "trigger" {
+  input = %q
+  lifecycle {
+    action_trigger {
+      events  = [after_create, after_update]
+      actions = [action.helmrelease_test.web]
+    }
+  }
+}
+`, filters, trigger)
+	}
+	testRun := func(want release.HookPhase) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			rel, err := helmCLI(t, ns).LastRelease("web")
+			if err != nil {
+				return err
+			}
+			for _, h := range rel.Hooks {
+				if h.Name == "web-test" {
+					if h.LastRun.Phase != want || h.LastRun.StartedAt.IsZero() {
+						return fmt.Errorf("test web-test: %s, want a run that %s", h.LastRun.Phase, want)
+					}
+					return nil
+				}
+			}
+			return fmt.Errorf("release web has no test hook web-test")
+		}
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             releaseGone(t, ns),
+		Steps: []resource.TestStep{
+			{
+				// The chart's test fails: the action fails, naming it.
+				Config:      config(true, "1", ""),
+				ExpectError: regexp.MustCompile(`(?s)Release tests failed.*web-test`),
+			},
+			{
+				// Excluded, nothing fails; the earlier run stays recorded.
+				Config: config(true, "2", `filters = [{ name = "web-test", exclude = true }]`),
+				Check:  testRun(release.HookPhaseFailed),
+			},
+			{
+				// A passing test: the action succeeds and the run is recorded.
+				Config: config(false, "3", ""),
+				Check:  testRun(release.HookPhaseSucceeded),
+			},
+		},
+	})
+}
