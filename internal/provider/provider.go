@@ -154,7 +154,7 @@ func (p *helmReleaseProvider) Resources(context.Context) []func() resource.Resou
 // Actions are what `terraform apply -invoke` and action triggers run
 // (Terraform ≥ 1.14).
 func (p *helmReleaseProvider) Actions(context.Context) []func() action.Action {
-	return []func() action.Action{NewTestAction}
+	return []func() action.Action{NewTestAction, NewForceAction, NewResetAction}
 }
 
 // ListResources are the resources `terraform query` lists (Terraform ≥ 1.14).

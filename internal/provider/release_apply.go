@@ -23,11 +23,11 @@ type privateSetter interface {
 }
 
 func (r *releaseResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.apply(ctx, req.Plan, req.Config, nil, &resp.State, resp.Private, resp.Identity, &resp.Diagnostics)
+	r.apply(ctx, req.Plan, req.Config, nil, nil, &resp.State, resp.Private, resp.Identity, &resp.Diagnostics)
 }
 
 func (r *releaseResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.apply(ctx, req.Plan, req.Config, &req.State, &resp.State, resp.Private, resp.Identity, &resp.Diagnostics)
+	r.apply(ctx, req.Plan, req.Config, &req.State, req.Private, &resp.State, resp.Private, resp.Identity, &resp.Diagnostics)
 }
 
 // apply runs the engine's atomic loop until the release is in sync or
@@ -35,7 +35,7 @@ func (r *releaseResource) Update(ctx context.Context, req resource.UpdateRequest
 // counters and history are saved even when it fails, so that the next plan
 // knows (a failed create also leaves the resource tainted, as Terraform
 // does with any failed create: the next apply installs it afresh).
-func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfsdk.Config, prior *tfsdk.State, out *tfsdk.State, private privateSetter, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
+func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfsdk.Config, prior *tfsdk.State, priorPrivate privateGetter, out *tfsdk.State, private privateSetter, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
 	var m, config releaseModel
 	diags.Append(planned.Get(ctx, &m)...)
 	diags.Append(cfg.Get(ctx, &config)...)
@@ -59,6 +59,9 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 		return
 	}
 	spec := m.spec(ctx, diags)
+	if prior != nil && priorPrivate != nil {
+		requestsOf(ctx, priorPrivate, diags).Apply(spec)
+	}
 	wo := writeOnlyOf(ctx, &config, diags)
 	resolved := r.resolveChart(ctx, &m, wo, false, diags)
 	if diags.HasError() {

@@ -25,6 +25,32 @@ import (
 // them back: {"<key>": "<yaml>"}.
 const privateDrift = "drift"
 
+// privateRequests is the private state key under which Read keeps the
+// force and reset requests of the helmrelease_force and helmrelease_reset
+// actions, found on the release (reconcile.Requests as JSON), so that the
+// plan and the apply handle them.
+const privateRequests = "requests"
+
+// privateGetter is the private state of a request.
+type privateGetter interface {
+	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
+}
+
+// requestsOf reads the requests Read kept; none when there is no private
+// state.
+func requestsOf(ctx context.Context, private privateGetter, diags *diag.Diagnostics) reconcile.Requests {
+	var out reconcile.Requests
+	if private == nil {
+		return out
+	}
+	raw, d := private.GetKey(ctx, privateRequests)
+	diags.Append(d...)
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &out) // written by Read
+	}
+	return out
+}
+
 // Ready reasons Read records for a release changed outside Terraform.
 const (
 	reasonUnmanaged = string(reconcile.StateUnmanaged)
@@ -108,6 +134,9 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 	spec := plan.spec(ctx, &resp.Diagnostics)
+	if state != nil {
+		requestsOf(ctx, req.Private, &resp.Diagnostics).Apply(spec)
+	}
 	values := r.composeValues(ctx, &plan, wo, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return

@@ -111,6 +111,11 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 		return
 	}
 	r.setDriftPrivate(ctx, resp, e, latest, drift)
+	requests := []byte(nil)
+	if rq := reconcile.RequestsOf(latest); rq != (reconcile.Requests{}) {
+		requests, _ = json.Marshal(rq) // strings
+	}
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateRequests, requests)...)
 	status, d := statusObject(ctx, st)
 	resp.Diagnostics.Append(d...)
 	m.Status, m.Resources = status, resources

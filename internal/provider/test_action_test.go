@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"helm.sh/helm/v3/pkg/release"
 )
 
@@ -73,6 +75,93 @@ resource "terraform_data" "trigger" {
 				// A passing test: the action succeeds and the run is recorded.
 				Config: config(false, "3", ""),
 				Check:  testRun(release.HookPhaseSucceeded),
+			},
+		},
+	})
+}
+
+// requestTrigger is an action trigger running action on every change of
+// terraform_data.trigger.
+func requestTrigger(kind, trigger string) string {
+	return fmt.Sprintf(`
+action "helmrelease_%[1]s" "web" {
+  config {
+    namespace = helmrelease_release.r.storage_namespace
+    name      = helmrelease_release.r.release_name
+  }
+}
+
+resource "terraform_data" "trigger" {
+  input = %[2]q
+  lifecycle {
+    action_trigger {
+      events  = [after_create, after_update]
+      actions = [action.helmrelease_%[1]s.web]
+    }
+  }
+}
+`, kind, trigger)
+}
+
+// TestAccAction_force: helmrelease_force makes the next plan an upgrade of
+// a release in sync, and the apply runs it once.
+func TestAccAction_force(t *testing.T) {
+	terraformAtLeast(t, "1.14.0")
+	ns := testNamespace(t)
+	release := webConfig(t, ns, `values = { message = "forced" }`)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             releaseGone(t, ns),
+		Steps: []resource.TestStep{
+			{Config: release},
+			{
+				// The request is recorded after the release was planned: the
+				// plan that follows is not empty.
+				Config:             release + requestTrigger("force", "1"),
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				Config: release + requestTrigger("force", "1"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue(rel, tfjsonpath.New("status")),
+				}},
+				Check: func(*terraform.State) error {
+					if rev := releaseRevision(t, ns); rev != 2 {
+						return fmt.Errorf("release at revision %d after the forced upgrade, want 2", rev)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// TestAccAction_reset: a release whose retries are exhausted is not tried
+// again until helmrelease_reset asks; then the next apply tries it again.
+func TestAccAction_reset(t *testing.T) {
+	terraformAtLeast(t, "1.14.0")
+	ns := testNamespace(t)
+	failing := webConfig(t, ns, `values = { failHook = true }`)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             releaseGone(t, ns),
+		Steps: []resource.TestStep{
+			{Config: webConfig(t, ns, `values = { failHook = false }`)},
+			{Config: failing, ExpectError: regexp.MustCompile(`retries exhausted`)},
+			{
+				// Stalled: nothing is tried again.
+				Config:           failing,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{Config: failing + requestTrigger("reset", "1"), ExpectNonEmptyPlan: true},
+			{
+				// Reset: the upgrade is tried again (and fails again).
+				Config: failing + requestTrigger("reset", "1"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
+				}},
+				ExpectError: regexp.MustCompile(`(?s)pre-upgrade`),
 			},
 		},
 	})

@@ -1,0 +1,128 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/action"
+	"github.com/hashicorp/terraform-plugin-framework/action/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+)
+
+var _ action.ActionWithConfigure = (*requestAction)(nil)
+
+// NewForceAction returns helmrelease_force: force_at without the
+// configuration (Terraform ≥ 1.14).
+func NewForceAction() action.Action {
+	return &requestAction{kind: "force", label: reconcile.ForceRequestLabel,
+		does: "forces one install or upgrade of the release at the next `terraform apply`, even when nothing changed, as a new `force_at` value does (Flux's `reconcile.fluxcd.io/forceAt`)"}
+}
+
+// NewResetAction returns helmrelease_reset: reset_at without the
+// configuration (Terraform ≥ 1.14).
+func NewResetAction() action.Action {
+	return &requestAction{kind: "reset", label: reconcile.ResetRequestLabel,
+		does: "resets the release's failure counters, so that the next `terraform apply` tries a release whose retries are exhausted again, as a new `reset_at` value does (Flux's `reconcile.fluxcd.io/resetAt`)"}
+}
+
+// requestAction records a force or reset request on the release, as a
+// label of its latest revision's Helm storage, for the helmrelease_release
+// that manages it: its next refresh sees the request, its plan shows the
+// action it calls for, and its apply runs it once.
+type requestAction struct {
+	data        *providerData
+	kind, label string
+	does        string
+	now         func() time.Time
+}
+
+type requestActionModel struct {
+	Namespace types.String `tfsdk:"namespace"`
+	Name      types.String `tfsdk:"name"`
+}
+
+func (a *requestAction) Metadata(_ context.Context, req action.MetadataRequest, resp *action.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_" + a.kind
+}
+
+func (a *requestAction) Schema(_ context.Context, _ action.SchemaRequest, resp *action.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: fmt.Sprintf("Asks the `helmrelease_release` that manages a release for what `%s_at` does, without editing the configuration (Terraform ≥ 1.14: `terraform apply -invoke=action.helmrelease_%s.<name>`, or an `action_trigger`): it %s. The request is kept with the release (label `%s` of its Helm storage), so the plan that follows shows what it calls for.", a.kind, a.kind, a.does, a.label),
+		Attributes: map[string]schema.Attribute{
+			"namespace": schema.StringAttribute{
+				MarkdownDescription: "Namespace of the release's Helm storage (`helmrelease_release` identity `namespace`, `storage_namespace`).",
+				Required:            true,
+				Validators:          []validator.String{dnsLabel(63)},
+			},
+			"name": schema.StringAttribute{
+				MarkdownDescription: "Release name (`helmrelease_release` identity `name`, `release_name`).",
+				Required:            true,
+				Validators:          []validator.String{dnsLabel(reconcile.MaxReleaseNameLength)},
+			},
+		},
+	}
+}
+
+func (a *requestAction) Configure(_ context.Context, req action.ConfigureRequest, resp *action.ConfigureResponse) {
+	data, err := configureData(req.ProviderData)
+	if err != nil {
+		resp.Diagnostics.AddError("Provider not configured", err.Error())
+		return
+	}
+	a.data = data
+}
+
+func (a *requestAction) Invoke(ctx context.Context, req action.InvokeRequest, resp *action.InvokeResponse) {
+	var m requestActionModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if a.data == nil {
+		resp.Diagnostics.AddError("Provider not configured", "The helmrelease provider was not configured before the action ran.")
+		return
+	}
+	ref := m.Namespace.ValueString() + "/" + m.Name.ValueString()
+	restConfig, err := a.data.clients.RESTConfig()
+	if err != nil {
+		clusterUnavailable(&resp.Diagnostics, path.Root("namespace"), err)
+		return
+	}
+	client, err := helm.NewClient(helm.ClientOptions{Getter: kube.NewGetter(restConfig, m.Namespace.ValueString(), ""), StorageNamespace: m.Namespace.ValueString()})
+	if err != nil {
+		resp.Diagnostics.AddError("Release not reachable", fmt.Sprintf("Release %s: %s.", ref, err))
+		return
+	}
+	latest, err := client.LastRelease(m.Name.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddError("Release not readable", fmt.Sprintf("Reading release %s from Helm storage: %s.\n\nCheck that the cluster is reachable and the provider's credentials may read and update Secrets in namespace %q.", ref, err, m.Namespace.ValueString()))
+		return
+	}
+	if latest == nil {
+		resp.Diagnostics.AddAttributeError(path.Root("name"), "Release not found",
+			fmt.Sprintf("No release %s is in Helm storage.\n\nCheck namespace (the namespace of the release's Helm storage) and name, as the helmrelease_release's identity says them.", ref))
+		return
+	}
+	now := time.Now
+	if a.now != nil {
+		now = a.now
+	}
+	token := strconv.FormatInt(now().UnixNano(), 10)
+	if latest.Labels == nil {
+		latest.Labels = map[string]string{}
+	}
+	latest.Labels[a.label] = token
+	if err := client.UpdateRelease(latest); err != nil {
+		resp.Diagnostics.AddError("Request not recorded", fmt.Sprintf("Recording the %s request on release %s: %s.\n\nThe provider's credentials must be allowed to update Secrets in namespace %q.", a.kind, ref, err, m.Namespace.ValueString()))
+		return
+	}
+	resp.SendProgress(action.InvokeProgressEvent{Message: fmt.Sprintf("Release %s (revision %d): %s requested; the next plan of its helmrelease_release shows it, its apply runs it", ref, latest.Version, a.kind)})
+}
