@@ -80,9 +80,9 @@ resource "terraform_data" "trigger" {
 	})
 }
 
-// requestTrigger is an action trigger running action on every change of
-// terraform_data.trigger.
-func requestTrigger(kind, trigger string) string {
+// requestTrigger is an action trigger running helmrelease_<kind> once,
+// when terraform_data.trigger is created.
+func requestTrigger(kind string) string {
 	return fmt.Sprintf(`
 action "helmrelease_%[1]s" "web" {
   config {
@@ -92,15 +92,14 @@ action "helmrelease_%[1]s" "web" {
 }
 
 resource "terraform_data" "trigger" {
-  input = %[2]q
   lifecycle {
     action_trigger {
-      events  = [after_create, after_update]
+      events  = [after_create]
       actions = [action.helmrelease_%[1]s.web]
     }
   }
 }
-`, kind, trigger)
+`, kind)
 }
 
 // TestAccAction_force: helmrelease_force makes the next plan an upgrade of
@@ -117,11 +116,11 @@ func TestAccAction_force(t *testing.T) {
 			{
 				// The request is recorded after the release was planned: the
 				// plan that follows is not empty.
-				Config:             release + requestTrigger("force", "1"),
+				Config:             release + requestTrigger("force"),
 				ExpectNonEmptyPlan: true,
 			},
 			{
-				Config: release + requestTrigger("force", "1"),
+				Config: release + requestTrigger("force"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
 					plancheck.ExpectUnknownValue(rel, tfjsonpath.New("status")),
@@ -154,10 +153,10 @@ func TestAccAction_reset(t *testing.T) {
 				Config:           failing,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 			},
-			{Config: failing + requestTrigger("reset", "1"), ExpectNonEmptyPlan: true},
+			{Config: failing + requestTrigger("reset"), ExpectNonEmptyPlan: true},
 			{
 				// Reset: the upgrade is tried again (and fails again).
-				Config: failing + requestTrigger("reset", "1"),
+				Config: failing + requestTrigger("reset"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
 				}},
