@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -107,4 +108,26 @@ func terraformAtLeast(t *testing.T, version string) {
 		seen = append(seen, bin+" is "+v.Version)
 	}
 	t.Skipf("needs Terraform >= %s (set HELMRELEASE_TEST_TERRAFORM_NEWER to one): %s", version, strings.Join(seen, "; "))
+}
+
+// useOpenTofu runs the rest of the test on the OpenTofu that
+// HELMRELEASE_TEST_OPENTOFU names (make test builds one from tools/tofu);
+// it skips the test without one.
+func useOpenTofu(t *testing.T) {
+	t.Helper()
+	bin := os.Getenv("HELMRELEASE_TEST_OPENTOFU")
+	if bin == "" {
+		t.Skip("needs OpenTofu: set HELMRELEASE_TEST_OPENTOFU to a tofu binary (make test builds one from tools/tofu)")
+	}
+	t.Setenv("TF_ACC_TERRAFORM_PATH", bin)
+	// The provider under test is served at OpenTofu's registry address,
+	// where OpenTofu looks for it.
+	t.Setenv("TF_ACC_PROVIDER_HOST", "registry.opentofu.org")
+	// A CLI configuration of its own: OpenTofu prints warnings about a
+	// missing one on standard output, where its version is read.
+	rc := filepath.Join(t.TempDir(), "tofurc")
+	if err := os.WriteFile(rc, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TF_CLI_CONFIG_FILE", rc)
 }

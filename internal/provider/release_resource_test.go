@@ -27,6 +27,18 @@ import (
 // the one object it changes, a chart version change, a post-renderer
 // change, destroy.
 func TestAccRelease_lifecycle(t *testing.T) {
+	testLifecycle(t)
+}
+
+// TestAccRelease_lifecycleOpenTofu: the same on OpenTofu.
+func TestAccRelease_lifecycleOpenTofu(t *testing.T) {
+	useOpenTofu(t)
+	testLifecycle(t)
+}
+
+// testLifecycle runs the lifecycle test on the Terraform (or OpenTofu)
+// under test.
+func testLifecycle(t *testing.T) {
 	ns := testNamespace(t)
 	repo := testrepo.NewHTTP(t)
 	repo.Add(t, testrepo.LoadChart(t, webChartDir(t), "1.0.0"), nil)
