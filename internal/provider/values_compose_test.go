@@ -20,3 +20,17 @@ func TestParseSensitiveValuesHidesContent(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSensitiveValues: whatever sensitive_values holds, reading it neither
+// panics nor says what it holds.
+func FuzzSensitiveValues(f *testing.F) {
+	for _, seed := range []string{"password: !!int hunter2", "password: [hunter2", "hunter2", "{\"a\": 1}", "a:\n  b: c", ""} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		_, err := parseSensitiveValues(doc)
+		if err != nil && len(strings.TrimSpace(doc)) >= 4 && strings.Contains(err.Error(), strings.TrimSpace(doc)) {
+			t.Fatalf("the error shows the document: %v", err)
+		}
+	})
+}
