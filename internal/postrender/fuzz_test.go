@@ -34,9 +34,9 @@ spec:
 // what validation accepts either renders or fails with an error.
 func FuzzPostRenderer(f *testing.F) {
 	for _, seed := range []struct {
-		patch                                  string
-		targeted                               bool
-		image, newName, newTag, digest, merge  string
+		patch                                 string
+		targeted                              bool
+		image, newName, newTag, digest, merge string
 	}{
 		{`[{"op": "replace", "path": "/spec/replicas", "value": 3}]`, true, "example.com/web", "", "2.0", "", ""},
 		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web-config}\ndata: {message: patched}", false, "web", "mirror/web", "", "sha256:0000000000000000000000000000000000000000000000000000000000000000", ""},
