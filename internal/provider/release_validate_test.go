@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -11,15 +12,22 @@ import (
 // attribute path and a remedy, before anything reaches a cluster.
 func TestRelease_badInput(t *testing.T) {
 	config := func(body string) string {
+		// Defaults for what the case does not set itself.
+		defaults := ""
+		if !strings.Contains(body, "chart =") {
+			defaults += "chart = { name = \"./chart\" }\n"
+		}
+		if !strings.HasPrefix(body, "name =") {
+			defaults += "name = \"web\"\n"
+		}
 		return fmt.Sprintf(`
 provider "helmrelease" {}
 
 resource "helmrelease_release" "r" {
-  name  = "web"
-  chart = { name = "./chart" }
+  %s
   %s
 }
-`, body)
+`, defaults, body)
 	}
 	var steps []resource.TestStep
 	for _, tc := range []struct{ body, want string }{
@@ -42,6 +50,38 @@ resource "helmrelease_release" "r" {
 		{`values = "a string"`, `Error: Invalid values … The values at values are not valid: values must be an object`},
 		{`sensitive_values = "[1, 2]"`, `Error: Invalid sensitive values … a mapping is needed, not []interface {}`},
 		{`service_account_name = "Deployer!"`, `Attribute service_account_name must be a Kubernetes object name`},
+		{`chart = { name = "" }`, `Attribute chart.name string length must be at least 1, got: 0`},
+		{`chart = { name = "./chart", version = ">=x.y" }`, `Error: Invalid version constraint … The version constraint at chart.version is not valid: ">=x.y"`},
+		{`chart = { name = "./chart", values_files = [] }`, `Attribute chart.values_files list must contain at least 1 elements, got: 0`},
+		{`chart = { name = "./chart", values_files = [""] }`, `Attribute chart.values_files[0] string length must be at least 1, got: 0`},
+		{`chart = { name = "./chart", reconcile_strategy = "Always" }`, `Attribute chart.reconcile_strategy value must be one of: ["ChartVersion" "Revision"], got: "Always"`},
+		{`chart = { name = "./chart", verify = { keyring = "" } }`, `Attribute chart.verify.keyring string length must be at least 1, got: 0`},
+		{`chart = { name = "app", repository = "oci://" }`, `Attribute chart.repository must start with https://, http:// or oci:// and a host`},
+		{`test = { filters = [{ name = "" }] }`, `Attribute test.filters[0].name string length must be at least 1, got: 0`},
+		{`test = { timeout = "soon" }`, `The duration at test.timeout is not valid: "soon"`},
+		{`rollback = { timeout = "0s" }`, `The duration at rollback.timeout is not valid: "0s" is not positive`},
+		{`uninstall = { timeout = "1h1" }`, `The duration at uninstall.timeout is not valid: "1h1": time: missing unit`},
+		{`install = { timeout = "1d" }`, `The duration at install.timeout is not valid: "1d": time: unknown unit "d"`},
+		{`timeout = ""`, `The duration at timeout is not valid: "": time: invalid duration`},
+		{`upgrade = { crds = "Always" }`, `Attribute upgrade.crds value must be one of: ["Skip" "Create" "CreateReplace"], got: "Always"`},
+		{`target_namespace = "Bad_NS"`, `Attribute target_namespace must be lowercase letters, digits and '-'`},
+		{`storage_namespace = "a-namespace-name-that-is-longer-than-sixty-three-characters-in-all"`, `Attribute storage_namespace string length must be between 1 and 63, got: 66`},
+		{`name = "Web!"`, `Attribute name must be a Kubernetes object name`},
+		{`drift_detection = { ignore = [{ paths = ["/spec"], target = { annotation_selector = "a in (" } }] }`, `Error: Invalid label selector … The label selector at drift_detection.ignore[0].target.annotation_selector is not valid`},
+		{`drift_detection = { ignore = [{ paths = ["/spec"], target = { namespace = "(" } }] }`, `The regular expression at drift_detection.ignore[0].target.namespace is not valid`},
+		{`drift_detection = { ignore = [{ paths = ["/spec"], target = { kind = "[" } }] }`, `The regular expression at drift_detection.ignore[0].target.kind is not valid`},
+		{`values_from = [{ kind = "Secret", name = "" }]`, `Attribute values_from[0].name string length must be between 1 and 253, got: 0`},
+		{`values_from = [{ kind = "Secret", name = "s", target_path = "a=b" }]`, `The target path at values_from[0].target_path is not valid: a target path must not contain '='`},
+		{`values_from = [{ kind = "ConfigMap", name = "v", values_key = "" }]`, `Attribute values_from[0].values_key must be a ConfigMap/Secret data key`},
+		{`post_renderers = [{ kustomize = { patches_json6902 = [{ target = { kind = "Deployment" }, patch = "{not json" }] } }]`, `The patch at post_renderers[0].kustomize.patches_json6902[0].patch is not valid`},
+		{`post_renderers = [{ kustomize = { patches_strategic_merge = ["kind: [unclosed"] } }]`, `The patch at post_renderers[0].kustomize.patches_strategic_merge[0] is not valid`},
+		{`post_renderers = [{ kustomize = { images = [{ name = "" }] } }]`, `Attribute post_renderers[0].kustomize.images[0].name string length must be at least 1`},
+		{`post_renderers = [{ kustomize = { patches = [{ patch = "[]", target = { label_selector = "a=b=c" } }] } }]`, `The label selector at post_renderers[0].kustomize.patches[0].target.label_selector is not valid`},
+		{`common_metadata = { labels = { "bad key!" = "x" } }`, `Error: Invalid label key … "bad key!": name part must consist of alphanumeric characters`},
+		{`common_metadata = { labels = { team = "not a value!" } }`, `Error: Invalid label value … "not a value!": a valid label must be an empty string or consist of alphanumeric characters`},
+		{`common_metadata = { annotations = { "a/b/c" = "x" } }`, `Error: Invalid annotation key`},
+		{`sensitive_values_wo = "[1, 2]"`, `The sensitive values at sensitive_values_wo are not valid: a mapping is needed`},
+		{`kube_config = { secret_ref = { name = "", key = "value" } }`, `Attribute kube_config.secret_ref.name string length must be between 1 and`},
 	} {
 		steps = append(steps, resource.TestStep{Config: config(tc.body), PlanOnly: true, ExpectError: errorText(tc.want)})
 	}

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -147,8 +148,14 @@ func commonMetadataAttribute() schema.SingleNestedAttribute {
 		MarkdownDescription: "Labels and annotations added to every object of the release (HelmRelease `spec.commonMetadata`). Default: none.",
 		Optional:            true,
 		Attributes: map[string]schema.Attribute{
-			"labels":      schema.MapAttribute{MarkdownDescription: "Labels (`labels`). Default: none.", ElementType: types.StringType, Optional: true},
-			"annotations": schema.MapAttribute{MarkdownDescription: "Annotations (`annotations`). Default: none.", ElementType: types.StringType, Optional: true},
+			"labels": schema.MapAttribute{
+				MarkdownDescription: "Labels (`labels`). Default: none.", ElementType: types.StringType, Optional: true,
+				Validators: []validator.Map{mapvalidator.KeysAre(qualifiedName("label key")), mapvalidator.ValueStringsAre(labelValue())},
+			},
+			"annotations": schema.MapAttribute{
+				MarkdownDescription: "Annotations (`annotations`). Default: none.", ElementType: types.StringType, Optional: true,
+				Validators: []validator.Map{mapvalidator.KeysAre(qualifiedName("annotation key"))},
+			},
 		},
 	}
 }

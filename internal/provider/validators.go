@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"k8s.io/apimachinery/pkg/labels"
+	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
 )
@@ -62,6 +63,35 @@ func targetPath() validator.String {
 		what:   "target path",
 		remedy: "Write the path as for `helm --set`, e.g. `image.tag`, `ingress.hosts[0].host` or `annotations.example\\.com/key`.",
 		check:  values.ValidateTargetPath,
+	}
+}
+
+// qualifiedName checks a label or annotation key: an optional DNS
+// subdomain prefix and '/', then a name of at most 63 characters.
+func qualifiedName(what string) validator.String {
+	return stringCheck{
+		what:   what,
+		remedy: "Use a Kubernetes key: an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, e.g. `team` or `example.com/team`.",
+		check: func(s string) error {
+			if errs := k8svalidation.IsQualifiedName(s); len(errs) > 0 {
+				return fmt.Errorf("%q: %s", s, strings.Join(errs, "; "))
+			}
+			return nil
+		},
+	}
+}
+
+// labelValue checks a label value.
+func labelValue() validator.String {
+	return stringCheck{
+		what:   "label value",
+		remedy: "Use at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, or an empty value.",
+		check: func(s string) error {
+			if errs := k8svalidation.IsValidLabelValue(s); len(errs) > 0 {
+				return fmt.Errorf("%q: %s", s, strings.Join(errs, "; "))
+			}
+			return nil
+		},
 	}
 }
 
