@@ -137,8 +137,12 @@ func engineScope(e *reconcile.Engine) manifest.Scope {
 	return mapperScope(mapper)
 }
 
-// mapperScope tells the scope of kinds from a REST mapper.
+// mapperScope tells the scope of kinds from a REST mapper; nil (no mapper)
+// leaves it to manifest.Parse.
 func mapperScope(mapper meta.RESTMapper) manifest.Scope {
+	if mapper == nil {
+		return nil
+	}
 	return func(gvk k8sschema.GroupVersionKind) (bool, bool) {
 		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		if err != nil {

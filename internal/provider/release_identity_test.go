@@ -19,36 +19,26 @@ func TestAccRelease_identity(t *testing.T) {
 	ns := testNamespace(t)
 	config := webConfig(t, ns, `values = { message = "identity" }`)
 	identity := map[string]knownvalue.Check{"namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("web")}
+	steps := []resource.TestStep{{
+		Config:            config,
+		ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectIdentity(rel, identity)},
+	}}
+	for _, kind := range []resource.ImportStateKind{resource.ImportBlockWithResourceIdentity, resource.ImportBlockWithID} {
+		steps = append(steps, resource.TestStep{
+			Config:             config,
+			ResourceName:       rel,
+			ImportState:        true,
+			ImportStateKind:    kind,
+			ExpectNonEmptyPlan: true,
+			ImportPlanChecks: resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
+				expectChangedObjects(),
+			}},
+		})
+	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             releaseGone(t, ns),
-		Steps: []resource.TestStep{
-			{
-				Config:            config,
-				ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectIdentity(rel, identity)},
-			},
-			{
-				Config:             config,
-				ResourceName:       rel,
-				ImportState:        true,
-				ImportStateKind:    resource.ImportBlockWithResourceIdentity,
-				ExpectNonEmptyPlan: true,
-				ImportPlanChecks: resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
-					expectChangedObjects(),
-				}},
-			},
-			{
-				Config:             config,
-				ResourceName:       rel,
-				ImportState:        true,
-				ImportStateKind:    resource.ImportBlockWithID,
-				ExpectNonEmptyPlan: true,
-				ImportPlanChecks: resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
-					expectChangedObjects(),
-				}},
-			},
-		},
+		Steps:                    steps,
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"maps"
 	"regexp"
 	"slices"
 
@@ -166,8 +165,7 @@ var secretName = regexp.MustCompile(`(?i)(pass(word|wd|phrase)?|pwd|secret|token
 // secret and those that do.
 func splitSensitive(values map[string]any) (plain, sensitive map[string]any) {
 	plain, sensitive = map[string]any{}, map[string]any{}
-	for _, k := range slices.Sorted(maps.Keys(values)) {
-		v := values[k]
+	for k, v := range values {
 		if secretName.MatchString(k) {
 			sensitive[k] = v
 			continue

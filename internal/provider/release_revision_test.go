@@ -120,6 +120,7 @@ func TestAccRelease_localChartRevision(t *testing.T) {
 						return nil
 					})),
 					statecheck.ExpectKnownValue(rel, tfjsonpath.New("notes"), knownvalue.StringExact("web says hello")),
+					statecheck.ExpectSensitiveValue(rel, tfjsonpath.New("notes")),
 					statecheck.ExpectKnownValue(rel, tfjsonpath.New("description"), knownvalue.StringExact("Installed by helmrelease")),
 				},
 			},

@@ -12,8 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
@@ -38,10 +36,9 @@ func NewResetAction() action.Action {
 // that manages it: its next refresh sees the request, its plan shows the
 // action it calls for, and its apply runs it once.
 type requestAction struct {
-	data        *providerData
+	actionData
 	kind, label string
 	does        string
-	now         func() time.Time
 }
 
 type requestActionModel struct {
@@ -71,51 +68,23 @@ func (a *requestAction) Schema(_ context.Context, _ action.SchemaRequest, resp *
 	}
 }
 
-func (a *requestAction) Configure(_ context.Context, req action.ConfigureRequest, resp *action.ConfigureResponse) {
-	data, err := configureData(req.ProviderData)
-	if err != nil {
-		resp.Diagnostics.AddError("Provider not configured", err.Error())
-		return
-	}
-	a.data = data
-}
-
 func (a *requestAction) Invoke(ctx context.Context, req action.InvokeRequest, resp *action.InvokeResponse) {
 	var m requestActionModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if a.data == nil {
-		resp.Diagnostics.AddError("Provider not configured", "The helmrelease provider was not configured before the action ran.")
+	r := a.openRelease(m.Namespace, m.Name, nil, &resp.Diagnostics)
+	if r == nil {
 		return
 	}
-	ref := m.Namespace.ValueString() + "/" + m.Name.ValueString()
-	restConfig, err := a.data.clients.RESTConfig()
-	if err != nil {
-		clusterUnavailable(&resp.Diagnostics, path.Root("namespace"), err)
-		return
-	}
-	client, err := helm.NewClient(helm.ClientOptions{Getter: kube.NewGetter(restConfig, m.Namespace.ValueString(), ""), StorageNamespace: m.Namespace.ValueString()})
-	if err != nil {
-		resp.Diagnostics.AddError("Release not reachable", fmt.Sprintf("Release %s: %s.", ref, err))
-		return
-	}
-	latest, err := client.LastRelease(m.Name.ValueString())
-	if err != nil {
-		resp.Diagnostics.AddError("Release not readable", fmt.Sprintf("Reading release %s from Helm storage: %s.\n\nCheck that the cluster is reachable and the provider's credentials may read and update Secrets in namespace %q.", ref, err, m.Namespace.ValueString()))
-		return
-	}
+	ref, client, latest := r.ref, r.client, r.latest
 	if latest == nil {
 		resp.Diagnostics.AddAttributeError(path.Root("name"), "Release not found",
 			fmt.Sprintf("No release %s is in Helm storage.\n\nCheck namespace (the namespace of the release's Helm storage) and name, as the helmrelease_release's identity says them.", ref))
 		return
 	}
-	now := time.Now
-	if a.now != nil {
-		now = a.now
-	}
-	token := strconv.FormatInt(now().UnixNano(), 10)
+	token := strconv.FormatInt(time.Now().UnixNano(), 10)
 	if latest.Labels == nil {
 		latest.Labels = map[string]string{}
 	}

@@ -16,7 +16,6 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
@@ -27,7 +26,7 @@ func NewTestAction() action.Action { return &testAction{} }
 
 // testAction runs a release's Helm tests now, as `helm test` does.
 type testAction struct {
-	data *providerData
+	actionData
 }
 
 type testActionModel struct {
@@ -83,42 +82,19 @@ func (a *testAction) Schema(_ context.Context, _ action.SchemaRequest, resp *act
 	}
 }
 
-func (a *testAction) Configure(_ context.Context, req action.ConfigureRequest, resp *action.ConfigureResponse) {
-	data, err := configureData(req.ProviderData)
-	if err != nil {
-		resp.Diagnostics.AddError("Provider not configured", err.Error())
-		return
-	}
-	a.data = data
-}
-
 func (a *testAction) Invoke(ctx context.Context, req action.InvokeRequest, resp *action.InvokeResponse) {
 	var m testActionModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if a.data == nil {
-		resp.Diagnostics.AddError("Provider not configured", "The helmrelease provider was not configured before the action ran.")
-		return
-	}
-	ref := m.Namespace.ValueString() + "/" + m.Name.ValueString()
-	restConfig, err := a.data.clients.RESTConfig()
-	if err != nil {
-		clusterUnavailable(&resp.Diagnostics, path.Root("namespace"), err)
-		return
-	}
 	logs := helm.NewLogBuffer(helm.DefaultLogLines, nil)
-	client, err := helm.NewClient(helm.ClientOptions{Getter: kube.NewGetter(restConfig, m.Namespace.ValueString(), ""), StorageNamespace: m.Namespace.ValueString(), Log: logs})
-	if err != nil {
-		resp.Diagnostics.AddError("Release not reachable", fmt.Sprintf("Release %s: %s.", ref, err))
+	r := a.openRelease(m.Namespace, m.Name, logs, &resp.Diagnostics)
+	if r == nil {
 		return
 	}
-	latest, err := client.LastRelease(m.Name.ValueString())
+	ref, client, latest := r.ref, r.client, r.latest
 	switch {
-	case err != nil:
-		resp.Diagnostics.AddError("Release not readable", fmt.Sprintf("Reading release %s from Helm storage: %s.\n\nCheck that the cluster is reachable and the provider's credentials may read Secrets in namespace %q.", ref, err, m.Namespace.ValueString()))
-		return
 	case latest == nil || latest.Info.Status != release.StatusDeployed:
 		status := "not installed"
 		if latest != nil {
