@@ -417,6 +417,15 @@ func TestChartPublishedAgain(t *testing.T) {
 	if rel, cur := f.latest(), st.Latest(); rel.Version != 4 || cur.ChartDigest != "sha256:bbb" {
 		t.Fatalf("after rollback: release v%d, latest snapshot %+v", rel.Version, cur)
 	}
+	// The same failing archive again: exhausted, nothing is tried.
+	before := f.latest().Version
+	if err := run("sha256:ccc", map[string]any{"failHook": true}); !errors.Is(err, ErrRetriesExhausted) || f.latest().Version != before {
+		t.Fatalf("same digest again: %v, release v%d (was v%d)", err, f.latest().Version, before)
+	}
+	// Published again once more: the counters reset and it is tried again.
+	if err := run("sha256:ddd", map[string]any{"failHook": true}); !errors.Is(err, ErrRetriesExhausted) || f.latest().Version <= before || st.UpgradeFailures != 1 {
+		t.Fatalf("new digest: %v, release v%d (was v%d), upgrade failures %d", err, f.latest().Version, before, st.UpgradeFailures)
+	}
 	want := Desired{Spec: s, ChartName: "engine", ChartVersion: "1.0.0", ChartDigest: "sha256:ccc", ConfigDigest: st.LastAttemptedConfigDigest}
 	state, err := DetermineReleaseState(context.Background(), f.latest(), st, want, nil)
 	if err != nil || state.Status != StateOutOfSync || !strings.Contains(state.Reason, "published again with digest sha256:ccc") {
