@@ -11,6 +11,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	helmtime "helm.sh/helm/v3/pkg/time"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,11 +62,14 @@ func TestStaleLockRecovered(t *testing.T) {
 	if err := f.reconcile(s, st, "1.0.0", nil); err != nil {
 		t.Fatal(err)
 	}
-	// An upgrade killed midway: the revision stays pending-upgrade.
+	// An upgrade run by something else (its objects carry no origin label
+	// of this resource's) and killed midway: the revision stays
+	// pending-upgrade.
 	pending := f.latest()
 	pending.Version = 2
 	pending.Info.Status = release.StatusPendingUpgrade
 	pending.Info.LastDeployed = pending.Info.FirstDeployed
+	pending.Manifest = strings.ReplaceAll(pending.Manifest, postrender.OriginNameLabel, "example.com/other-tool")
 	if err := f.engine.Helm.UpdateRelease(pending); err == nil {
 		t.Fatal("updating a revision that does not exist succeeded")
 	}
@@ -100,6 +104,76 @@ func TestStaleLockRecovered(t *testing.T) {
 			t.Errorf("the stale revision is %s, want failed", h.Info.Status)
 		}
 	}
+}
+
+// A lock this resource left in a run that was killed (terraform and the
+// provider gone, the state never saw the run) is broken at once: the next
+// apply recovers without waiting for the action's timeout.
+func TestOwnLockBrokenAtOnce(t *testing.T) {
+	t.Run("upgrade", func(t *testing.T) {
+		f := newFixture(t)
+		st := &Status{}
+		s := f.spec(func(s *Spec) { s.Timeout = time.Hour })
+		if err := f.reconcile(s, st, "1.0.0", nil); err != nil {
+			t.Fatal(err)
+		}
+		pending := f.latest()
+		pending.Version = 2
+		pending.Info.Status = release.StatusPendingUpgrade
+		pending.Info.LastDeployed = helmtime.Now()
+		if err := createRelease(f, pending); err != nil {
+			t.Fatal(err)
+		}
+		f.engine.written = nil // a new run: this process wrote nothing yet
+		// A status that is not this resource's last record (another
+		// state's) does not recognise the lock.
+		if err := f.reconcile(s, &Status{History: []Snapshot{{Name: "app", Namespace: f.ns, Version: 5}}}, "1.0.0", map[string]any{"replicas": 2}); err == nil || !strings.Contains(err.Error(), "another operation may still run it") {
+			t.Fatalf("lock with a foreign history: %v, want a refusal", err)
+		}
+		if err := f.reconcile(s, st, "1.0.0", map[string]any{"replicas": 2}); err != nil {
+			t.Fatal(err)
+		}
+		rel := f.latest()
+		if rel.Info.Status != release.StatusDeployed || fmt.Sprint(rel.Config["replicas"]) != "2" {
+			t.Errorf("latest v%d %s %v, want deployed with replicas 2", rel.Version, rel.Info.Status, rel.Config)
+		}
+		if st.Latest() == nil || st.Latest().Version != rel.Version {
+			t.Errorf("status records %+v, want revision %d", st.Latest(), rel.Version)
+		}
+	})
+	t.Run("install", func(t *testing.T) {
+		f := newFixture(t)
+		s := f.spec(func(s *Spec) { s.Timeout = time.Hour })
+		if err := f.reconcile(s, &Status{}, "1.0.0", nil); err != nil {
+			t.Fatal(err)
+		}
+		pending := f.latest()
+		if err := f.engine.Uninstall(context.Background(), s, &Status{}); err != nil {
+			t.Fatal(err)
+		}
+		pending.Info.Status = release.StatusPendingInstall
+		pending.Info.LastDeployed = helmtime.Now()
+		if err := createRelease(f, pending); err != nil {
+			t.Fatal(err)
+		}
+		f.engine.written = nil // a new run: this process wrote nothing yet
+		// Another resource's lock is not this one's to break.
+		other := f.spec(func(o *Spec) { o.Name, o.ReleaseName, o.Timeout = "other", "app", time.Hour })
+		if err := f.reconcile(other, &Status{}, "1.0.0", nil); err == nil || !strings.Contains(err.Error(), "another operation may still run it") {
+			t.Fatalf("another resource's lock: %v, want a refusal", err)
+		}
+		// The state lost the resource: its create is applied again.
+		st := &Status{}
+		if err := f.reconcile(s, st, "1.0.0", nil); err != nil {
+			t.Fatal(err)
+		}
+		if rel := f.latest(); rel.Info.Status != release.StatusDeployed {
+			t.Errorf("latest v%d %s, want deployed", rel.Version, rel.Info.Status)
+		}
+		if _, err := f.cs.AppsV1().Deployments(f.ns).Get(context.Background(), "app", metav1.GetOptions{}); err != nil {
+			t.Errorf("Deployment after recovery: %v", err)
+		}
+	})
 }
 
 // createRelease writes a release to storage as an interrupted Helm would.

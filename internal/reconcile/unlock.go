@@ -5,13 +5,16 @@ import (
 	"fmt"
 
 	"helm.sh/helm/v3/pkg/release"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 )
 
 // Unlock releases a revision stuck in pending-install, -upgrade or
 // -rollback by marking it failed, so that remediation can take over. Only
 // a lock no other operation may hold is broken: one this engine took
-// itself (its action has returned), or one older than the timeout of the
-// action that took it, so that an action running elsewhere is never
+// itself (its action has returned), one this resource left behind in an
+// earlier run that was killed (see ownLock), or one older than the timeout
+// of the action that took it, so that an action running elsewhere is never
 // disturbed.
 type Unlock struct{ e *Engine }
 
@@ -35,7 +38,11 @@ func (a *Unlock) Reconcile(_ context.Context, req *Request) error {
 		timeout = s.RollbackTimeout()
 	}
 	since := rel.Info.LastDeployed.Time
-	if age := a.e.now().Sub(since); age < timeout && !a.e.wrote(rel) {
+	own, err := ownLock(a.e.Helm, rel, req)
+	if err != nil {
+		return err
+	}
+	if age := a.e.now().Sub(since); age < timeout && !a.e.wrote(rel) && !own {
 		return fmt.Errorf("release %s is %s since %s, within the action timeout of %s: another operation may still run it; retry after %s",
 			releaseRef(req), rel.Info.Status, since.UTC().Format("15:04:05"), timeout, since.Add(timeout).UTC().Format("15:04:05"))
 	}
@@ -56,4 +63,42 @@ func (a *Unlock) Reconcile(_ context.Context, req *Request) error {
 	}
 	a.e.logger().Info("unlocked stale release", "release", releaseRef(req), "was", pending.String())
 	return nil
+}
+
+// ownLock reports whether a pending revision was left by an earlier run of
+// this resource that never returned (terraform killed mid-apply), which
+// the state cannot say since it never saw that run. Two things must hold:
+// the revision's objects carry this resource's origin labels and no
+// other's, and it continues the history this resource recorded: it is the
+// revision after the last one recorded, whose stored digest is still the
+// recorded one; or this resource recorded none (an install killed before
+// the resource reached the state). A run of the same resource elsewhere
+// would hold Terraform's state lock, so such a lock has no live holder.
+func ownLock(h *helm.Client, rel *release.Release, req *Request) (bool, error) {
+	owners := origins(rel.Manifest)
+	if len(owners) != 1 || !owners[req.Spec.Namespace+"/"+req.Spec.Name] {
+		return false, nil
+	}
+	cur := req.Status.Latest()
+	if cur == nil {
+		return true, nil
+	}
+	if !cur.Targets(rel.Name, rel.Namespace, rel.Version-1) {
+		return false, nil
+	}
+	history, err := h.History(rel.Name)
+	if err != nil {
+		return false, err
+	}
+	for _, prev := range history {
+		if prev.Version != cur.Version {
+			continue
+		}
+		digest, err := ReleaseDigest(prev)
+		if err != nil {
+			return false, err
+		}
+		return digest == cur.Digest, nil
+	}
+	return false, nil
 }
