@@ -31,10 +31,36 @@ import (
 //go:embed kwok.yaml
 var kwokConfig []byte
 
-// state is what Stop needs to find the processes again.
+// state is what Stop, StopComponent and StartComponent need to find the
+// processes again and to start one anew.
 type state struct {
-	PIDs []int `json:"pids"`
+	Procs []proc `json:"procs"`
+	// Detach is Options.Detach, for processes started again.
+	Detach bool `json:"detach"`
+	// BinDir is Options.BinDir.
+	BinDir string `json:"binDir"`
 }
+
+// proc is one process of the cluster, in start order.
+type proc struct {
+	Name string   `json:"name"`
+	PID  int      `json:"pid"`
+	Args []string `json:"args"`
+}
+
+func (st *state) pids() []int {
+	out := make([]int, 0, len(st.Procs))
+	for _, p := range st.Procs {
+		out = append(out, p.PID)
+	}
+	return out
+}
+
+// Components that StopComponent and StartComponent take.
+const (
+	ComponentEtcd      = binEtcd
+	ComponentAPIServer = binAPIServer
+)
 
 const stateFile = "processes.json"
 
@@ -78,10 +104,10 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return nil, fmt.Errorf("writing kwok configuration: %w", err)
 	}
 
-	st := &state{}
+	st := &state{Detach: opts.Detach, BinDir: opts.BinDir}
 	defer func() {
 		if err != nil {
-			stopPIDs(st.PIDs)
+			stopPIDs(st.pids())
 			_ = os.Remove(filepath.Join(dir, stateFile))
 		}
 	}()
@@ -91,7 +117,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		if err != nil {
 			return err
 		}
-		st.PIDs = append(st.PIDs, pid)
+		st.Procs = append(st.Procs, proc{Name: name, PID: pid, Args: args})
 		return writeState(dir, st)
 	}
 	loop := func(port int) string { return "http://127.0.0.1:" + strconv.Itoa(port) }
@@ -143,6 +169,10 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		"--cluster-signing-cert-file="+p.caCert, "--cluster-signing-key-file="+p.caKey,
 		"--leader-elect=false",
 		"--profiling=false",
+		// Longer than any outage StopComponent makes in a test: past it
+		// the node goes NotReady and its pods' Ready condition False,
+		// which kwok does not set back when the node returns.
+		"--node-monitor-grace-period=10m",
 	); err != nil {
 		return nil, err
 	}
@@ -185,7 +215,7 @@ func Stop(dir string) error {
 		if err := json.Unmarshal(b, &st); err != nil {
 			return fmt.Errorf("parsing cluster state %s: %w", filepath.Join(dir, stateFile), err)
 		}
-		stopPIDs(st.PIDs)
+		stopPIDs(st.pids())
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("removing cluster directory: %w", err)
@@ -201,10 +231,10 @@ func Running(dir string) *Cluster {
 		return nil
 	}
 	var st state
-	if json.Unmarshal(b, &st) != nil || len(st.PIDs) < 5 {
+	if json.Unmarshal(b, &st) != nil || len(st.Procs) < 5 {
 		return nil
 	}
-	for _, pid := range st.PIDs {
+	for _, pid := range st.pids() {
 		if syscall.Kill(pid, 0) != nil {
 			return nil
 		}
@@ -214,6 +244,85 @@ func Running(dir string) *Cluster {
 
 // Stop stops the cluster and removes its directory.
 func (c *Cluster) Stop() error { return Stop(c.Dir) }
+
+// StopComponent stops one process of the cluster (ComponentEtcd,
+// ComponentAPIServer) as an outage would; the others keep running.
+func (c *Cluster) StopComponent(name string) error {
+	st, i, err := c.component(name)
+	if err != nil {
+		return err
+	}
+	// Killed, as a crash or a lost machine would: no graceful shutdown.
+	pid := st.Procs[i].PID
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	waitGone(pid, 10*time.Second)
+	return nil
+}
+
+// StartComponent starts a component StopComponent stopped, on the same
+// ports and data, and waits until the API server is ready again.
+func (c *Cluster) StartComponent(ctx context.Context, name string) error {
+	st, i, err := c.component(name)
+	if err != nil {
+		return err
+	}
+	p := &st.Procs[i]
+	if syscall.Kill(p.PID, 0) == nil {
+		return fmt.Errorf("%s is running (pid %d)", name, p.PID)
+	}
+	pid, err := spawn(filepath.Join(st.BinDir, name), p.Args, filepath.Join(c.Dir, "logs", name+".log"), st.Detach)
+	if err != nil {
+		return err
+	}
+	p.PID = pid
+	if err := writeState(c.Dir, st); err != nil {
+		return err
+	}
+	return waitReady(ctx, c.Kubeconfig, 120*time.Second)
+}
+
+func (c *Cluster) component(name string) (*state, int, error) {
+	b, err := os.ReadFile(filepath.Join(c.Dir, stateFile))
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading cluster state: %w", err)
+	}
+	var st state
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, 0, fmt.Errorf("parsing cluster state: %w", err)
+	}
+	for i, p := range st.Procs {
+		if p.Name == name {
+			return &st, i, nil
+		}
+	}
+	return nil, 0, fmt.Errorf("the cluster in %s has no process %q", c.Dir, name)
+}
+
+// waitReady waits until the API server answers /readyz (etcd included).
+func waitReady(ctx context.Context, kubeconfig string, timeout time.Duration) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	cfg.Timeout = 5 * time.Second
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating client: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		_, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the API server to be ready: %w (last error: %w)", ctx.Err(), err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
 
 // stopPIDs stops processes newest first (kwok before the API server before
 // etcd), politely and then by force.
@@ -226,6 +335,16 @@ func stopPIDs(pids []int) {
 			time.Sleep(50 * time.Millisecond)
 		}
 		_ = syscall.Kill(pid, syscall.SIGKILL)
+		waitGone(pid, 5*time.Second)
+	}
+}
+
+// waitGone waits until pid has exited and been reaped (by the goroutine
+// spawn started, or by init for detached processes).
+func waitGone(pid int, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) && syscall.Kill(pid, 0) == nil {
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

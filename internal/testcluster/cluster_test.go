@@ -5,6 +5,7 @@ package testcluster
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -124,6 +125,35 @@ func TestCluster(t *testing.T) {
 	eventually(ctx, t, "pod pod-ok Succeeded", podPhase("pod-ok", corev1.PodSucceeded))
 	eventually(ctx, t, "pod pod-fail Failed", podPhase("pod-fail", corev1.PodFailed))
 
+	// Outages of the API server and of etcd: requests fail while one is
+	// stopped; once started again the cluster serves its data and rolls
+	// Deployments out.
+	for i, component := range []string{ComponentAPIServer, ComponentEtcd} {
+		if err := c.StopComponent(component); err != nil {
+			t.Fatal(err)
+		}
+		short, cancelShort := context.WithTimeout(ctx, 3*time.Second)
+		_, err := cs.AppsV1().Deployments(ns).Get(short, "web", metav1.GetOptions{})
+		cancelShort()
+		if err == nil {
+			t.Errorf("the API answered with %s stopped", component)
+		}
+		if err := c.StartComponent(ctx, component); err != nil {
+			t.Fatal(err)
+		}
+		replicas := int32(3 + i)
+		d, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("after %s came back: %v", component, err)
+		}
+		d.Spec.Replicas = &replicas
+		must(cs.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{}))
+		eventually(ctx, t, fmt.Sprintf("Deployment web ready with %d replicas after the %s outage", replicas, component), func() bool {
+			d, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+			return err == nil && d.Status.ReadyReplicas == replicas
+		})
+	}
+
 	b, err := os.ReadFile(filepath.Join(dir, stateFile))
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +169,7 @@ func TestCluster(t *testing.T) {
 	if err := json.Unmarshal(b, &st); err != nil {
 		t.Fatal(err)
 	}
-	for _, pid := range st.PIDs {
+	for _, pid := range st.pids() {
 		// A stopped child may linger as a zombie until reaped; signal 0 to a
 		// zombie succeeds, so check its state instead.
 		if alive(pid) {

@@ -23,3 +23,9 @@ func Running(string) *Cluster { return nil }
 
 // Stop is not supported here.
 func (c *Cluster) Stop() error { return errUnsupported }
+
+// StopComponent is not supported here.
+func (c *Cluster) StopComponent(string) error { return errUnsupported }
+
+// StartComponent is not supported here.
+func (c *Cluster) StartComponent(context.Context, string) error { return errUnsupported }
