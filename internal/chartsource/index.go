@@ -40,6 +40,10 @@ type Index struct {
 
 	mu     sync.Mutex
 	parsed map[string][]*ChartVersion
+
+	// Stale is set when the repository failed and this is the copy cached
+	// on disk.
+	Stale *StaleIndex
 }
 
 // ParseIndex scans an index. An index not laid out as Helm writes it (the

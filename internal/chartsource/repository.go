@@ -122,7 +122,42 @@ func (r *Repositories) cachePath(kind, key string) string {
 	return filepath.Join(r.cacheDir, kind, hex.EncodeToString(sum[:16]))
 }
 
+// StaleIndex says that a repository failed to serve its index and the copy
+// cached on disk was used instead.
+type StaleIndex struct {
+	// CachedAt is when the cached copy was downloaded or last revalidated.
+	CachedAt time.Time
+	// Err is why the repository's index was not used.
+	Err error
+}
+
+// fetchIndex downloads or revalidates the index of repoURL. When the
+// repository is unreachable, answers a server error (5xx, 429) or serves
+// something that is not an index, the copy cached on disk, if any, is used
+// whatever its age (Index.Stale says so): a plan keeps working from what
+// the last successful download saw, as Flux keeps serving a repository's
+// last artifact while fetching fails. Answers that mean the configuration
+// is wrong (401, 403, 404) are errors.
 func (r *Repositories) fetchIndex(ctx context.Context, repoURL string, auth Auth) (*Index, error) {
+	idx, err := r.fetchIndexOnce(ctx, repoURL, auth)
+	var status *StatusError
+	if err == nil || (errors.As(err, &status) && status.Code < 500 && status.Code != http.StatusTooManyRequests) {
+		return idx, err
+	}
+	path := r.cachePath("indexes", indexURL(repoURL)) + ".yaml"
+	fi, statErr := os.Stat(path)
+	if statErr != nil {
+		return nil, err
+	}
+	cached, cacheErr := openIndex(path)
+	if cacheErr != nil {
+		return nil, err
+	}
+	cached.Stale = &StaleIndex{CachedAt: fi.ModTime(), Err: err}
+	return cached, nil
+}
+
+func (r *Repositories) fetchIndexOnce(ctx context.Context, repoURL string, auth Auth) (*Index, error) {
 	u := indexURL(repoURL)
 	path := r.cachePath("indexes", u)
 	var cached validators
@@ -161,6 +196,9 @@ func (r *Repositories) fetchIndex(ctx context.Context, repoURL string, auth Auth
 		if err != nil {
 			return nil, fmt.Errorf("repository %s: %w", repoURL, err)
 		}
+		// Revalidated: the cached copy is as fresh as a download.
+		now := time.Now()
+		_ = os.Chtimes(path+".yaml", now, now)
 		return idx, nil
 	case http.StatusOK:
 	default:

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
@@ -30,6 +31,7 @@ type repoServer struct {
 	auth        string       // "user:password" required when set
 	sawAuth     atomic.Value // Authorization header of the last archive request
 	prov        atomic.Value // []byte: provenance file served next to the archive
+	failWith    atomic.Int32 // HTTP status every request answers when set
 }
 
 func newRepoServer(t *testing.T, tlsServer bool, chartURL func(base string) string) *repoServer {
@@ -46,6 +48,10 @@ func newRepoServer(t *testing.T, tlsServer bool, chartURL func(base string) stri
 	s := &repoServer{archive: archive}
 	s.sawAuth.Store("")
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if code := s.failWith.Load(); code != 0 {
+			http.Error(w, "failing on purpose", int(code))
+			return
+		}
 		if s.auth != "" {
 			user, pass, ok := r.BasicAuth()
 			if !ok || user+":"+pass != s.auth {
@@ -207,6 +213,55 @@ func TestRepositoryErrors(t *testing.T) {
 	}
 	if _, err := idx.Resolve("web", ">=2"); !errors.Is(err, ErrNoMatchingVersion) {
 		t.Errorf("no matching version: %v", err)
+	}
+}
+
+// TestStaleIndexWhenRepositoryFails: a repository that is down, answers a
+// server error or serves garbage resolves from the index cached on disk,
+// marked stale; without a cache, or when the answer says the
+// configuration is wrong, it is an error naming the repository.
+func TestStaleIndexWhenRepositoryFails(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		fail  func(s *repoServer)
+		stale bool
+		want  string
+	}{
+		{"500", func(s *repoServer) { s.failWith.Store(http.StatusInternalServerError) }, true, "500 Internal Server Error"},
+		{"429", func(s *repoServer) { s.failWith.Store(http.StatusTooManyRequests) }, true, "429 Too Many Requests"},
+		{"garbage", func(s *repoServer) { s.index.Store([]byte("<html>maintenance</html>: [")) }, true, "repository"},
+		{"down", func(s *repoServer) { s.Close() }, true, "unreachable"},
+		{"401", func(s *repoServer) { s.failWith.Store(http.StatusUnauthorized) }, false, "check the repository credentials"},
+		{"404", func(s *repoServer) { s.failWith.Store(http.StatusNotFound) }, false, "check the repository URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newRepoServer(t, false, relative)
+			cache := t.TempDir()
+			if _, err := NewRepositories(cache, 0).Index(ctx, s.URL, Auth{}); err != nil {
+				t.Fatal(err)
+			}
+			tc.fail(s)
+			if _, err := NewRepositories(t.TempDir(), 0).Index(ctx, s.URL, Auth{}); err == nil || !strings.Contains(err.Error(), s.URL) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("without a cache: %v, want an error naming %s and %q", err, s.URL, tc.want)
+			}
+			idx, err := NewRepositories(cache, 0).Index(ctx, s.URL, Auth{})
+			if !tc.stale {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("with a cache: %v, want %q", err, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("with a cache: %v", err)
+			}
+			if idx.Stale == nil || !strings.Contains(idx.Stale.Err.Error(), tc.want) || time.Since(idx.Stale.CachedAt) > time.Minute {
+				t.Errorf("stale %+v, want the failure %q and when the copy was cached", idx.Stale, tc.want)
+			}
+			if v, err := idx.Resolve("web", "~1.2"); err != nil || v.Version != "1.2.3" {
+				t.Errorf("resolved from the cached index: %v %v", v, err)
+			}
+		})
 	}
 }
 

@@ -83,6 +83,9 @@ type Resolved struct {
 	TrackedDigest string
 	// Versions are the versions available, newest first (repositories).
 	Versions []string
+	// StaleIndex is set when the repository failed and its index cached
+	// on disk resolved the version.
+	StaleIndex *StaleIndex
 }
 
 // tracksDigest reports whether a new archive digest of the same version
@@ -157,7 +160,7 @@ func (r *Repositories) Version(ctx context.Context, src Source) (*Resolved, erro
 	if err != nil {
 		return nil, fmt.Errorf("repository %s: %w", src.Repository, err)
 	}
-	return &Resolved{Version: v.Version, AppVersion: v.AppVersion, Digest: v.Digest, TrackedDigest: v.Digest, Versions: versionsOf(idx, src.Name)}, nil
+	return &Resolved{Version: v.Version, AppVersion: v.AppVersion, Digest: v.Digest, TrackedDigest: v.Digest, Versions: versionsOf(idx, src.Name), StaleIndex: idx.Stale}, nil
 }
 
 func versionsOf(idx *Index, name string) []string {
@@ -195,7 +198,7 @@ func (r *Repositories) resolveHTTP(ctx context.Context, src Source) (*Resolved, 
 	if err != nil {
 		return nil, err
 	}
-	return &Resolved{Chart: c, Version: v.Version, AppVersion: v.AppVersion, Digest: v.Digest, Versions: versionsOf(idx, src.Name)}, nil
+	return &Resolved{Chart: c, Version: v.Version, AppVersion: v.AppVersion, Digest: v.Digest, Versions: versionsOf(idx, src.Name), StaleIndex: idx.Stale}, nil
 }
 
 func resolveLocal(src Source) (*Resolved, error) {

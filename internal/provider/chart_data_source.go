@@ -139,6 +139,7 @@ func (d *chartDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 			chartError(&resp.Diagnostics, path.Empty(), err)
 			return
 		}
+		staleIndexWarning(&resp.Diagnostics, path.Root("repository"), idx.Stale)
 		v, err := idx.Resolve(m.Name.ValueString(), m.Version.ValueString())
 		if err != nil {
 			chartError(&resp.Diagnostics, path.Empty(), fmt.Errorf("repository %s: %w", repo, err))

@@ -3,7 +3,9 @@ package provider
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -168,4 +170,16 @@ func chartError(diags *diag.Diagnostics, chart path.Path, err error) {
 	default:
 		attrError(diags, at("repository"), "Chart repository failed", err.Error()+".", "Check the repository URL, its credentials and TLS settings, and that it is reachable.")
 	}
+}
+
+// staleIndexWarning says that a repository failed and its index cached in
+// cache_dir resolved the chart version.
+func staleIndexWarning(diags *diag.Diagnostics, at path.Path, stale *chartsource.StaleIndex) {
+	if stale == nil {
+		return
+	}
+	age := time.Since(stale.CachedAt).Round(time.Second)
+	diags.AddAttributeWarning(at, "Chart repository failed: cached index used",
+		fmt.Sprintf("%s.\n\nThe chart version was resolved from the index cached in cache_dir on %s (%s ago): versions published since then are not seen until the repository answers again. Check that the repository is reachable if this persists.",
+			stale.Err, stale.CachedAt.UTC().Format(time.RFC3339), age))
 }

@@ -98,6 +98,7 @@ func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, wo 
 		chartError(diags, path.Root("chart"), err)
 		return nil
 	}
+	staleIndexWarning(diags, path.Root("chart").AtName("repository"), resolved.StaleIndex)
 	return resolved
 }
 

@@ -200,6 +200,7 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 		chartError(&resp.Diagnostics, path.Root("chart"), err)
 		return
 	}
+	staleIndexWarning(&resp.Diagnostics, path.Root("chart").AtName("repository"), resolved.StaleIndex)
 	chrt := resolved.Chart
 
 	md, diags := m.CommonMetadata.metadata(ctx)
