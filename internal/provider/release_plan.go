@@ -223,6 +223,15 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 				plan.Resources = types.MapUnknown(types.StringType)
 				return
 			}
+			if latest.Info.Status.IsPending() {
+				// This resource's release, left pending by an apply that
+				// never reached the state (killed): the apply unlocks it
+				// first, and it cannot be rendered before.
+				diags.AddWarning("Interrupted release found",
+					fmt.Sprintf("Release %s/%s revision %d is %s, left by an earlier apply of helmrelease_release %s that did not finish (its objects carry this resource's labels). The apply marks it failed and installs or upgrades again.",
+						spec.GetStorageNamespace(), latest.Name, latest.Version, latest.Info.Status, plan.ID.ValueString()))
+				return
+			}
 		}
 	}
 	if resolved.Chart == nil {

@@ -66,24 +66,29 @@ func (a *Unlock) Reconcile(_ context.Context, req *Request) error {
 }
 
 // ownLock reports whether a pending revision was left by an earlier run of
-// this resource that never returned (terraform killed mid-apply), which
-// the state cannot say since it never saw that run. Two things must hold:
-// the revision's objects carry this resource's origin labels and no
-// other's, and it continues the history this resource recorded: it is the
-// revision after the last one recorded, whose stored digest is still the
-// recorded one; or this resource recorded none (an install killed before
-// the resource reached the state). A run of the same resource elsewhere
-// would hold Terraform's state lock, so such a lock has no live holder.
+// this resource that holds it no more, which the state cannot always say
+// (a killed run saved nothing). Two things must hold: the revision's
+// objects carry this resource's origin labels and no other's, and it
+// continues the history this resource recorded: it is the revision after
+// the last one recorded, whose stored digest is still the recorded one; or
+// the recorded revision itself (written by a run that returned but could
+// not unlock it, the cluster gone); or this resource recorded none (an
+// install killed before the resource reached the state). A live run of the
+// same resource would hold Terraform's state lock.
 func ownLock(h *helm.Client, rel *release.Release, req *Request) (bool, error) {
 	owners := origins(rel.Manifest)
 	if len(owners) != 1 || !owners[req.Spec.Namespace+"/"+req.Spec.Name] {
 		return false, nil
 	}
 	cur := req.Status.Latest()
-	if cur == nil {
+	switch {
+	case cur == nil:
 		return true, nil
-	}
-	if !cur.Targets(rel.Name, rel.Namespace, rel.Version-1) {
+	case cur.Targets(rel.Name, rel.Namespace, rel.Version):
+		// A run of this resource that returned wrote it (its action
+		// failed with the cluster unreachable and could not unlock).
+		return true, nil
+	case !cur.Targets(rel.Name, rel.Namespace, rel.Version-1):
 		return false, nil
 	}
 	history, err := h.History(rel.Name)

@@ -77,9 +77,27 @@ type HTTP struct {
 	// answered 304 excluded).
 	IndexDownloads atomic.Int64
 
-	mu    sync.Mutex
-	index *repo.IndexFile
-	files map[string][]byte // path → content
+	mu      sync.Mutex
+	index   *repo.IndexFile
+	files   map[string][]byte // path → content
+	failing int               // status every request answers when not 0
+	garbage bool              // index.yaml answers something that is no index
+}
+
+// FailWith makes every request answer the HTTP status code, as a
+// repository in trouble does; 0 serves normally again.
+func (h *HTTP) FailWith(code int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.failing = code
+}
+
+// ServeGarbage makes index.yaml answer 200 with a page that is no index
+// (a proxy's maintenance page); false serves the index again.
+func (h *HTTP) ServeGarbage(on bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.garbage = on
 }
 
 // NewHTTP starts an empty repository requiring Username and Password.
@@ -98,7 +116,15 @@ func (h *HTTP) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	h.mu.Lock()
 	body, ok := h.files[strings.TrimPrefix(r.URL.Path, "/")]
+	failing, garbage := h.failing, h.garbage
 	h.mu.Unlock()
+	if failing != 0 {
+		http.Error(w, "failing on purpose", failing)
+		return
+	}
+	if garbage && r.URL.Path == "/index.yaml" {
+		body = []byte("<html><body>Down for maintenance: [</body></html>\n")
+	}
 	if !ok {
 		http.NotFound(w, r)
 		return

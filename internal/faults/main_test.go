@@ -1,0 +1,109 @@
+//go:build unix
+
+package faults
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
+)
+
+// The matrix's world, set up once by TestMain; skipReason is why it was
+// not.
+var (
+	skipReason string
+	terraform  string // the terraform binary
+	cliConfig  string // a CLI configuration overriding the provider with this build
+	cluster    *testcluster.Cluster
+	restConfig *rest.Config
+	clientset  kubernetes.Interface
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "faults:", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) (int, error) {
+	switch {
+	case testing.Short():
+		skipReason = "the fault matrix runs terraform against a cluster"
+	case os.Getenv("TF_ACC") == "":
+		skipReason = "set TF_ACC=1 to run the fault matrix (it runs terraform against a local cluster)"
+	}
+	if skipReason != "" {
+		return m.Run(), nil
+	}
+	terraform = os.Getenv("TF_ACC_TERRAFORM_PATH")
+	if terraform == "" {
+		terraform, _ = exec.LookPath("terraform")
+	}
+	if terraform == "" {
+		skipReason = "no terraform: put it on PATH or name it in TF_ACC_TERRAFORM_PATH"
+		return m.Run(), nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	work, err := os.MkdirTemp("", "helmrelease-faults-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(work)
+
+	provider := filepath.Join(work, "bin", "terraform-provider-helmrelease")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", provider, "github.com/helmrelease/terraform-provider-helmrelease").CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("building the provider: %w: %s", err, out)
+	}
+	cliConfig = filepath.Join(work, "terraformrc")
+	rc := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"helmrelease/helmrelease\" = %q\n  }\n  direct {}\n}\n", filepath.Dir(provider))
+	if err := os.WriteFile(cliConfig, []byte(rc), 0o600); err != nil {
+		return 0, err
+	}
+
+	// A cluster of its own: the matrix stops its API server.
+	bin, err := testcluster.Build(ctx, testcluster.BuildOptions{Log: os.Stderr})
+	if err != nil {
+		skipReason = "no local test cluster here: " + err.Error()
+		return m.Run(), nil
+	}
+	cluster, err = testcluster.Start(ctx, testcluster.Options{BinDir: bin, Dir: filepath.Join(work, "cluster"), Log: os.Stderr})
+	if err != nil {
+		return 0, fmt.Errorf("starting the test cluster: %w", err)
+	}
+	defer func() {
+		if err := cluster.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "faults: stopping the test cluster:", err)
+		}
+	}()
+	if restConfig, err = clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig); err != nil {
+		return 0, err
+	}
+	if clientset, err = kubernetes.NewForConfig(restConfig); err != nil {
+		return 0, err
+	}
+	return m.Run(), nil
+}
+
+// needMatrix skips the test when the matrix is not set up.
+func needMatrix(t *testing.T) {
+	t.Helper()
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+}
