@@ -3,10 +3,13 @@ package provider
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 )
 
 // Every diagnostic says what is wrong in its summary and, in its detail, why
@@ -35,4 +38,23 @@ func clusterUnavailable(diags *diag.Diagnostics, p path.Path, err error) {
 		remedy = "Configure the provider's kubernetes block (or the KUBE_* / KUBECONFIG environment variables) so that it reaches the cluster."
 	}
 	attrError(diags, p, "Kubernetes cluster unavailable", fmt.Sprintf("This attribute needs the Kubernetes cluster, which cannot be used: %s.", err), remedy)
+}
+
+// unreachable reports whether err says that the cluster could not be
+// reached (refused, reset, unresolvable, timed out, unavailable), rather
+// than that it refused what it was sent.
+func unreachable(err error) bool {
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	var netErr net.Error
+	return errors.As(err, &opErr) || errors.As(err, &dnsErr) || (errors.As(err, &netErr) && netErr.Timeout()) ||
+		utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
+		apierrors.IsServiceUnavailable(err)
+}
+
+// clusterUnreachable reports a plan step that needed the cluster while it
+// could not be reached; the error names its address.
+func clusterUnreachable(diags *diag.Diagnostics, id string, err error) {
+	diags.AddError("Kubernetes cluster unreachable",
+		fmt.Sprintf("helmrelease_release %s could not be planned: the cluster did not answer: %s.\n\nNothing was changed. Check that the cluster is up and reachable from where Terraform runs with the provider's kubernetes settings, then plan again.", id, err))
 }

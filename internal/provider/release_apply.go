@@ -218,6 +218,8 @@ func reportRun(diags *diag.Diagnostics, id string, actions []reconcile.ActionRec
 	switch {
 	case errors.As(err, &owned) && len(owned.Owners) > 0:
 		remedy = "Two helmrelease_release resources cannot share a release: give this one another release_name (or target_namespace), or remove the other."
+	case unreachable(err):
+		remedy = "The cluster could not be reached; the resource and its status stay in the state. When it answers again, apply again: a revision the outage left pending is marked failed, then remediated or retried."
 	case errors.Is(err, reconcile.ErrNotOwned):
 		remedy = "Import the release (terraform import) to manage it with this resource, or set another release_name."
 	case created:
@@ -227,7 +229,10 @@ func reportRun(diags *diag.Diagnostics, id string, actions []reconcile.ActionRec
 	}
 	var untouched *reconcile.StorageUntouchedError
 	summary := "Release failed"
-	if errors.As(err, &untouched) {
+	switch {
+	case unreachable(err):
+		summary = "Kubernetes cluster unreachable"
+	case errors.As(err, &untouched):
 		summary = "Release not applied"
 	}
 	diags.AddError(summary, fmt.Sprintf("helmrelease_release %s: %s\n\n%s", id, err, remedy))

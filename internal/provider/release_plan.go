@@ -253,6 +253,10 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 		return rel.Manifest, "", nil
 	}
 	rendered, err := renderRelease(ctx, render, resolved.Chart, values, spec.GetTargetNamespace(), engineScope(e))
+	if err != nil && unreachable(err) {
+		clusterUnreachable(diags, plan.ID.ValueString(), err)
+		return
+	}
 	if err != nil {
 		renderError(diags, err, "Release does not render",
 			"Fix the values, the post-renderers or the chart so that the release renders and the cluster accepts its objects (the plan ran a dry-run "+map[bool]string{true: "install", false: "upgrade"}[create]+" validated by the API server).")

@@ -46,7 +46,11 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 	}
 	latest, err := e.Helm.LastRelease(spec.GetReleaseName())
 	if err != nil {
-		resp.Diagnostics.AddError("Release not readable",
+		summary := "Release not readable"
+		if unreachable(err) {
+			summary = "Kubernetes cluster unreachable"
+		}
+		resp.Diagnostics.AddError(summary,
 			fmt.Sprintf("Reading release %s from Helm storage failed: %s.\n\nThe state is kept as it is; check that the cluster is reachable and the provider's credentials may read Secrets in namespace %q, then refresh again.", m.ID.ValueString(), err, spec.GetStorageNamespace()))
 		return
 	}

@@ -68,6 +68,10 @@ func (e *Engine) Reconcile(ctx context.Context, req *Request, detect DriftDetect
 		}
 		latest, err := e.Helm.LastRelease(s.GetReleaseName())
 		if err != nil {
+			if lastErr != nil {
+				// The cluster went away after the action failed: both.
+				return fmt.Errorf("%w; the action before it: %w", err, lastErr)
+			}
 			return err
 		}
 		state, err := DetermineReleaseState(ctx, latest, st, want, detect)
