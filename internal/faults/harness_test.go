@@ -393,3 +393,8 @@ func configMap(t *testing.T, ns, name, key string) string {
 	}
 	return cm.Data[key]
 }
+
+// has reports whether text holds want however Terraform wrapped its lines.
+func has(text, want string) bool {
+	return strings.Contains(strings.Join(strings.Fields(text), " "), strings.Join(strings.Fields(want), " "))
+}

@@ -83,7 +83,7 @@ func TestKilledInstall(t *testing.T) {
 	w.write(c.hcl(map[string]string{"svc": `  values = { message = "v2" }
   timeout = "10m"`}))
 	res := w.apply()
-	if strings.Contains(res.stdout+res.stderr, "re-use a name") {
+	if has(res.stdout+res.stderr, "re-use a name") {
 		t.Errorf("refused the name:\n%s", res)
 	}
 	store.consistent("svc", w, "svc")

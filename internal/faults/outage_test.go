@@ -115,7 +115,7 @@ func TestAPIServerStoppedDuringUpgrade(t *testing.T) {
 	if res.code == 0 {
 		t.Fatalf("the apply succeeded with the API server down:\n%s", res)
 	}
-	if !strings.Contains(res.stderr, host()) || !strings.Contains(res.stderr, "Kubernetes cluster unreachable") || !strings.Contains(res.stderr, "helmrelease_release.svc") || !strings.Contains(res.stderr, "Last Helm log lines") {
+	if !has(res.stderr, host()) || !has(res.stderr, "Kubernetes cluster unreachable") || !has(res.stderr, "helmrelease_release.svc") || !has(res.stderr, "Last Helm log lines") {
 		t.Errorf("the error names neither the cluster %s nor the resource:\n%s", host(), res)
 	}
 	t.Log(res)
@@ -163,7 +163,7 @@ func TestClusterUnreachable(t *testing.T) {
 		if res.code == 0 {
 			t.Fatalf("succeeded with the cluster unreachable:\n%s", res)
 		}
-		if !strings.Contains(res.stderr, host()) || !strings.Contains(res.stderr, "Kubernetes cluster unreachable") {
+		if !has(res.stderr, host()) || !has(res.stderr, "Kubernetes cluster unreachable") {
 			t.Errorf("the error does not name the cluster %s:\n%s", host(), res)
 		}
 		if string(w.stateBytes()) != string(before) {

@@ -92,9 +92,10 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	}
 	request := &reconcile.Request{Spec: spec, Chart: resolved.Chart, ChartDigest: resolved.TrackedDigest, Values: values, Status: st}
 	runErr := e.Reconcile(ctx, request, e.DriftDetector(spec))
-	if prior == nil && errors.Is(runErr, reconcile.ErrNotOwned) {
-		// Nothing was made: no resource, so that destroying it can never
-		// uninstall the release of another.
+	if prior == nil && runErr != nil && (errors.Is(runErr, reconcile.ErrNotOwned) || len(st.History) == 0) {
+		// Nothing was made (refused, or another apply took the name
+		// first): no resource, so that destroying it can never uninstall
+		// the release of another, and the next plan creates it again.
 		reportRun(diags, m.ID.ValueString(), request.Actions, runErr, true)
 		return
 	}
@@ -222,6 +223,8 @@ func reportRun(diags *diag.Diagnostics, id string, actions []reconcile.ActionRec
 		remedy = "The cluster could not be reached; the resource and its status stay in the state. When it answers again, apply again: a revision the outage left pending is marked failed, then remediated or retried."
 	case errors.Is(err, reconcile.ErrNotOwned):
 		remedy = "Import the release (terraform import) to manage it with this resource, or set another release_name."
+	case created && errors.As(err, new(*reconcile.StorageUntouchedError)):
+		remedy = "Nothing was installed and the resource was not created. Fix the cause, then apply again; when another apply took the release name at the same moment (\"already exists\", \"cannot re-use a name\"), plan again to see whose release it is."
 	case created:
 		remedy = "Fix the cause (see the Helm error and log lines above), then apply again: Terraform replaces the failed resource, which installs the release afresh."
 	case errors.Is(err, reconcile.ErrRetriesExhausted):
