@@ -3,6 +3,7 @@
 package manifest
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -146,12 +147,12 @@ var KnownClusterScoped = map[schema.GroupKind]bool{
 }
 
 // Display returns the YAML shown for an object: keys sorted, and the values
-// of a Secret's data and stringData replaced by a SHA-256 of their bytes, so
-// that a change shows without the secret.
-func Display(u *unstructured.Unstructured) (string, error) {
+// of a Secret's data and stringData replaced by Hash(key, value), so that a
+// change shows without the secret.
+func Display(u *unstructured.Unstructured, key []byte) (string, error) {
 	obj := u.DeepCopy()
-	if obj.GroupVersionKind().GroupKind() == (schema.GroupKind{Kind: "Secret"}) {
-		if err := maskSecret(obj); err != nil {
+	if IsSecret(obj) {
+		if err := maskSecret(obj, key); err != nil {
 			return "", err
 		}
 	}
@@ -162,10 +163,15 @@ func Display(u *unstructured.Unstructured) (string, error) {
 	return string(b), nil
 }
 
-// MaskedPrefix starts a masked Secret value.
-const MaskedPrefix = "(sensitive value) sha256:"
+// IsSecret reports whether obj is a core Secret.
+func IsSecret(obj *unstructured.Unstructured) bool {
+	return obj.GroupVersionKind().GroupKind() == (schema.GroupKind{Kind: "Secret"})
+}
 
-func maskSecret(obj *unstructured.Unstructured) error {
+// MaskedPrefix starts a masked Secret value.
+const MaskedPrefix = "(sensitive value)"
+
+func maskSecret(obj *unstructured.Unstructured, key []byte) error {
 	for _, field := range []string{"data", "stringData"} {
 		m, found, err := unstructured.NestedMap(obj.Object, field)
 		if err != nil || !found {
@@ -179,7 +185,7 @@ func maskSecret(obj *unstructured.Unstructured) error {
 					raw = dec
 				}
 			}
-			m[k] = Hash(raw)
+			m[k] = Hash(key, raw)
 		}
 		if err := unstructured.SetNestedMap(obj.Object, m, field); err != nil {
 			return fmt.Errorf("masking Secret %s: %w", obj.GetName(), err)
@@ -188,15 +194,23 @@ func maskSecret(obj *unstructured.Unstructured) error {
 	// The last-applied annotation would carry the data in clear.
 	if ann := obj.GetAnnotations(); ann != nil {
 		if _, ok := ann["kubectl.kubernetes.io/last-applied-configuration"]; ok {
-			ann["kubectl.kubernetes.io/last-applied-configuration"] = Hash([]byte(ann["kubectl.kubernetes.io/last-applied-configuration"]))
+			ann["kubectl.kubernetes.io/last-applied-configuration"] = Hash(key, []byte(ann["kubectl.kubernetes.io/last-applied-configuration"]))
 			obj.SetAnnotations(ann)
 		}
 	}
 	return nil
 }
 
-// Hash is how a secret value is shown.
-func Hash(b []byte) string {
-	sum := sha256.Sum256(b)
-	return MaskedPrefix + hex.EncodeToString(sum[:])
+// Hash is how a secret value is shown: an HMAC-SHA256 of it under key, a
+// secret of the resource that shows it, so that the same value shows the
+// same way in every plan of that resource and a change shows, while a
+// guess cannot be checked against a published plan (as a plain digest of
+// a weak password could). Without a key only MaskedPrefix is shown.
+func Hash(key, b []byte) string {
+	if len(key) == 0 {
+		return MaskedPrefix
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write(b)
+	return MaskedPrefix + " hmac-sha256:" + hex.EncodeToString(mac.Sum(nil))
 }

@@ -1,6 +1,8 @@
 package manifest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -98,7 +100,8 @@ func TestDisplayMasksSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shown, err := Display(objs[1].Object)
+	key := []byte("a key of the resource")
+	shown, err := Display(objs[1].Object, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,10 +110,19 @@ func TestDisplayMasksSecrets(t *testing.T) {
 			t.Errorf("Display shows %q:\n%s", secret, shown)
 		}
 	}
-	for _, want := range []string{Hash([]byte("hunter2")), Hash([]byte("plain-token"))} {
+	for _, want := range []string{Hash(key, []byte("hunter2")), Hash(key, []byte("plain-token"))} {
 		if !strings.Contains(shown, want) {
 			t.Errorf("Display lacks %q:\n%s", want, shown)
 		}
+	}
+	// Keyed: a guess checked with a plain digest does not match, and
+	// another resource's key shows the same value otherwise.
+	plain := sha256.Sum256([]byte("hunter2"))
+	if strings.Contains(shown, hex.EncodeToString(plain[:])) || Hash(key, []byte("hunter2")) == Hash([]byte("another key"), []byte("hunter2")) {
+		t.Errorf("the hash is not keyed:\n%s", shown)
+	}
+	if Hash(nil, []byte("hunter2")) != MaskedPrefix {
+		t.Errorf("without a key: %q", Hash(nil, []byte("hunter2")))
 	}
 	if strings.Contains(objs[1].Object.Object["data"].(map[string]any)["password"].(string), "sha256") {
 		t.Error("Display modified the object it was given")

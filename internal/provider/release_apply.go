@@ -63,6 +63,9 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 		requestsOf(ctx, priorPrivate, diags).Apply(spec)
 	}
 	wo := writeOnlyOf(ctx, &config, diags)
+	red := r.redactorFor(ctx, &m, wo)
+	ctx = red.context(ctx)
+	defer red.finish(ctx, out, diags)
 	resolved := r.resolveChart(ctx, &m, wo, false, diags)
 	if diags.HasError() {
 		return
@@ -79,7 +82,8 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 			"Plan again to review the chart published again.")
 		return
 	}
-	values := r.composeValues(ctx, &m, wo, diags)
+	values := r.composeValues(ctx, &m, wo, red, diags)
+	ctx = red.context(ctx)
 	if diags.HasError() {
 		return
 	}
@@ -87,6 +91,7 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	if e == nil {
 		return
 	}
+	e.SecretHashKey = secretHashKeyOf(ctx, priorPrivate, private, diags)
 	if st.StorageNamespace == "" {
 		st.StorageNamespace = spec.GetStorageNamespace()
 	}
@@ -260,6 +265,9 @@ func (r *releaseResource) Delete(ctx context.Context, req resource.DeleteRequest
 			fmt.Sprintf("helmrelease_release %s is suspended, so destroying it does not uninstall the Helm release.\n\nUninstall it with helm, or set suspend = false and apply before destroying.", m.ID.ValueString()))
 		return
 	}
+	red := r.redactorFor(ctx, &m, writeOnly{})
+	ctx = red.context(ctx)
+	defer red.finish(ctx, &resp.State, &resp.Diagnostics)
 	spec := m.spec(ctx, &resp.Diagnostics)
 	st, d := statusOf(ctx, m.Status)
 	resp.Diagnostics.Append(d...)

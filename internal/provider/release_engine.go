@@ -104,7 +104,7 @@ func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, wo 
 
 // composeValues composes the values of the model, its write-only ones
 // included.
-func (r *releaseResource) composeValues(ctx context.Context, m *releaseModel, wo writeOnly, diags *diag.Diagnostics) map[string]any {
+func (r *releaseResource) composeValues(ctx context.Context, m *releaseModel, wo writeOnly, red *redactor, diags *diag.Diagnostics) map[string]any {
 	var refs []valuesFromModel
 	if !m.ValuesFrom.IsNull() {
 		diags.Append(m.ValuesFrom.ElementsAs(ctx, &refs, false)...)
@@ -112,13 +112,14 @@ func (r *releaseResource) composeValues(ctx context.Context, m *releaseModel, wo
 	if diags.HasError() {
 		return nil
 	}
-	return composeValues(ctx, r.data, m.Namespace.ValueString(), m.Values, []sensitiveInput{{path.Root("sensitive_values"), m.SensitiveValues}, {path.Root("sensitive_values_wo"), wo.SensitiveValues}}, refs, diags)
+	return composeValues(ctx, r.data, m.Namespace.ValueString(), m.Values, []sensitiveInput{{path.Root("sensitive_values"), m.SensitiveValues}, {path.Root("sensitive_values_wo"), wo.SensitiveValues}}, refs, red, diags)
 }
 
 // displayResources is the resources attribute of a release manifest:
-// objects keyed as in helmrelease_template, Secrets masked.
+// objects keyed as in helmrelease_template, Secret values hashed with the
+// engine's SecretHashKey.
 func displayResources(ctx context.Context, e *reconcile.Engine, releaseManifest, namespace string, drift *reconcile.DriftReport) (types.Map, error) {
-	shown, err := showManifest(releaseManifest, namespace, engineScope(e), drift)
+	shown, err := showManifest(releaseManifest, namespace, engineScope(e), drift, e.SecretHashKey)
 	if err != nil {
 		return types.MapNull(types.StringType), err
 	}

@@ -2,11 +2,14 @@ package provider
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -90,7 +93,9 @@ variable "password" {
   sensitive_values = yamlencode({ password = var.password })
   values_from      = [{ kind = "Secret", name = "web-values" }]`, message))
 	}
-	noSecret := plancheck.PlanCheck(secretFreePlan{secrets: []string{secret, encoded}})
+	sum := sha256.Sum256([]byte(secret))
+	plainDigest := hex.EncodeToString(sum[:])
+	noSecret := plancheck.PlanCheck(secretFreePlan{secrets: []string{secret, encoded, plainDigest}})
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             releaseGone(t, ns),
@@ -100,7 +105,11 @@ variable "password" {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{noSecret}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectSensitiveValue(rel, tfjsonpath.New("sensitive_values")),
-					statecheck.ExpectKnownValue(rel, tfjsonpath.New("resources").AtMapKey("v1/Secret/"+ns+"/web-secret"), notContaining(secret, encoded)),
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("resources").AtMapKey("v1/Secret/"+ns+"/web-secret"), all(
+						// Keyed: the plain digest of a guess finds nothing.
+						notContaining(secret, encoded, plainDigest),
+						knownvalue.StringRegexp(regexp.MustCompile(`password: '?\(sensitive value\) hmac-sha256:[0-9a-f]{64}`)),
+					)),
 				},
 				Check: func(*terraform.State) error {
 					s, err := testClient(t).CoreV1().Secrets(ns).Get(context.Background(), "web-secret", metav1.GetOptions{})

@@ -143,7 +143,7 @@ func (l *releaseList) results(ctx context.Context, req list.ListRequest, release
 					}
 					m.SensitiveValues = types.StringValue(string(b))
 				}
-				result.Diagnostics.Append(adoptRelease(ctx, m, rel, scope)...)
+				result.Diagnostics.Append(adoptRelease(ctx, m, rel, scope, nil)...)
 				if !result.Diagnostics.HasError() {
 					result.Diagnostics.Append(result.Resource.Set(ctx, m)...)
 				}

@@ -98,7 +98,12 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 			state = nil
 		}
 	}
-	defer func() { resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...) }()
+	red := newRedactor(nil)
+	defer func() {
+		red.model(ctx, &plan, &resp.Diagnostics)
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		resp.Diagnostics = red.diagnostics(resp.Diagnostics)
+	}()
 
 	if plan.Suspend.ValueBool() {
 		if state != nil {
@@ -117,6 +122,8 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	red = r.redactorFor(ctx, &plan, wo)
+	ctx = red.context(ctx)
 	var resolved *chartsource.Resolved
 	if fullyKnown(plan.Chart) {
 		if resolved = r.planChart(ctx, &plan, wo, &resp.Diagnostics); resolved == nil {
@@ -137,7 +144,8 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if state != nil {
 		requestsOf(ctx, req.Private, &resp.Diagnostics).Apply(spec)
 	}
-	values := r.composeValues(ctx, &plan, wo, &resp.Diagnostics)
+	values := r.composeValues(ctx, &plan, wo, red, &resp.Diagnostics)
+	ctx = red.context(ctx)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -182,7 +190,11 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		plan.Resources = types.MapUnknown(types.StringType)
 		return
 	}
-	r.planRender(ctx, &plan, wo, spec, resolved, values, state == nil, &resp.Diagnostics)
+	var hashKey []byte
+	if state != nil {
+		hashKey = secretHashKeyOf(ctx, req.Private, resp.Private, &resp.Diagnostics)
+	}
+	r.planRender(ctx, &plan, wo, spec, resolved, values, state == nil, hashKey, &resp.Diagnostics)
 }
 
 func (r *releaseResource) planChart(ctx context.Context, plan *releaseModel, wo writeOnly, diags *diag.Diagnostics) *chartsource.Resolved {
@@ -198,7 +210,9 @@ func (r *releaseResource) planChart(ctx context.Context, plan *releaseModel, wo 
 
 // planRender renders the release the next install or upgrade makes into
 // the planned resources, after checking that the release may be acted on.
-func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo writeOnly, spec *reconcile.Spec, resolved *chartsource.Resolved, values map[string]any, create bool, diags *diag.Diagnostics) {
+// Secret values show hashed with hashKey; without one (a create: the key
+// is made when it applies) Secrets are known after apply.
+func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo writeOnly, spec *reconcile.Spec, resolved *chartsource.Resolved, values map[string]any, create bool, hashKey []byte, diags *diag.Diagnostics) {
 	plan.Resources = types.MapUnknown(types.StringType)
 	if !r.clusterKnown() {
 		return
@@ -252,7 +266,7 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 		}
 		return rel.Manifest, "", nil
 	}
-	rendered, err := renderRelease(ctx, render, resolved.Chart, values, spec.GetTargetNamespace(), engineScope(e))
+	rendered, err := renderRelease(ctx, render, resolved.Chart, values, spec.GetTargetNamespace(), engineScope(e), hashKey)
 	if err != nil && unreachable(err) {
 		clusterUnreachable(diags, plan.ID.ValueString(), err)
 		return
@@ -265,7 +279,7 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 	if len(rendered.Unreproducible) > 0 {
 		tflog.Info(ctx, "objects not reproducible by a render are planned as known after apply", map[string]any{"release": plan.ID.ValueString(), "objects": rendered.Unreproducible})
 	}
-	plan.Resources = rendered.resources()
+	plan.Resources = rendered.resources(hashKey == nil)
 }
 
 // planDriftCorrection plans the objects Read found drifted or missing back

@@ -39,11 +39,19 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 		// Planning before the cluster exists: the state stands.
 		return
 	}
+	red := r.redactorFor(ctx, &m, writeOnly{})
+	if !isEmpty(m.ValuesFrom) {
+		// Only for the strings of the Secrets: errors are the plan's.
+		r.composeValues(ctx, &m, writeOnly{}, red, &diag.Diagnostics{})
+	}
+	ctx = red.context(ctx)
+	defer red.finish(ctx, &resp.State, &resp.Diagnostics)
 	spec := m.spec(ctx, &resp.Diagnostics)
 	e := r.newEngine(ctx, &m, spec, &resp.Diagnostics)
 	if e == nil {
 		return
 	}
+	e.SecretHashKey = secretHashKeyOf(ctx, req.Private, resp.Private, &resp.Diagnostics)
 	latest, err := e.Helm.LastRelease(spec.GetReleaseName())
 	if err != nil {
 		summary := "Release not readable"
@@ -180,7 +188,7 @@ func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *
 			fmt.Sprintf("No release %s is installed in namespace %s.\n\nCheck the import ID: <storage_namespace>/<release_name>, as `helm list --namespace <storage_namespace>` shows them.", m.ReleaseName.ValueString(), m.StorageNamespace.ValueString()))
 		return
 	}
-	resp.Diagnostics.Append(adoptRelease(ctx, m, latest, engineScope(e))...)
+	resp.Diagnostics.Append(adoptRelease(ctx, m, latest, engineScope(e), e.SecretHashKey)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -191,8 +199,8 @@ func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *
 // identity from the origin labels (else the release's own), chart name and
 // version, values, objects and a status adopting the revision. What m says
 // already (a state moved from helm_release) is kept; m.StorageNamespace
-// must be set.
-func adoptRelease(ctx context.Context, m *releaseModel, latest *release.Release, scope manifest.Scope) diag.Diagnostics {
+// must be set. Secret values show hashed with hashKey.
+func adoptRelease(ctx context.Context, m *releaseModel, latest *release.Release, scope manifest.Scope, hashKey []byte) diag.Diagnostics {
 	var diags diag.Diagnostics
 	st, err := reconcile.AdoptedStatus(latest, m.StorageNamespace.ValueString())
 	if err != nil {
@@ -228,7 +236,7 @@ func adoptRelease(ctx context.Context, m *releaseModel, latest *release.Release,
 	}
 	m.ChartVersion, m.AppVersion, m.ChartDigest = types.StringValue(chartVersion), types.StringValue(appVersion), types.StringValue("")
 	m.Notes, m.Description = releaseInfo(latest, nil, m.Notes, m.Description)
-	shown, err := showManifest(latest.Manifest, latest.Namespace, scope, nil)
+	shown, err := showManifest(latest.Manifest, latest.Namespace, scope, nil, hashKey)
 	if err != nil {
 		diags.AddError("Release objects not readable", err.Error())
 		return diags

@@ -155,7 +155,7 @@ func releaseSchema() schema.Schema {
 				Computed:            true,
 			},
 			"resources": schema.MapAttribute{
-				MarkdownDescription: "Objects of the release manifest, keyed `<group>/<version>/<Kind>/<namespace>/<name>` (core group: `v1/<Kind>/…`; no namespace segment for cluster-scoped objects), each as YAML: the plan shows here what an install or upgrade changes, and, with drift detection, the objects changed or deleted in the cluster. Hooks, tests and the chart's `crds/` are not listed. Values of Secret `data` and `stringData` are SHA-256 hashes, never in clear.",
+				MarkdownDescription: "Objects of the release manifest, keyed `<group>/<version>/<Kind>/<namespace>/<name>` (core group: `v1/<Kind>/…`; no namespace segment for cluster-scoped objects), each as YAML: the plan shows here what an install or upgrade changes, and, with drift detection, the objects changed or deleted in the cluster. Hooks, tests and the chart's `crds/` are not listed. Values of Secret `data` and `stringData` are never in clear: they show as `(sensitive value) hmac-sha256:<hex>`, keyed with a random key of this resource kept in its private state, so that a change shows while a guess cannot be checked against a published plan; a new resource's Secrets are known after its first apply.",
 				ElementType:         types.StringType,
 				Computed:            true,
 			},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -43,12 +44,12 @@ type rendering struct {
 // renders it again with those results perturbed (helm.Perturb): the
 // objects that differ are not reproducible, so a plan must not promise
 // them.
-func renderRelease(ctx context.Context, render renderFunc, c *helm.Chart, values map[string]any, namespace string, scope manifest.Scope) (*rendering, error) {
+func renderRelease(ctx context.Context, render renderFunc, c *helm.Chart, values map[string]any, namespace string, scope manifest.Scope, hashKey []byte) (*rendering, error) {
 	first, notes, err := render(ctx, c, values, false)
 	if err != nil {
 		return nil, err
 	}
-	shown, err := showManifest(first, namespace, scope, nil)
+	shown, err := showManifest(first, namespace, scope, nil, hashKey)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +69,7 @@ func renderRelease(ctx context.Context, render renderFunc, c *helm.Chart, values
 		// parsed back): nothing is known to be reproducible.
 		return everything()
 	}
-	again, err := showManifest(second, namespace, scope, nil)
+	again, err := showManifest(second, namespace, scope, nil, hashKey)
 	if err != nil || !slices.Equal(slices.Sorted(maps.Keys(shown)), slices.Sorted(maps.Keys(again))) {
 		return everything()
 	}
@@ -81,14 +82,19 @@ func renderRelease(ctx context.Context, render renderFunc, c *helm.Chart, values
 }
 
 // resources is the resources attribute of a rendering as a plan shows
-// it: what a render cannot reproduce is unknown.
-func (r *rendering) resources() types.Map {
+// it: what a render cannot reproduce is unknown, and so are Secrets when
+// secretsUnknown (a resource's first plan: the key their values are
+// hashed with is made by the create).
+func (r *rendering) resources(secretsUnknown bool) types.Map {
 	if r.SetUnreproducible {
 		return types.MapUnknown(types.StringType)
 	}
 	elems := make(map[string]attr.Value, len(r.Shown))
 	for k, v := range r.Shown {
 		elems[k] = types.StringValue(v)
+		if secretsUnknown && isSecretKey(k) {
+			elems[k] = types.StringUnknown()
+		}
 	}
 	for _, k := range r.Unreproducible {
 		elems[k] = types.StringUnknown()
@@ -97,9 +103,9 @@ func (r *rendering) resources() types.Map {
 }
 
 // showManifest is the objects of a release manifest as the resources
-// attribute shows them (Secrets masked); drifted objects show their live
-// fields and missing ones are left out.
-func showManifest(releaseManifest, namespace string, scope manifest.Scope, drift *reconcile.DriftReport) (map[string]string, error) {
+// attribute shows them (Secret values as manifest.Hash under hashKey);
+// drifted objects show their live fields and missing ones are left out.
+func showManifest(releaseManifest, namespace string, scope manifest.Scope, drift *reconcile.DriftReport, hashKey []byte) (map[string]string, error) {
 	objs, err := manifest.Parse(releaseManifest, namespace, scope)
 	if err != nil {
 		return nil, fmt.Errorf("reading the rendered manifest: %w", err)
@@ -119,7 +125,7 @@ func showManifest(releaseManifest, namespace string, scope manifest.Scope, drift
 			}
 			obj = d.Observed
 		}
-		y, err := manifest.Display(obj)
+		y, err := manifest.Display(obj, hashKey)
 		if err != nil {
 			return nil, fmt.Errorf("showing %s: %w", o.Key, err)
 		}
@@ -139,3 +145,6 @@ func renderError(diags *diag.Diagnostics, err error, summary, remedy string) {
 	}
 	attrError(diags, path.Root("chart"), summary, err.Error()+".", remedy)
 }
+
+// isSecretKey reports whether a key of resources names a Secret.
+func isSecretKey(key string) bool { return strings.HasPrefix(key, "v1/Secret/") }

@@ -96,7 +96,7 @@ func templateSchema() schema.Schema {
 				Computed:            true,
 			},
 			"resources": schema.MapAttribute{
-				MarkdownDescription: "Rendered objects, keyed `<group>/<version>/<Kind>/<namespace>/<name>` (core group: `v1/<Kind>/…`; no namespace segment for cluster-scoped objects), each as YAML. The chart's CRDs are included; hooks and tests are not. Values of Secret `data` and `stringData` are shown as SHA-256 hashes, never in clear.",
+				MarkdownDescription: "Rendered objects, keyed `<group>/<version>/<Kind>/<namespace>/<name>` (core group: `v1/<Kind>/…`; no namespace segment for cluster-scoped objects), each as YAML. The chart's CRDs are included; hooks and tests are not. Values of Secret `data` and `stringData` are never shown: they read `(sensitive value)` (a data source keeps no key to hash them with; the plan of `helmrelease_release` shows their changes).",
 				ElementType:         types.StringType,
 				Computed:            true,
 			},
@@ -181,7 +181,13 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 	m.ReleaseName = types.StringValue(reconcile.ReleaseName(m.ReleaseName.ValueString(), targetNamespace, m.Name.ValueString()))
 	m.ID = types.StringValue(m.TargetNamespace.ValueString() + "/" + m.ReleaseName.ValueString())
 
-	composed := composeValues(ctx, d.data, m.Namespace.ValueString(), m.Values, []sensitiveInput{{path.Root("sensitive_values"), m.SensitiveValues}}, m.ValuesFrom, &resp.Diagnostics)
+	red := newRedactor(d.data)
+	if m.Chart != nil {
+		red.add(m.Chart.Password.ValueString())
+	}
+	defer func() { resp.Diagnostics = red.diagnostics(resp.Diagnostics) }()
+	composed := composeValues(ctx, d.data, m.Namespace.ValueString(), m.Values, []sensitiveInput{{path.Root("sensitive_values"), m.SensitiveValues}}, m.ValuesFrom, red, &resp.Diagnostics)
+	ctx = red.context(ctx)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -226,7 +232,9 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 		}
 		return rendered.Manifest, rendered.Notes, nil
 	}
-	rendered, err := renderRelease(ctx, render, chrt, composed, m.TargetNamespace.ValueString(), scope)
+	// No key to hash Secret values with (a data source keeps no private
+	// state): they show as "(sensitive value)".
+	rendered, err := renderRelease(ctx, render, chrt, composed, m.TargetNamespace.ValueString(), scope, nil)
 	if err != nil {
 		renderError(&resp.Diagnostics, err, "Chart rendering failed", "Fix the values or the chart so that it renders, e.g. with `helm template` locally.")
 		return

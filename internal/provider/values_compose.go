@@ -19,7 +19,9 @@ import (
 
 // composeValues merges values_from (read in namespace), values and
 // sensitive_values, reporting errors on their attributes; nil on error.
-func composeValues(ctx context.Context, data *providerData, namespace string, inlineValues types.Dynamic, sensitiveValues []sensitiveInput, valuesFrom []valuesFromModel, diags *diag.Diagnostics) map[string]any {
+// red receives the strings of the sensitive values and of the values read
+// from Secrets.
+func composeValues(ctx context.Context, data *providerData, namespace string, inlineValues types.Dynamic, sensitiveValues []sensitiveInput, valuesFrom []valuesFromModel, red *redactor, diags *diag.Diagnostics) map[string]any {
 	inline, err := valuesMap(inlineValues)
 	if err != nil {
 		invalidValue(diags, path.Root("values"), "values", err, "Set values to an object, e.g. values = { replicaCount = 2 }.")
@@ -51,6 +53,7 @@ func composeValues(ctx context.Context, data *providerData, namespace string, in
 		References:      valuesReferences(valuesFrom),
 		Values:          inline,
 		SensitiveValues: sensitive,
+		Sensitive:       red.add,
 	})
 	var refErr *values.ReferenceError
 	switch {

@@ -98,7 +98,7 @@ func (e *Engine) DetectDrift(ctx context.Context, rel *release.Release, ignore [
 			if err != nil {
 				return fmt.Errorf("comparing %s with the cluster: %w", o.Key, err)
 			}
-			drift, ok, err := objectDrift(o.Key, o.Object, diff)
+			drift, ok, err := objectDrift(o.Key, o.Object, diff, e.SecretHashKey)
 			if err != nil || !ok {
 				return err
 			}
@@ -132,7 +132,7 @@ func (e *Engine) controllerClient() (client.Client, error) {
 
 // objectDrift describes the diff of the object desired; ok is false when
 // the object has not drifted.
-func objectDrift(key string, desired *unstructured.Unstructured, d *ssajsondiff.Diff) (ObjectDrift, bool, error) {
+func objectDrift(key string, desired *unstructured.Unstructured, d *ssajsondiff.Diff, hashKey []byte) (ObjectDrift, bool, error) {
 	switch d.Type {
 	case ssajsondiff.DiffTypeCreate:
 		return ObjectDrift{Key: key, Missing: true}, true, nil
@@ -149,11 +149,11 @@ func objectDrift(key string, desired *unstructured.Unstructured, d *ssajsondiff.
 	for _, op := range d.Patch {
 		change := FieldChange{Path: op.Path}
 		if op.Type != "remove" {
-			change.Desired = show(op.Value, secret)
+			change.Desired = show(op.Value, secret, hashKey)
 		}
 		v, found := pointer(live.Object, op.Path)
 		if found {
-			change.Live = show(v, secret)
+			change.Live = show(v, secret, hashKey)
 		}
 		setPointer(drift.Observed.Object, op.Path, v, found)
 		drift.Changes = append(drift.Changes, change)
@@ -162,10 +162,10 @@ func objectDrift(key string, desired *unstructured.Unstructured, d *ssajsondiff.
 }
 
 // show renders a value as one line of YAML; Secret values only as hashes.
-func show(v any, secret bool) string {
+func show(v any, secret bool, hashKey []byte) string {
 	if secret {
 		b, _ := json.Marshal(v)
-		return manifest.Hash(b)
+		return manifest.Hash(hashKey, b)
 	}
 	b, err := yaml.Marshal(v)
 	if err != nil {

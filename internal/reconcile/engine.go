@@ -61,6 +61,9 @@ type Engine struct {
 	Kube *kube.Getter
 	// Logs keeps Helm's last log lines, attached to failures.
 	Logs *helm.LogBuffer
+	// SecretHashKey keys the hashes that drift reports show of Secret
+	// values (manifest.Hash); nil shows none.
+	SecretHashKey []byte
 	// Log receives the engine's progress; nil discards it.
 	Log Logger
 	// Now is the clock; nil is time.Now.

@@ -73,6 +73,9 @@ func Package(t testing.TB, c *chart.Chart) ([]byte, string) {
 // HTTP is a Helm repository: index.yaml and archives under charts/.
 type HTTP struct {
 	*httptest.Server
+	// Password is the password it requires of Username (Password at
+	// first).
+	Password string
 	// IndexDownloads counts index bodies sent (conditional requests
 	// answered 304 excluded).
 	IndexDownloads atomic.Int64
@@ -103,14 +106,14 @@ func (h *HTTP) ServeGarbage(on bool) {
 // NewHTTP starts an empty repository requiring Username and Password.
 func NewHTTP(t testing.TB) *HTTP {
 	t.Helper()
-	h := &HTTP{index: repo.NewIndexFile(), files: map[string][]byte{}}
+	h := &HTTP{Password: Password, index: repo.NewIndexFile(), files: map[string][]byte{}}
 	h.Server = httptest.NewServer(http.HandlerFunc(h.serve))
 	t.Cleanup(h.Close)
 	return h
 }
 
 func (h *HTTP) serve(w http.ResponseWriter, r *http.Request) {
-	if user, pass, ok := r.BasicAuth(); !ok || user != Username || pass != Password {
+	if user, pass, ok := r.BasicAuth(); !ok || user != Username || pass != h.Password {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
@@ -176,10 +179,14 @@ type OCI struct {
 }
 
 // NewOCI starts an empty registry requiring Username and Password.
-func NewOCI(t testing.TB) *OCI {
+func NewOCI(t testing.TB) *OCI { return NewOCIWithPassword(t, Password) }
+
+// NewOCIWithPassword starts an empty registry requiring Username and
+// password.
+func NewOCIWithPassword(t testing.TB, password string) *OCI {
 	t.Helper()
 	dir := t.TempDir()
-	hash, err := bcrypt.GenerateFromPassword([]byte(Password), bcrypt.MinCost)
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +209,7 @@ func NewOCI(t testing.TB) *OCI {
 	}
 	client, err := registry.NewClient(
 		registry.ClientOptHTTPClient(srv.Client()),
-		registry.ClientOptBasicAuth(Username, Password),
+		registry.ClientOptBasicAuth(Username, password),
 		registry.ClientOptCredentialsFile(filepath.Join(dir, "credentials.json")),
 	)
 	if err != nil {

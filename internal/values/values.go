@@ -51,6 +51,11 @@ type Input struct {
 	Values map[string]any
 	// SensitiveValues are merged right after Values.
 	SensitiveValues map[string]any
+	// Sensitive, when set, receives every string of SensitiveValues and of
+	// the data read from Secrets (the leaves of a mapping, the data itself
+	// for a target path), so that the caller can keep them out of what it
+	// prints.
+	Sensitive func(s string)
 }
 
 // Reason classifies a ReferenceError.
@@ -112,7 +117,11 @@ func Compose(ctx context.Context, client kubernetes.Interface, in Input) (map[st
 		if !found {
 			continue
 		}
+		secret := ref.Kind == KindSecret && in.Sensitive != nil
 		if ref.TargetPath != "" {
+			if secret {
+				in.Sensitive(string(data))
+			}
 			targeted = append(targeted, pathValue{i, ref, string(data)})
 			continue
 		}
@@ -120,7 +129,13 @@ func Compose(ctx context.Context, client kubernetes.Interface, in Input) (map[st
 		if err := yaml.Unmarshal(data, &parsed); err != nil {
 			return nil, &ReferenceError{Index: i, Ref: ref, Reason: ReasonInvalidYAML, Err: errors.New(scrubYAMLError(err))}
 		}
+		if secret {
+			Strings(parsed, in.Sensitive)
+		}
 		result = Merge(result, parsed)
+	}
+	if in.Sensitive != nil {
+		Strings(in.SensitiveValues, in.Sensitive)
 	}
 	result = Merge(result, in.Values)
 	result = Merge(result, in.SensitiveValues)
@@ -240,4 +255,21 @@ var yamlContent = regexp.MustCompile("`[^`]*`")
 // document content it quotes, which may be a secret.
 func scrubYAMLError(err error) string {
 	return yamlContent.ReplaceAllString(err.Error(), "(content not shown)")
+}
+
+// Strings calls f with every string in v, a value decoded from YAML or
+// JSON (mappings and lists walked).
+func Strings(v any, f func(string)) {
+	switch t := v.(type) {
+	case string:
+		f(t)
+	case map[string]any:
+		for _, e := range t {
+			Strings(e, f)
+		}
+	case []any:
+		for _, e := range t {
+			Strings(e, f)
+		}
+	}
 }

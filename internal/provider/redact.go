@@ -1,0 +1,182 @@
+package provider
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
+)
+
+// redactedText replaces a secret wherever the provider prints.
+const redactedText = "(sensitive value)"
+
+// minRedacted is the shortest secret replaced: shorter strings ("true",
+// "80") would garble every message they occur in and protect nothing.
+const minRedacted = 6
+
+// redactor keeps the secrets one request handles out of what the provider
+// prints: Kubernetes and Helm errors quote values ("Invalid value:
+// \"hunter2!\""), and those become diagnostics, log lines, condition
+// messages and the release description. The secrets are the strings of
+// sensitive_values (and its write-only twin), of values read from Secrets,
+// the chart repository password, and the provider's registry passwords,
+// token and client key.
+type redactor struct {
+	secrets []string
+}
+
+// newRedactor starts with the provider's own secrets.
+func newRedactor(data *providerData) *redactor {
+	r := &redactor{}
+	if data == nil {
+		return r
+	}
+	for _, reg := range data.registries {
+		r.add(reg.Password.ValueString())
+	}
+	if cfg, err := data.clients.RESTConfig(); err == nil && cfg != nil {
+		r.add(cfg.BearerToken)
+		r.add(cfg.Password)
+		r.add(string(cfg.KeyData))
+	}
+	return r
+}
+
+// redactorFor is the redactor of a release: the provider's secrets, the
+// chart password and the sensitive values of m and wo (the values read
+// from Secrets join when the values are composed).
+func (r *releaseResource) redactorFor(ctx context.Context, m *releaseModel, wo writeOnly) *redactor {
+	red := newRedactor(r.data)
+	red.addValues(m.SensitiveValues.ValueString())
+	red.addValues(wo.SensitiveValues.ValueString())
+	red.add(wo.ChartPassword.ValueString())
+	if fullyKnown(m.Chart) && !m.Chart.IsNull() {
+		var c releaseChartModel
+		if d := m.Chart.As(ctx, &c, objectAsOptions); !d.HasError() {
+			red.add(c.Password.ValueString())
+		}
+	}
+	return red
+}
+
+// model replaces secrets in what m shows of errors: the release
+// description and the status's condition messages.
+func (r *redactor) model(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) {
+	if len(r.secrets) == 0 {
+		return
+	}
+	if !m.Description.IsNull() && !m.Description.IsUnknown() {
+		m.Description = types.StringValue(r.text(m.Description.ValueString()))
+	}
+	if m.Status.IsNull() || m.Status.IsUnknown() {
+		return
+	}
+	st, d := statusOf(ctx, m.Status)
+	diags.Append(d...)
+	if d.HasError() {
+		return
+	}
+	r.status(st)
+	status, d := statusObject(ctx, st)
+	diags.Append(d...)
+	if !d.HasError() {
+		m.Status = status
+	}
+}
+
+// finish redacts what a request leaves: the model saved in out (when
+// any) and the diagnostics. Deferred by each method of the resource.
+func (r *redactor) finish(ctx context.Context, out *tfsdk.State, diags *diag.Diagnostics) {
+	if len(r.secrets) == 0 {
+		return
+	}
+	if out != nil && !out.Raw.IsNull() {
+		var m releaseModel
+		if d := out.Get(ctx, &m); !d.HasError() {
+			r.model(ctx, &m, diags)
+			diags.Append(out.Set(ctx, &m)...)
+		}
+	}
+	*diags = r.diagnostics(*diags)
+}
+
+// add records a secret.
+func (r *redactor) add(s string) {
+	if len(s) >= minRedacted && !slices.Contains(r.secrets, s) {
+		r.secrets = append(r.secrets, s)
+	}
+}
+
+// addValues records the strings of a sensitive values document.
+func (r *redactor) addValues(document string) {
+	if parsed, err := parseSensitiveValues(document); err == nil {
+		values.Strings(parsed, r.add)
+	}
+}
+
+// text is s with every secret replaced, longest first (a secret may hold
+// another).
+func (r *redactor) text(s string) string {
+	if len(r.secrets) == 0 || s == "" {
+		return s
+	}
+	sorted := slices.Clone(r.secrets)
+	slices.SortFunc(sorted, func(a, b string) int { return len(b) - len(a) })
+	pairs := make([]string, 0, 2*len(sorted))
+	for _, secret := range sorted {
+		pairs = append(pairs, secret, redactedText)
+	}
+	return strings.NewReplacer(pairs...).Replace(s)
+}
+
+// context masks the secrets in everything logged with the context returned
+// (tflog), Helm's log lines included.
+func (r *redactor) context(ctx context.Context) context.Context {
+	if len(r.secrets) == 0 {
+		return ctx
+	}
+	ctx = tflog.MaskMessageStrings(ctx, r.secrets...)
+	return tflog.MaskAllFieldValuesStrings(ctx, r.secrets...)
+}
+
+// diagnostics is diags with secrets replaced in summaries and details.
+func (r *redactor) diagnostics(diags diag.Diagnostics) diag.Diagnostics {
+	if len(r.secrets) == 0 {
+		return diags
+	}
+	out := make(diag.Diagnostics, 0, len(diags))
+	for _, d := range diags {
+		summary, detail := r.text(d.Summary()), r.text(d.Detail())
+		if summary == d.Summary() && detail == d.Detail() {
+			out = append(out, d)
+			continue
+		}
+		withPath, hasPath := d.(diag.DiagnosticWithPath)
+		switch {
+		case hasPath && d.Severity() == diag.SeverityError:
+			out = append(out, diag.NewAttributeErrorDiagnostic(withPath.Path(), summary, detail))
+		case hasPath:
+			out = append(out, diag.NewAttributeWarningDiagnostic(withPath.Path(), summary, detail))
+		case d.Severity() == diag.SeverityError:
+			out = append(out, diag.NewErrorDiagnostic(summary, detail))
+		default:
+			out = append(out, diag.NewWarningDiagnostic(summary, detail))
+		}
+	}
+	return out
+}
+
+// status replaces secrets in the condition messages of st, which carry
+// the errors of the actions.
+func (r *redactor) status(st *reconcile.Status) {
+	for i := range st.Conditions {
+		st.Conditions[i].Message = r.text(st.Conditions[i].Message)
+	}
+}
