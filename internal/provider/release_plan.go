@@ -190,9 +190,12 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		plan.Resources = types.MapUnknown(types.StringType)
 		return
 	}
+	// The key is the state's: one made here would differ when Terraform
+	// plans again during the apply. Without one, Secrets are known after
+	// apply, which makes it.
 	var hashKey []byte
 	if state != nil {
-		hashKey = secretHashKeyOf(ctx, req.Private, resp.Private, &resp.Diagnostics)
+		hashKey = secretHashKeyOf(ctx, req.Private, nil, &resp.Diagnostics)
 	}
 	r.planRender(ctx, &plan, wo, spec, resolved, values, state == nil, hashKey, &resp.Diagnostics)
 }

@@ -32,7 +32,7 @@ provider "helmrelease" {
 			{Config: webConfig(t, ns, "")},
 			{
 				Config:      unreachable,
-				ExpectError: errorText(`Error: Release not readable … The state is kept as it is`),
+				ExpectError: errorText(`Error: Kubernetes cluster unreachable … The state is kept as it is`),
 			},
 			{
 				Config:           webConfig(t, ns, ""),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"crypto/rand"
 	"maps"
 	"slices"
 	"strings"
@@ -57,6 +58,15 @@ func renderRelease(ctx context.Context, render renderFunc, c *helm.Chart, values
 	pc, pv, perturbs := helm.Perturb(c, values)
 	if !perturbs {
 		return out, nil
+	}
+	if hashKey == nil {
+		// Secret values show no hash: compared under a key of this
+		// render only, so that a random one still tells.
+		hashKey = make([]byte, 32)
+		_, _ = rand.Read(hashKey)
+		if shown, err = showManifest(first, namespace, scope, nil, hashKey); err != nil {
+			return nil, err
+		}
 	}
 	everything := func() (*rendering, error) {
 		out.SetUnreproducible = true
