@@ -30,7 +30,7 @@ func TestOnlyTerraformOnPath(t *testing.T) {
 	w.write(c.hcl(map[string]string{"svc": `  values = { message = "v2" }
   test   = { enable = true }`}))
 	w.apply()
-	if got := configMap(t, ns, "svc", "message"); got != "v2" {
+	if got := configMessage(t, ns, "svc"); got != "v2" {
 		t.Errorf("message %q, want v2", got)
 	}
 	w.must(0, "destroy", "-auto-approve", "-input=false", "-no-color")

@@ -9,6 +9,6 @@
 //
 // The tests run with TF_ACC set (make test) and need the local test
 // cluster (they stop and start its API server, so they never use the
-// shared cluster HELMRELEASE_TEST_KUBECONFIG names). docs/guides/faults.md
+// shared cluster HELMRELEASE_TEST_KUBECONFIG names). docs/guides/what-survives-what.md
 // lists each case with what happens and what to do.
 package faults

@@ -77,7 +77,7 @@ type running struct {
 func (w *workspace) start(args ...string) *running {
 	w.t.Helper()
 	// Not bound to a context: the tests kill it themselves, or wait.
-	cmd := exec.Command(terraform, args...) //nolint:noctx // see above
+	cmd := exec.Command(terraform, args...)
 	cmd.Dir = w.dir
 	cmd.Env = w.environ()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -382,8 +382,8 @@ func (s *storage) describe(name string) string {
 	return strings.Join(parts, ", ")
 }
 
-// configMap reads a ConfigMap's data key.
-func configMap(t *testing.T, ns, name, key string) string {
+// configMessage reads the message of the chart's ConfigMap.
+func configMessage(t *testing.T, ns, name string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -391,7 +391,7 @@ func configMap(t *testing.T, ns, name, key string) string {
 	if err != nil {
 		t.Fatalf("ConfigMap %s/%s: %v", ns, name, err)
 	}
-	return cm.Data[key]
+	return cm.Data["message"]
 }
 
 // has reports whether text holds want however Terraform wrapped its lines.

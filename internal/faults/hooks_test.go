@@ -35,7 +35,7 @@ func TestHookNeverFinishes(t *testing.T) {
 	}
 	store.consistent("svc", w, "svc")
 	latest := store.latest("svc")
-	if got := configMap(t, ns, "svc", "message"); got != "v1" {
+	if got := configMessage(t, ns, "svc"); got != "v1" {
 		t.Errorf("message %q after remediation, want v1 (rolled back): %s", got, store.describe("svc"))
 	}
 	failed := 0
@@ -52,7 +52,7 @@ func TestHookNeverFinishes(t *testing.T) {
 	w.write(c.hcl(map[string]string{"svc": body("v3", "false")}))
 	w.apply()
 	store.consistent("svc", w, "svc")
-	if got := configMap(t, ns, "svc", "message"); got != "v3" {
+	if got := configMessage(t, ns, "svc"); got != "v3" {
 		t.Errorf("message %q, want v3", got)
 	}
 	w.planIsEmpty()
@@ -85,7 +85,7 @@ func TestTestPodNeverFinishes(t *testing.T) {
 		}
 	}
 	store.consistent("svc", w, "svc")
-	if got := configMap(t, ns, "svc", "message"); got != "v1" {
+	if got := configMessage(t, ns, "svc"); got != "v1" {
 		t.Errorf("message %q after the failed test, want v1 (rolled back): %s", got, store.describe("svc"))
 	}
 }

@@ -49,7 +49,7 @@ func TestKilledUpgrade(t *testing.T) {
   upgrade = { remediation = { retries = 1 } }`}))
 	res := w.apply()
 	store.consistent("svc", w, "svc")
-	if got := configMap(t, ns, "svc", "message"); got != "v3" {
+	if got := configMessage(t, ns, "svc"); got != "v3" {
 		t.Errorf("message %q after recovery, want v3\n%s", got, res)
 	}
 	for _, r := range store.history("svc") {
@@ -87,7 +87,7 @@ func TestKilledInstall(t *testing.T) {
 		t.Errorf("refused the name:\n%s", res)
 	}
 	store.consistent("svc", w, "svc")
-	if got := configMap(t, ns, "svc", "message"); got != "v2" {
+	if got := configMessage(t, ns, "svc"); got != "v2" {
 		t.Errorf("message %q after recovery, want v2", got)
 	}
 	w.planIsEmpty()

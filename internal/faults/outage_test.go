@@ -103,7 +103,7 @@ func TestAPIServerStoppedDuringUpgrade(t *testing.T) {
 	run := w.start(strings.Fields(applyArgs)...)
 	store.waitFor("svc", 2, release.StatusPendingUpgrade, 2*time.Minute)
 	// The objects are applied: Helm waits for the rollout now.
-	for deadline := time.Now().Add(time.Minute); configMap(t, ns, "svc", "message") != "v2"; {
+	for deadline := time.Now().Add(time.Minute); configMessage(t, ns, "svc") != "v2"; {
 		if time.Now().After(deadline) {
 			t.Fatal("the upgrade never applied its objects")
 		}
@@ -127,7 +127,7 @@ func TestAPIServerStoppedDuringUpgrade(t *testing.T) {
 	w.write(c.hcl(map[string]string{"svc": body("v3", false)}))
 	w.apply()
 	store.consistent("svc", w, "svc")
-	if got := configMap(t, ns, "svc", "message"); got != "v3" {
+	if got := configMessage(t, ns, "svc"); got != "v3" {
 		t.Errorf("message %q, want v3", got)
 	}
 	w.planIsEmpty()

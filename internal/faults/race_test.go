@@ -59,7 +59,7 @@ func TestTwoStatesOneRelease(t *testing.T) {
 	if h := store.history("shared"); len(h) != 1 || h[0].Info.Status != release.StatusDeployed {
 		t.Errorf("want the winner's one revision: %s", store.describe("shared"))
 	}
-	if got := configMap(t, ns, "shared", "message"); got != winner {
+	if got := configMessage(t, ns, "shared"); got != winner {
 		t.Errorf("ConfigMap message %q, want the winner's %q", got, winner)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

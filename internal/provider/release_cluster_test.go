@@ -147,9 +147,9 @@ func TestAccRelease_import(t *testing.T) {
 				},
 			},
 			{
-				ResourceName:            rel,
-				ImportState:             true,
-				ImportStateVerify:       true,
+				ResourceName:      rel,
+				ImportState:       true,
+				ImportStateVerify: true,
 				// An imported resource hashes Secret values with a key of
 				// its own.
 				ImportStateVerifyIgnore: []string{"chart", "chart_digest", "install", "status", "resources.v1/Secret/" + ns + "/web-secret"},

@@ -2,9 +2,9 @@ package provider
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
-	"crypto/rand"
 	"maps"
 	"slices"
 	"strings"
