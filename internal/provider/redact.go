@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"k8s.io/client-go/rest"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
@@ -41,12 +42,31 @@ func newRedactor(data *providerData) *redactor {
 	for _, reg := range data.registries {
 		r.add(reg.Password.ValueString())
 	}
-	if cfg, err := data.clients.RESTConfig(); err == nil && cfg != nil {
-		r.add(cfg.BearerToken)
-		r.add(cfg.Password)
-		r.add(string(cfg.KeyData))
+	if cfg, err := data.clients.RESTConfig(); err == nil {
+		r.addConfig(cfg)
 	}
 	return r
+}
+
+// addConfig records the credentials of a cluster configuration.
+func (r *redactor) addConfig(cfg *rest.Config) {
+	if cfg == nil {
+		return
+	}
+	r.add(cfg.BearerToken)
+	r.add(cfg.Password)
+	r.add(string(cfg.KeyData))
+}
+
+// addEngine records the credentials the engine's cluster uses: those of
+// kube_config.secret_ref when set.
+func (r *redactor) addEngine(e *reconcile.Engine) {
+	if e == nil || e.Kube == nil {
+		return
+	}
+	if cfg, err := e.Kube.ToRESTConfig(); err == nil {
+		r.addConfig(cfg)
+	}
 }
 
 // redactorFor is the redactor of a release: the provider's secrets, the

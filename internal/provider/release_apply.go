@@ -92,6 +92,7 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 		return
 	}
 	e.SecretHashKey = secretHashKeyOf(ctx, priorPrivate, private, diags)
+	red.addEngine(e)
 	if st.StorageNamespace == "" {
 		st.StorageNamespace = spec.GetStorageNamespace()
 	}

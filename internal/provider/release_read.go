@@ -52,6 +52,7 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 		return
 	}
 	e.SecretHashKey = secretHashKeyOf(ctx, req.Private, resp.Private, &resp.Diagnostics)
+	red.addEngine(e)
 	latest, err := e.Helm.LastRelease(spec.GetReleaseName())
 	if err != nil {
 		summary := "Release not readable"
