@@ -102,7 +102,7 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 		// Nothing was made (refused, or another apply took the name
 		// first): no resource, so that destroying it can never uninstall
 		// the release of another, and the next plan creates it again.
-		reportRun(diags, m.ID.ValueString(), request.Actions, runErr, true)
+		reportRun(diags, m.ID.ValueString(), request.Actions, runErr, runNotCreated)
 		return
 	}
 
@@ -124,7 +124,11 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	m.Notes, m.Description = releaseInfo(latest, latestErr, m.Notes, m.Description)
 	diags.Append(out.Set(ctx, &m)...)
 	diags.Append(setIdentity(ctx, identity, &m)...)
-	reportRun(diags, m.ID.ValueString(), request.Actions, runErr, prior == nil)
+	kind := runUpdated
+	if prior == nil {
+		kind = runCreated
+	}
+	reportRun(diags, m.ID.ValueString(), request.Actions, runErr, kind)
 }
 
 // deployedResources is the resources attribute of the latest release (an
@@ -196,7 +200,20 @@ func (r *releaseResource) saveSuspended(ctx context.Context, m *releaseModel, st
 // reportRun turns the outcome of a run into diagnostics: the error with
 // Helm's log lines, and a warning saying what failed and how it was
 // remediated when remediation happened.
-func reportRun(diags *diag.Diagnostics, id string, actions []reconcile.ActionRecord, err error, created bool) {
+// runKind is what an apply did to the resource, which decides the remedy
+// of a failure.
+type runKind int
+
+const (
+	// runUpdated: an update; the resource stays.
+	runUpdated runKind = iota
+	// runCreated: a create, saved (tainted when it failed).
+	runCreated
+	// runNotCreated: a create that made no revision, not saved.
+	runNotCreated
+)
+
+func reportRun(diags *diag.Diagnostics, id string, actions []reconcile.ActionRecord, err error, kind runKind) {
 	remediated := false
 	var steps []string
 	for _, a := range actions {
@@ -229,9 +246,9 @@ func reportRun(diags *diag.Diagnostics, id string, actions []reconcile.ActionRec
 		remedy = "The cluster could not be reached; the resource and its status stay in the state. When it answers again, apply again: a revision the outage left pending is marked failed, then remediated or retried."
 	case errors.Is(err, reconcile.ErrNotOwned):
 		remedy = "Import the release (terraform import) to manage it with this resource, or set another release_name."
-	case created && errors.As(err, new(*reconcile.StorageUntouchedError)):
-		remedy = "Nothing was installed and the resource was not created. Fix the cause, then apply again; when another apply took the release name at the same moment (\"already exists\", \"cannot re-use a name\"), plan again to see whose release it is."
-	case created:
+	case kind == runNotCreated:
+		remedy = "Nothing was installed and the resource was not created. Fix the cause, then apply again; when another apply took the release name at the same moment (\"already exists\", \"cannot re-use a name\", a pending release of another helmrelease_release), plan again to see whose release it is."
+	case kind == runCreated:
 		remedy = "Fix the cause (see the Helm error and log lines above), then apply again: Terraform replaces the failed resource, which installs the release afresh."
 	case errors.Is(err, reconcile.ErrRetriesExhausted):
 		remedy = "Fix the cause, then set reset_at to a new value (or change the chart or values) to retry with the remediation settings, or set force_at to a new value to force one upgrade."

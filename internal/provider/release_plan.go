@@ -224,6 +224,7 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 	if e == nil {
 		return
 	}
+	asInstall := false
 	if create {
 		latest, err := e.Helm.LastRelease(spec.GetReleaseName())
 		if err != nil {
@@ -236,9 +237,12 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 					return
 				}
 				// Another helmrelease_release's release: the one this plan
-				// replaces (destroyed first), or a conflict the apply refuses.
-				plan.Resources = types.MapUnknown(types.StringType)
-				return
+				// replaces (destroyed first), or a conflict the apply
+				// refuses. Rendered as the fresh install a replacement
+				// makes, so that the plan Terraform makes again during the
+				// apply, when another apply took the name meanwhile, plans
+				// the same.
+				asInstall = true
 			}
 			if latest.Info.Status.IsPending() {
 				// This resource's release, left pending by an apply that
@@ -258,7 +262,7 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 		}
 	}
 	render := func(ctx context.Context, c *helm.Chart, v map[string]any, perturbed bool) (string, string, error) {
-		req := &reconcile.Request{Spec: spec, Chart: c, Values: v, Status: &reconcile.Status{}}
+		req := &reconcile.Request{Spec: spec, Chart: c, Values: v, Status: &reconcile.Status{}, AsInstall: asInstall}
 		dryRun := e.DryRun
 		if perturbed {
 			dryRun = e.Render

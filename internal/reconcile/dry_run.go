@@ -62,7 +62,7 @@ func (e *Engine) render(ctx context.Context, req *Request) (rel *release.Release
 	if err != nil {
 		return nil, false, err
 	}
-	if latest == nil || latest.Info.Status == release.StatusUninstalled {
+	if latest == nil || latest.Info.Status == release.StatusUninstalled || req.AsInstall {
 		rel, err = e.Helm.Install(ctx, req.Chart, req.Values, helm.InstallOptions{
 			ReleaseName:              s.GetReleaseName(),
 			Namespace:                s.GetTargetNamespace(),

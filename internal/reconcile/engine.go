@@ -37,6 +37,10 @@ type Request struct {
 	ChartDigest string
 	Values      map[string]any
 	Status      *Status
+	// AsInstall makes DryRun and Render render a fresh install even when a
+	// release exists: the plan of a resource that may replace the
+	// release's owner, which is uninstalled first.
+	AsInstall bool
 
 	// Actions are the actions the run took, in order (set by Reconcile).
 	Actions []ActionRecord
