@@ -232,27 +232,25 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 			return
 		}
 		if latest != nil && latest.Info.Status != release.StatusUninstalled {
-			if err := reconcile.CheckOwnership(latest, spec); err != nil {
-				if !ownershipConflict(diags, err, spec) {
-					return
-				}
-				// Another helmrelease_release's release: the one this plan
-				// replaces (destroyed first), or a conflict the apply
-				// refuses. Rendered as the fresh install a replacement
-				// makes, so that the plan Terraform makes again during the
-				// apply, when another apply took the name meanwhile, plans
-				// the same.
-				asInstall = true
-			}
-			if latest.Info.Status.IsPending() {
-				// This resource's release, left pending by an apply that
-				// never reached the state (killed): the apply unlocks it
-				// first, and it cannot be rendered before.
-				diags.AddWarning("Interrupted release found",
-					fmt.Sprintf("Release %s/%s revision %d is %s, left by an earlier apply of helmrelease_release %s that did not finish (its objects carry this resource's labels). The apply marks it failed and installs or upgrades again.",
-						spec.GetStorageNamespace(), latest.Name, latest.Version, latest.Info.Status, plan.ID.ValueString()))
+			err := reconcile.CheckOwnership(latest, spec)
+			switch {
+			case err != nil && !ownershipConflict(diags, err, spec):
 				return
+			case err == nil && latest.Info.Status.IsPending():
+				// This resource's release, left pending by an apply that
+				// never reached the state (killed): the apply unlocks it,
+				// uninstalls it and installs afresh.
+				diags.AddWarning("Interrupted release found",
+					fmt.Sprintf("Release %s/%s revision %d is %s, left by an earlier apply of helmrelease_release %s that did not finish (its objects carry this resource's labels). The apply marks it failed and installs it again.",
+						spec.GetStorageNamespace(), latest.Name, latest.Version, latest.Info.Status, plan.ID.ValueString()))
 			}
+			// Another helmrelease_release's release (the one this plan
+			// replaces, destroyed first, or a conflict the apply refuses),
+			// or this one's interrupted install: planned as the fresh
+			// install the apply makes, so that the plan Terraform makes
+			// again during the apply, when another apply took the name
+			// meanwhile, plans the same.
+			asInstall = err != nil || latest.Info.Status.IsPending()
 		}
 	}
 	if resolved.Chart == nil {
