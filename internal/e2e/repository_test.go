@@ -1,6 +1,6 @@
 //go:build unix
 
-package faults
+package e2e
 
 import (
 	"net/http"

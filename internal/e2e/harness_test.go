@@ -1,6 +1,6 @@
 //go:build unix
 
-package faults
+package e2e
 
 import (
 	"bytes"
@@ -226,7 +226,7 @@ func (w *workspace) releases() map[string]int {
 // newNamespace creates a namespace for one test, deleted after it.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	ns := "faults-" + strings.ToLower(strings.NewReplacer("_", "-", "/", "-").Replace(t.Name()))
+	ns := "e2e-" + strings.ToLower(strings.NewReplacer("_", "-", "/", "-").Replace(t.Name()))
 	if len(ns) > 63 {
 		ns = ns[:63]
 	}

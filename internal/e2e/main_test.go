@@ -1,6 +1,6 @@
 //go:build unix
 
-package faults
+package e2e
 
 import (
 	"context"
@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	code, err := run(m)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "faults:", err)
+		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(1)
 	}
 	os.Exit(code)
@@ -43,9 +43,9 @@ func TestMain(m *testing.M) {
 func run(m *testing.M) (int, error) {
 	switch {
 	case testing.Short():
-		skipReason = "the fault matrix runs terraform against a cluster"
+		skipReason = "the e2e tests run terraform against a cluster"
 	case os.Getenv("TF_ACC") == "":
-		skipReason = "set TF_ACC=1 to run the fault matrix (it runs terraform against a local cluster)"
+		skipReason = "set TF_ACC=1 to run the e2e tests (they run terraform against a local cluster)"
 	}
 	if skipReason != "" {
 		return m.Run(), nil
@@ -60,7 +60,7 @@ func run(m *testing.M) (int, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	work, err := os.MkdirTemp("", "helmrelease-faults-")
+	work, err := os.MkdirTemp("", "helmrelease-e2e-")
 	if err != nil {
 		return 0, err
 	}
@@ -88,7 +88,7 @@ func run(m *testing.M) (int, error) {
 	}
 	defer func() {
 		if err := cluster.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "faults: stopping the test cluster:", err)
+			fmt.Fprintln(os.Stderr, "e2e: stopping the test cluster:", err)
 		}
 	}()
 	if restConfig, err = clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig); err != nil {
