@@ -21,7 +21,7 @@ resource "helmrelease_release" "hello" {
   }
   post_renderers = [{
     kustomize = {
-      images = [{ name = "example.com/hello", new_tag = "2.0" }]
+      images = [{ name = "ghcr.io/stefanprodan/podinfo", new_tag = "6.7.1" }]
     }
   }]
   install         = { create_namespace = true, remediation = { retries = 2 } }

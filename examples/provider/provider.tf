@@ -2,23 +2,20 @@
 # then KUBECONFIG, then the in-cluster service account.
 provider "helmrelease" {
   kubernetes = {
-    config_path    = "~/.kube/config"
-    config_context = "kind-kind"
+    config_path    = var.kubeconfig
+    config_context = var.kube_context
   }
 }
 
-# A cluster created in the same configuration: its outputs are unknown at
-# plan time, which the provider tolerates.
+# A cluster created in the same configuration: its outputs may be unknown
+# at plan time, which the provider tolerates. A token from the cloud
+# provider's data source works where no exec plugin can run (HCP Terraform).
 provider "helmrelease" {
-  alias = "eks"
+  alias = "workload"
   kubernetes = {
-    host                   = module.eks.cluster_endpoint
-    cluster_ca_certificate = base64decode(module.eks.cluster_certificate_authority_data)
-    exec = {
-      api_version = "client.authentication.k8s.io/v1"
-      command     = "aws"
-      args        = ["eks", "get-token", "--cluster-name", module.eks.cluster_name]
-    }
+    host                   = var.cluster_endpoint
+    cluster_ca_certificate = var.cluster_ca_certificate
+    token                  = var.cluster_token
   }
   registries = [{ url = "oci://registry.example.com", username = "bot", password = var.registry_token }]
 }

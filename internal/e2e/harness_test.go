@@ -31,6 +31,8 @@ import (
 type workspace struct {
 	t   *testing.T
 	dir string
+	// bin is the terraform binary (default: the one TestMain found).
+	bin string
 	// env is added to the environment of every terraform run.
 	env []string
 }
@@ -77,7 +79,11 @@ type running struct {
 func (w *workspace) start(args ...string) *running {
 	w.t.Helper()
 	// Not bound to a context: the tests kill it themselves, or wait.
-	cmd := exec.Command(terraform, args...)
+	bin := w.bin
+	if bin == "" {
+		bin = terraform
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = w.dir
 	cmd.Env = w.environ()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

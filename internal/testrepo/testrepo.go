@@ -74,7 +74,7 @@ func Package(t testing.TB, c *chart.Chart) ([]byte, string) {
 type HTTP struct {
 	*httptest.Server
 	// Password is the password it requires of Username (Password at
-	// first).
+	// first); empty serves anyone.
 	Password string
 	// IndexDownloads counts index bodies sent (conditional requests
 	// answered 304 excluded).
@@ -113,7 +113,7 @@ func NewHTTP(t testing.TB) *HTTP {
 }
 
 func (h *HTTP) serve(w http.ResponseWriter, r *http.Request) {
-	if user, pass, ok := r.BasicAuth(); !ok || user != Username || pass != h.Password {
+	if user, pass, ok := r.BasicAuth(); h.Password != "" && (!ok || user != Username || pass != h.Password) {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
@@ -182,7 +182,7 @@ type OCI struct {
 func NewOCI(t testing.TB) *OCI { return NewOCIWithPassword(t, Password) }
 
 // NewOCIWithPassword starts an empty registry requiring Username and
-// password.
+// password; an empty password serves anyone.
 func NewOCIWithPassword(t testing.TB, password string) *OCI {
 	t.Helper()
 	dir := t.TempDir()
@@ -196,7 +196,9 @@ func NewOCIWithPassword(t testing.TB, password string) *OCI {
 	}
 	cfg := &configuration.Configuration{}
 	cfg.Storage = configuration.Storage{"inmemory": configuration.Parameters{}}
-	cfg.Auth = configuration.Auth{"htpasswd": configuration.Parameters{"realm": "test", "path": htpasswd}}
+	if password != "" {
+		cfg.Auth = configuration.Auth{"htpasswd": configuration.Parameters{"realm": "test", "path": htpasswd}}
+	}
 	cfg.Log.AccessLog.Disabled = true
 	logrus.SetOutput(io.Discard) // the registry logs through logrus' standard logger
 	srv := httptest.NewUnstartedServer(handlers.NewApp(context.Background(), cfg))

@@ -1,5 +1,5 @@
-# Render a local chart with values composed as helmrelease_release composes
-# them, and a Kustomize post-renderer.
+# Render the chart beside this file with values composed as
+# helmrelease_release composes them, and a Kustomize post-renderer.
 data "helmrelease_template" "web" {
   name      = "web"
   namespace = "apps"
@@ -10,12 +10,13 @@ data "helmrelease_template" "web" {
 
   values = {
     replicaCount = 2
-    image        = { tag = "1.4.0" }
+    image        = { tag = "1.27.3" }
   }
   sensitive_values = yamlencode({ apiKey = var.api_key })
 
+  # Read from the cluster when they exist.
   values_from = [
-    { kind = "ConfigMap", name = "web-defaults" },
+    { kind = "ConfigMap", name = "web-defaults", optional = true },
     { kind = "Secret", name = "web-tls", values_key = "tls.crt", target_path = "tls.crt", optional = true },
   ]
 
@@ -23,40 +24,25 @@ data "helmrelease_template" "web" {
     kustomize = {
       patches = [{
         target = { kind = "Deployment", name = "web" }
-        patch  = jsonencode([{ op = "add", path = "/spec/template/spec/priorityClassName", value = "high" }])
+        patch  = jsonencode([{ op = "add", path = "/spec/template/spec/terminationGracePeriodSeconds", value = 60 }])
       }]
-      images = [{ name = "nginx", new_name = "registry.example.com/nginx" }]
+      images = [{ name = "nginx", new_name = "mirror.gcr.io/library/nginx" }]
     }
   }]
 }
 
-# A chart from a Helm repository, with credentials, extra values files of the
-# chart and provenance verification.
+# A chart from a Helm repository (add username and password for a private
+# one, values_files for extra values files of the chart, verify for
+# provenance).
 data "helmrelease_template" "podinfo" {
   name = "podinfo"
   chart = {
-    repository   = "https://charts.example.com/stable"
-    name         = "podinfo"
-    version      = "6.5.*"
-    username     = "reader"
-    password     = var.repository_password
-    values_files = ["values.yaml", "values-production.yaml"]
-    verify       = { keyring = "${path.module}/keys/release-team.gpg" }
-  }
-}
-
-# A chart from an OCI registry: the version gets "+<12 hex digits>" of the
-# manifest digest, so a tag pushed again is a new version. Credentials come
-# from the provider's `registries` list for this host when none are given.
-data "helmrelease_template" "cache" {
-  name = "cache"
-  chart = {
-    repository = "oci://registry.example.com/charts"
-    name       = "redis"
-    version    = ">=18.0.0 <19.0.0"
+    repository = var.chart_repository
+    name       = "podinfo"
+    version    = "6.*"
   }
 }
 
 output "objects" {
-  value = keys(data.helmrelease_template.web.resources)
+  value = concat(keys(data.helmrelease_template.web.resources), keys(data.helmrelease_template.podinfo.resources))
 }

@@ -1,23 +1,24 @@
 # Quickstart: a chart from a Helm repository, with values; plan shows the
-# objects the install creates, apply installs and waits for them.
+# objects the install creates, apply installs, waits for them and runs the
+# chart's tests.
 resource "helmrelease_release" "podinfo" {
   name      = "podinfo"
   namespace = "apps"
 
   chart = {
-    repository = "https://charts.example.com/stable"
+    repository = var.chart_repository
     name       = "podinfo"
-    version    = "6.5.*"
+    version    = "6.*"
   }
 
   values = {
     replicaCount = 2
+    ui           = { message = "Deployed by Terraform" }
     ingress = {
       enabled = true
-      hosts   = [{ host = "podinfo.example.com", paths = [{ path = "/", pathType = "Prefix" }] }]
+      hosts   = [{ host = "podinfo.example.com", paths = [{ path = "/", pathType = "ImplementationSpecific" }] }]
     }
   }
-  sensitive_values = yamlencode({ redis = { password = var.redis_password } })
 
   install = { create_namespace = true }
   test    = { enable = true }

@@ -1,17 +1,18 @@
 # Post-renderers: Kustomize patches and image overrides applied to what the
 # chart renders, in order, before common metadata and the origin labels.
-resource "helmrelease_release" "ingress" {
-  name      = "ingress"
-  namespace = "ingress"
-  chart     = { repository = "https://charts.example.com/stable", name = "ingress-nginx", version = "4.10.*" }
+resource "helmrelease_release" "podinfo" {
+  name      = "podinfo"
+  namespace = "apps"
+  chart     = { repository = var.chart_repository, name = "podinfo", version = "6.*" }
+  install   = { create_namespace = true }
 
   post_renderers = [{
     kustomize = {
       patches = [
         {
-          target = { kind = "Deployment", name = "ingress-ingress-nginx-controller" }
+          target = { kind = "Deployment", name = "podinfo" }
           patch = yamlencode([
-            { op = "add", path = "/spec/template/spec/priorityClassName", value = "system-cluster-critical" },
+            { op = "add", path = "/spec/template/spec/terminationGracePeriodSeconds", value = 60 },
           ])
         },
         {
@@ -19,13 +20,14 @@ resource "helmrelease_release" "ingress" {
             apiVersion = "v1"
             kind       = "Service"
             metadata = {
-              name        = "ingress-ingress-nginx-controller"
+              name        = "podinfo"
               annotations = { "service.beta.kubernetes.io/aws-load-balancer-type" = "nlb" }
             }
           })
         },
       ]
-      images = [{ name = "registry.k8s.io/ingress-nginx/controller", new_name = "mirror.example.com/ingress-nginx/controller" }]
+      # Pin the image whatever tag the chart version defaults to.
+      images = [{ name = "ghcr.io/stefanprodan/podinfo", new_tag = "6.7.1" }]
     }
   }]
 

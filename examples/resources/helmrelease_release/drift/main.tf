@@ -2,15 +2,16 @@
 # cluster; the plan shows drifted fields and deleted objects in `resources`,
 # and apply corrects them without a new Helm revision. Fields other
 # controllers own are ignored.
-resource "helmrelease_release" "web" {
-  name      = "web"
+resource "helmrelease_release" "podinfo" {
+  name      = "podinfo"
   namespace = "apps"
-  chart     = { repository = "https://charts.example.com/stable", name = "web", version = "3.x" }
+  chart     = { repository = var.chart_repository, name = "podinfo", version = "6.*" }
+  install   = { create_namespace = true }
 
   drift_detection = {
     mode = "enabled"
     ignore = [
-      # The HorizontalPodAutoscaler owns the replicas.
+      # A HorizontalPodAutoscaler owns the replicas.
       { paths = ["/spec/replicas"], target = { kind = "Deployment" } },
       # A webhook injects its CA into every webhook configuration.
       { paths = ["/webhooks/0/clientConfig/caBundle"], target = { kind = "ValidatingWebhookConfiguration|MutatingWebhookConfiguration" } },

@@ -1,0 +1,243 @@
+//go:build unix
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
+)
+
+// TestExamples: every example directory is validated, applied as written
+// against the local cluster (its chart repository variables pointed at a
+// test repository serving a podinfo of the same name and values), planned
+// again with no change, and destroyed. What an example says must exist
+// beforehand (a service account, a kubeconfig Secret, values objects,
+// releases to import) is created first.
+func TestExamples(t *testing.T) {
+	needMatrix(t)
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	podinfo := filepath.Join(filepath.Dir(file), "testdata", "charts", "podinfo")
+
+	repo := testrepo.NewHTTP(t)
+	repo.Password = "" // public, as the examples' default repository
+	oci := testrepo.NewOCIWithPassword(t, "")
+	for _, v := range []string{"6.5.4", "6.7.1"} {
+		repo.Add(t, testrepo.LoadChart(t, podinfo, v), nil)
+		oci.Push(t, testrepo.LoadChart(t, podinfo, v), nil)
+	}
+	newer := os.Getenv("HELMRELEASE_TEST_TERRAFORM_NEWER")
+
+	for _, ex := range []struct {
+		dir string
+		// newer: the example needs Terraform >= 1.12 or 1.14.
+		newer bool
+		// setup makes what the example says exists.
+		setup func(t *testing.T)
+		vars  []string
+		// query runs terraform query instead of apply.
+		query bool
+	}{
+		{dir: "examples/provider", vars: []string{"kubeconfig=" + cluster.Kubeconfig}},
+		{dir: "examples/resources/helmrelease_release"},
+		{dir: "examples/resources/helmrelease_release/drift"},
+		{dir: "examples/resources/helmrelease_release/post_renderers"},
+		{dir: "examples/resources/helmrelease_release/remediation"},
+		{dir: "examples/resources/helmrelease_release/values_from", setup: func(t *testing.T) {
+			create(t, "apps", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "podinfo-defaults"}, Data: map[string]string{"values.yaml": "ingress:\n  enabled: false\n"}})
+			create(t, "apps", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "podinfo-ui"}, StringData: map[string]string{"message": "from a Secret"}})
+		}},
+		{dir: "examples/resources/helmrelease_release/service_account", setup: func(t *testing.T) {
+			create(t, "team-a", &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "deployer"}})
+			create(t, "team-a", &rbacv1.Role{
+				ObjectMeta: metav1.ObjectMeta{Name: "deployer"},
+				Rules: []rbacv1.PolicyRule{{APIGroups: []string{"", "apps"}, Verbs: []string{"*"},
+					Resources: []string{"deployments", "replicasets", "services", "configmaps", "secrets", "pods", "pods/log"}}},
+			})
+			create(t, "team-a", &rbacv1.RoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: "deployer"},
+				RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "deployer"},
+				Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "deployer", Namespace: "team-a"}},
+			})
+		}},
+		{dir: "examples/resources/helmrelease_release/kube_config", setup: func(t *testing.T) {
+			kc, err := os.ReadFile(cluster.Kubeconfig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			create(t, "fleet", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "workload-1-kubeconfig"}, Data: map[string][]byte{"value": kc}})
+		}},
+		{dir: "examples/resources/helmrelease_release/import_blocks", newer: true, setup: func(t *testing.T) {
+			helmInstall(t, podinfo, "apps", "podinfo")
+			helmInstall(t, podinfo, "apps", "backend")
+		}},
+		{dir: "examples/resources/helmrelease_release/test_action", newer: true},
+		{dir: "examples/resources/helmrelease_release/query", newer: true, query: true, setup: func(t *testing.T) {
+			helmInstall(t, podinfo, "apps", "podinfo")
+		}},
+		{dir: "examples/data-sources/helmrelease_chart", vars: []string{"oci_repository=" + oci.URL, "oci_ca_file=" + oci.CAFile}},
+		{dir: "examples/data-sources/helmrelease_template"},
+		{dir: "examples/demo"},
+	} {
+		t.Run(strings.TrimPrefix(ex.dir, "examples/"), func(t *testing.T) {
+			for _, ns := range []string{"apps", "team-a", "fleet"} {
+				namespace(t, ns)
+			}
+			w := newWorkspace(t, "example")
+			copyDir(t, filepath.Join(root, ex.dir), w.dir)
+			if ex.newer {
+				if newer == "" {
+					t.Skip("needs a newer Terraform: set HELMRELEASE_TEST_TERRAFORM_NEWER")
+				}
+				w.bin = newer
+			}
+			w.env = []string{"KUBECONFIG=" + cluster.Kubeconfig}
+			var args []string
+			if strings.Contains(readAll(t, w.dir), "var.chart_repository") {
+				args = append(args, "-var", "chart_repository="+repo.URL)
+			}
+			for _, v := range ex.vars {
+				args = append(args, "-var", v)
+			}
+			if ex.setup != nil {
+				ex.setup(t)
+			}
+			w.must(0, "validate", "-no-color")
+			if ex.query {
+				res := w.must(0, append([]string{"query", "-no-color"}, args...)...)
+				if !has(res.stdout, "apps/podinfo") {
+					t.Errorf("the query lists no apps/podinfo:\n%s", res)
+				}
+				return
+			}
+			w.must(0, append([]string{"apply", "-auto-approve", "-input=false", "-no-color"}, args...)...)
+			w.must(0, append([]string{"plan", "-input=false", "-no-color", "-detailed-exitcode"}, args...)...)
+			w.must(0, append([]string{"destroy", "-auto-approve", "-input=false", "-no-color"}, args...)...)
+		})
+	}
+}
+
+// namespace makes sure ns exists and deletes it, with what is left in it,
+// after the test.
+func namespace(t *testing.T, ns string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := clientset.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		_ = clientset.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+		// The next example creates it again: wait until it is gone.
+		for ctx.Err() == nil {
+			if _, err := clientset.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
+}
+
+// create creates obj in ns.
+func create(t *testing.T, ns string, obj any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var err error
+	switch o := obj.(type) {
+	case *corev1.ConfigMap:
+		_, err = clientset.CoreV1().ConfigMaps(ns).Create(ctx, o, metav1.CreateOptions{})
+	case *corev1.Secret:
+		_, err = clientset.CoreV1().Secrets(ns).Create(ctx, o, metav1.CreateOptions{})
+	case *corev1.ServiceAccount:
+		_, err = clientset.CoreV1().ServiceAccounts(ns).Create(ctx, o, metav1.CreateOptions{})
+	case *rbacv1.Role:
+		_, err = clientset.RbacV1().Roles(ns).Create(ctx, o, metav1.CreateOptions{})
+	case *rbacv1.RoleBinding:
+		_, err = clientset.RbacV1().RoleBindings(ns).Create(ctx, o, metav1.CreateOptions{})
+	default:
+		t.Fatalf("create: unsupported %T", obj)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// helmInstall installs the chart at dir as `helm install` does.
+func helmInstall(t *testing.T, dir, ns, name string) {
+	t.Helper()
+	c, err := helm.NewClient(helm.ClientOptions{Getter: kube.NewGetter(restConfig, ns, ""), StorageNamespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := c.Install(ctx, testrepo.LoadChart(t, dir, "6.7.1"), nil, helm.InstallOptions{ReleaseName: name, Namespace: ns, Timeout: time.Minute, Wait: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// copyDir copies the files of src, and of its directories that are not
+// examples of their own (no .tf file), to dst.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		from, to := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())
+		if e.IsDir() {
+			if tfFiles, _ := filepath.Glob(filepath.Join(from, "*.tf")); len(tfFiles) > 0 {
+				continue
+			}
+			if err := os.MkdirAll(to, 0o750); err != nil {
+				t.Fatal(err)
+			}
+			copyDir(t, from, to)
+			continue
+		}
+		if strings.HasPrefix(e.Name(), "terraform.tfstate") || e.Name() == ".terraform.lock.hcl" {
+			continue
+		}
+		b, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// readAll is the text of the .tf files of dir.
+func readAll(t *testing.T, dir string) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.tf"))
+	var b strings.Builder
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(data)
+	}
+	return b.String()
+}
