@@ -233,7 +233,7 @@ func installAttribute() schema.SingleNestedAttribute {
 				Optional:            true,
 				Attributes: map[string]schema.Attribute{
 					"retries": schema.Int64Attribute{
-						MarkdownDescription: "Retries after a failed install within one apply; negative is unlimited (`retries`). Default: `0`.",
+						MarkdownDescription: "Retries after a failed install within one apply; negative is unlimited (`retries`): one apply then stops after 64 Helm actions with an error, and the next apply goes on from the recorded status. Default: `0`.",
 						Optional:            true,
 					},
 					"ignore_test_failures":   flagDefaultOf("Let failed tests pass after an install", "ignoreTestFailures", "`test.ignore_failures`"),
@@ -261,7 +261,7 @@ func upgradeAttribute() schema.SingleNestedAttribute {
 				Optional:            true,
 				Attributes: map[string]schema.Attribute{
 					"retries": schema.Int64Attribute{
-						MarkdownDescription: "Retries after a failed upgrade within one apply, each after the remediation; negative is unlimited (`retries`). Default: `0`.",
+						MarkdownDescription: "Retries after a failed upgrade within one apply, each after the remediation; negative is unlimited (`retries`): one apply then stops after 64 Helm actions with an error, and the next apply goes on from the recorded status. Default: `0`.",
 						Optional:            true,
 					},
 					"strategy": schema.StringAttribute{
