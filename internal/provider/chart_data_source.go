@@ -43,7 +43,7 @@ type chartDataModel struct {
 	PassCredentials       types.Bool   `tfsdk:"pass_credentials"`
 	ChartVersion          types.String `tfsdk:"chart_version"`
 	AppVersion            types.String `tfsdk:"app_version"`
-	Digest                types.String `tfsdk:"digest"`
+	ChartDigest           types.String `tfsdk:"chart_digest"`
 	URLs                  types.List   `tfsdk:"urls"`
 	Versions              types.List   `tfsdk:"versions"`
 }
@@ -90,10 +90,10 @@ func chartDataSchema() schema.Schema {
 				MarkdownDescription: "Version chosen; for OCI with `+<12 hex>` of the manifest digest, as in Flux.",
 				Computed:            true,
 			},
-			"app_version": schema.StringAttribute{MarkdownDescription: "App version of the chosen version.", Computed: true},
-			"digest":      schema.StringAttribute{MarkdownDescription: "SHA-256 of the chart archive (Helm repositories) or the manifest digest (OCI).", Computed: true},
-			"urls":        schema.ListAttribute{MarkdownDescription: "Download URLs of the chosen version (Helm repositories).", ElementType: types.StringType, Computed: true},
-			"versions":    schema.ListAttribute{MarkdownDescription: "Versions available, newest first.", ElementType: types.StringType, Computed: true},
+			"app_version":  schema.StringAttribute{MarkdownDescription: "App version of the chosen version.", Computed: true},
+			"chart_digest": schema.StringAttribute{MarkdownDescription: "SHA-256 of the chart archive (Helm repositories), or the OCI manifest digest; the resource's `chart_digest` for this version.", Computed: true},
+			"urls":         schema.ListAttribute{MarkdownDescription: "Download URLs of the chosen version (Helm repositories).", ElementType: types.StringType, Computed: true},
+			"versions":     schema.ListAttribute{MarkdownDescription: "Versions available, newest first.", ElementType: types.StringType, Computed: true},
 		},
 	}
 }
@@ -153,7 +153,7 @@ func (d *chartDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 	}
 	m.ChartVersion = types.StringValue(version)
 	m.AppVersion = types.StringValue(appVersion)
-	m.Digest = types.StringValue(digest)
+	m.ChartDigest = types.StringValue(digest)
 	m.ID = types.StringValue(fmt.Sprintf("%s/%s@%s", repo, m.Name.ValueString(), version))
 	urlList, diags := types.ListValueFrom(ctx, types.StringType, nonNil(urls))
 	resp.Diagnostics.Append(diags...)

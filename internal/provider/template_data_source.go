@@ -47,7 +47,7 @@ func templateSchema() schema.Schema {
 			"The cluster is read only for `values_from` and, when the provider is configured for one, for the Kubernetes version and API versions templates see (`.Capabilities`); otherwise Helm's defaults are used.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
-				MarkdownDescription: "`<target_namespace>/<release_name>`.",
+				MarkdownDescription: "`<namespace>/<release_name>`: the ID of a `helmrelease_release` of the same `name` and `namespace` (whose `storage_namespace` defaults to `namespace`).",
 				Computed:            true,
 			},
 			"name": schema.StringAttribute{
@@ -179,7 +179,9 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 		m.TargetNamespace = m.Namespace
 	}
 	m.ReleaseName = types.StringValue(reconcile.ReleaseName(m.ReleaseName.ValueString(), targetNamespace, m.Name.ValueString()))
-	m.ID = types.StringValue(m.TargetNamespace.ValueString() + "/" + m.ReleaseName.ValueString())
+	// As the ID of a helmrelease_release of the same name and namespace
+	// (its storage namespace defaults to the namespace).
+	m.ID = types.StringValue(m.Namespace.ValueString() + "/" + m.ReleaseName.ValueString())
 
 	red := newRedactor(d.data)
 	if m.Chart != nil {

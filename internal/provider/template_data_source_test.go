@@ -102,6 +102,8 @@ data "helmrelease_template" "t" {
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("namespace"), knownvalue.StringExact("default")),
 				statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("release_name"), knownvalue.StringExact("prod-web")),
+				// The ID a helmrelease_release of the same inputs has.
+				statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("id"), knownvalue.StringExact("default/prod-web")),
 				statecheck.ExpectKnownValue(tmpl, resourceAt("apps/v1/Deployment/prod/prod-web"), all(
 					objectField(1, "spec", "replicas"),
 					objectField("default", "metadata", "labels", postrender.OriginNamespaceLabel),
