@@ -197,9 +197,6 @@ func (r *releaseResource) saveSuspended(ctx context.Context, m *releaseModel, st
 	diags.Append(out.Set(ctx, m)...)
 }
 
-// reportRun turns the outcome of a run into diagnostics: the error with
-// Helm's log lines, and a warning saying what failed and how it was
-// remediated when remediation happened.
 // runKind is what an apply did to the resource, which decides the remedy
 // of a failure.
 type runKind int
@@ -213,6 +210,9 @@ const (
 	runNotCreated
 )
 
+// reportRun turns the outcome of a run into diagnostics: the error with
+// Helm's log lines, and a warning saying what failed and how it was
+// remediated when remediation happened.
 func reportRun(diags *diag.Diagnostics, id string, actions []reconcile.ActionRecord, err error, kind runKind) {
 	remediated := false
 	var steps []string
