@@ -2,13 +2,14 @@
 // releases of one chart from a Helm repository with a ≈20 MB index, on the
 // local test cluster (or the one HELMRELEASE_TEST_KUBECONFIG names), with
 // drift detection on. For each N it times `terraform apply`, a `terraform
-// plan` with no change and one with a value changed, and reports the
-// provider's peak RSS, the index downloads and the API requests per
-// release; beside it, the Helm SDK installing the same releases one after
-// another as `helm upgrade --install --repo … --wait` does (each loading the
-// whole index).
+// plan` with no change and one with a value changed, and `terraform
+// destroy`, and reports the provider's peak RSS, the index downloads and
+// the API requests per release; beside it, the floor (the same plan of N
+// `terraform_data` resources: what Terraform itself costs) and the Helm
+// SDK installing the same releases one after another as `helm upgrade
+// --install --repo … --wait` does (each loading the whole index).
 //
-//	go run ./internal/planbench -n 1,10,30
+//	go run ./internal/planbench -n 1,10,30 [-parallelism 10]
 //
 // Run it from the repository root; it needs terraform on PATH.
 package main
@@ -48,6 +49,7 @@ const chartDir = "internal/provider/testdata/charts/web"
 
 func main() {
 	counts := flag.String("n", "1,10,30", "numbers of releases, comma-separated")
+	parallelism := flag.Int("parallelism", 10, "terraform's -parallelism (its default is 10)")
 	helmChild := flag.Int("helm-child", 0, "internal: install this many releases with the Helm SDK and print the peak RSS")
 	repoURL := flag.String("repo", "", "internal: repository of -helm-child")
 	kubeconfig := flag.String("kubeconfig", "", "internal: cluster of -helm-child")
@@ -57,7 +59,7 @@ func main() {
 	if *helmChild > 0 {
 		err = helmInstalls(*helmChild, *repoURL, *kubeconfig, *namespace)
 	} else {
-		err = run(*counts)
+		err = run(*counts, *parallelism)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "planbench:", err)
@@ -65,7 +67,7 @@ func main() {
 	}
 }
 
-func run(counts string) error {
+func run(counts string, parallelism int) error {
 	if _, err := os.Stat("go.mod"); err != nil {
 		return errors.New("run from the repository root")
 	}
@@ -116,14 +118,32 @@ func run(counts string) error {
 			return err
 		}
 		tf := terraform{ctx: ctx, dir: dir, rc: rc, provider: provider, srv: srv, api: api}
+		par := fmt.Sprintf("-parallelism=%d", parallelism)
+		// The floor: what Terraform itself costs to plan N resources.
+		floorDir := filepath.Join(work, fmt.Sprintf("floor%d", n))
+		if err := os.MkdirAll(floorDir, 0o750); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(floorDir, "main.tf"), fmt.Appendf(nil, "resource \"terraform_data\" \"r\" {\n  count = %d\n  input = \"web-${count.index}\"\n}\n", n), 0o600); err != nil {
+			return err
+		}
+		floor := terraform{ctx: ctx, dir: floorDir, rc: rc, provider: provider, srv: srv, api: api}
+		if _, err := floor.run([]string{"apply", "-auto-approve", "-input=false", par}, 0); err != nil {
+			return fmt.Errorf("terraform_data floor: %w", err)
+		}
+		m, err := floor.run([]string{"plan", "-input=false", "-detailed-exitcode", par}, 0)
+		if err != nil {
+			return fmt.Errorf("terraform_data floor: %w", err)
+		}
+		fmt.Printf("%-5d %-22s %10s %14s %16s %14s\n", n, "plan, terraform_data", m.wall.Round(10*time.Millisecond), "", "", "")
 		for _, step := range []struct {
 			name string
 			args []string
 			exit int
 		}{
-			{"apply (install)", []string{"apply", "-auto-approve", "-input=false"}, 0},
-			{"plan, no change", []string{"plan", "-input=false", "-detailed-exitcode"}, 0},
-			{"plan, one value", []string{"plan", "-input=false", "-detailed-exitcode", "-var", "message=changed"}, 2},
+			{"apply (install)", []string{"apply", "-auto-approve", "-input=false", par}, 0},
+			{"plan, no change", []string{"plan", "-input=false", "-detailed-exitcode", par}, 0},
+			{"plan, one value", []string{"plan", "-input=false", "-detailed-exitcode", "-var", "message=changed", par}, 2},
 		} {
 			m, err := tf.run(step.args, step.exit)
 			if err != nil {
@@ -136,9 +156,11 @@ func run(counts string) error {
 			return fmt.Errorf("helm SDK installs of %d releases: %w", n, err)
 		}
 		fmt.Printf("%-5d %-22s %10s %11.1f MB %16d %14s\n", n, "Helm SDK installs", h.wall.Round(10*time.Millisecond), float64(h.rss)/(1<<20), h.downloads, "")
-		if _, err := tf.run([]string{"destroy", "-auto-approve", "-input=false"}, 0); err != nil {
+		d, err := tf.run([]string{"destroy", "-auto-approve", "-input=false", par}, 0)
+		if err != nil {
 			return fmt.Errorf("destroying %d releases: %w", n, err)
 		}
+		fmt.Printf("%-5d %-22s %10s %11.1f MB %16d %14.1f\n", n, "destroy", d.wall.Round(10*time.Millisecond), float64(d.rss)/(1<<20), d.downloads, d.requests/float64(n))
 	}
 	return nil
 }
