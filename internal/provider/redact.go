@@ -30,7 +30,8 @@ const minRedacted = 6
 // the chart repository password, and the provider's registry passwords,
 // token and client key.
 type redactor struct {
-	secrets []string
+	secrets  []string
+	replacer *strings.Replacer // of secrets; nil until needed
 }
 
 // newRedactor starts with the provider's own secrets.
@@ -131,6 +132,7 @@ func (r *redactor) finish(ctx context.Context, out *tfsdk.State, diags *diag.Dia
 func (r *redactor) add(s string) {
 	if len(s) >= minRedacted && !slices.Contains(r.secrets, s) {
 		r.secrets = append(r.secrets, s)
+		r.replacer = nil
 	}
 }
 
@@ -147,13 +149,16 @@ func (r *redactor) text(s string) string {
 	if len(r.secrets) == 0 || s == "" {
 		return s
 	}
-	sorted := slices.Clone(r.secrets)
-	slices.SortFunc(sorted, func(a, b string) int { return len(b) - len(a) })
-	pairs := make([]string, 0, 2*len(sorted))
-	for _, secret := range sorted {
-		pairs = append(pairs, secret, redactedText)
+	if r.replacer == nil {
+		sorted := slices.Clone(r.secrets)
+		slices.SortFunc(sorted, func(a, b string) int { return len(b) - len(a) })
+		pairs := make([]string, 0, 2*len(sorted))
+		for _, secret := range sorted {
+			pairs = append(pairs, secret, redactedText)
+		}
+		r.replacer = strings.NewReplacer(pairs...)
 	}
-	return strings.NewReplacer(pairs...).Replace(s)
+	return r.replacer.Replace(s)
 }
 
 // context masks the secrets in everything logged with the context returned

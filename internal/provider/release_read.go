@@ -40,10 +40,6 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 		return
 	}
 	red := r.redactorFor(ctx, &m, writeOnly{})
-	if !isEmpty(m.ValuesFrom) {
-		// Only for the strings of the Secrets: errors are the plan's.
-		r.composeValues(ctx, &m, writeOnly{}, red, &diag.Diagnostics{})
-	}
 	ctx = red.context(ctx)
 	defer red.finish(ctx, &resp.State, &resp.Diagnostics)
 	spec := m.spec(ctx, &resp.Diagnostics)
@@ -62,6 +58,12 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 		resp.Diagnostics.AddError(summary,
 			fmt.Sprintf("Reading release %s from Helm storage failed: %s.\n\nThe state is kept as it is; check that the cluster is reachable and the provider's credentials may read Secrets in namespace %q, then refresh again.", m.ID.ValueString(), err, spec.GetStorageNamespace()))
 		return
+	}
+	if latest != nil && latest.Info.Status != release.StatusDeployed && !isEmpty(m.ValuesFrom) {
+		// Only a release that is not deployed carries an error in its
+		// description, which may quote values read from Secrets: read
+		// them for their strings (their errors are the plan's).
+		r.composeValues(ctx, &m, writeOnly{}, red, &diag.Diagnostics{})
 	}
 	if importing {
 		r.readImported(ctx, &m, e, latest, resp)
