@@ -5,9 +5,12 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log"
 	"os"
+	"path/filepath"
 	debugpkg "runtime/debug"
+	"runtime/pprof"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
@@ -22,6 +25,11 @@ var version = "dev"
 // parallel, and without a limit the heap grows to twice what is live.
 const memoryLimit = 96 << 20
 
+// profileDirEnv names a directory where each provider process writes its
+// CPU profile (cpu-<pid>.pprof) and, when it exits, its heap profile
+// (heap-<pid>.pprof): what planbench -profile reads.
+const profileDirEnv = "HELMRELEASE_PROFILE_DIR"
+
 func main() {
 	var debug bool
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
@@ -29,13 +37,66 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debugpkg.SetMemoryLimit(memoryLimit)
 	}
+	if !debug {
+		quietUnreadLogs()
+	}
+	stop := func() {}
+	if dir := os.Getenv(profileDirEnv); dir != "" {
+		var err error
+		if stop, err = startProfiles(dir); err != nil {
+			log.Fatal(err.Error())
+		}
+	}
 
 	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
 		Address:         "registry.terraform.io/helmrelease/helmrelease",
 		Debug:           debug,
 		ProtocolVersion: 6,
 	})
+	stop()
 	if err != nil {
 		log.Fatal(err.Error())
 	}
+}
+
+// quietUnreadLogs turns the SDK's and the provider's loggers off when
+// Terraform will drop their lines: it reads a provider's log only with
+// TF_LOG or TF_LOG_PROVIDER set, and its environment is the provider's.
+// Otherwise the SDK logs every request at trace level, JSON-encoded for
+// Terraform to decode and discard: a tenth of a no-change plan's CPU.
+// TF_LOG_SDK* and TF_LOG_PROVIDER_HELMRELEASE set by hand still win.
+func quietUnreadLogs() {
+	for _, v := range []string{"TF_LOG", "TF_LOG_PROVIDER"} {
+		if os.Getenv(v) != "" {
+			return
+		}
+	}
+	for _, v := range []string{"TF_LOG_SDK", "TF_LOG_PROVIDER_HELMRELEASE"} {
+		if _, set := os.LookupEnv(v); !set {
+			_ = os.Setenv(v, "off")
+		}
+	}
+}
+
+// startProfiles starts the CPU profile in dir; stop ends it and writes
+// the heap profile.
+func startProfiles(dir string) (stop func(), err error) {
+	pid := os.Getpid()
+	cpu, err := os.Create(filepath.Join(dir, fmt.Sprintf("cpu-%d.pprof", pid)))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", profileDirEnv, err)
+	}
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		return nil, fmt.Errorf("%s: starting the CPU profile: %w", profileDirEnv, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = cpu.Close()
+		heap, err := os.Create(filepath.Join(dir, fmt.Sprintf("heap-%d.pprof", pid)))
+		if err != nil {
+			return
+		}
+		_ = pprof.Lookup("allocs").WriteTo(heap, 0)
+		_ = heap.Close()
+	}, nil
 }

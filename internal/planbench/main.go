@@ -6,10 +6,10 @@
 // destroy`, and reports the provider's peak RSS, the index downloads and
 // the API requests per release; beside it, the floor (the same plan of N
 // `terraform_data` resources: what Terraform itself costs) and the Helm
-// SDK installing the same releases one after another as `helm upgrade
-// --install --repo … --wait` does (each loading the whole index).
+// SDK installing the same releases as `helm upgrade --install --repo …
+// --wait` does (each loading the whole index), -parallelism at once.
 //
-//	go run ./internal/planbench -n 1,10,30 [-parallelism 10]
+//	go run ./internal/planbench -n 1,10,30 [-parallelism 10] [-profile DIR] [-skip-helm]
 //
 // Run it from the repository root; it needs terraform on PATH.
 package main
@@ -25,17 +25,23 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/provenance"
 	"helm.sh/helm/v3/pkg/repo"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
@@ -50,16 +56,18 @@ const chartDir = "internal/provider/testdata/charts/web"
 func main() {
 	counts := flag.String("n", "1,10,30", "numbers of releases, comma-separated")
 	parallelism := flag.Int("parallelism", 10, "terraform's -parallelism (its default is 10)")
+	profile := flag.String("profile", "", "write the provider's CPU and heap profiles of each no-change plan to this directory (n<N>/cpu-<pid>.pprof, heap-<pid>.pprof)")
 	helmChild := flag.Int("helm-child", 0, "internal: install this many releases with the Helm SDK and print the peak RSS")
+	skipHelm := flag.Bool("skip-helm", false, "leave out the Helm SDK installs")
 	repoURL := flag.String("repo", "", "internal: repository of -helm-child")
 	kubeconfig := flag.String("kubeconfig", "", "internal: cluster of -helm-child")
 	namespace := flag.String("namespace", "", "internal: namespace of -helm-child")
 	flag.Parse()
 	var err error
 	if *helmChild > 0 {
-		err = helmInstalls(*helmChild, *repoURL, *kubeconfig, *namespace)
+		err = helmInstalls(*helmChild, *parallelism, *repoURL, *kubeconfig, *namespace)
 	} else {
-		err = run(*counts, *parallelism)
+		err = run(*counts, *parallelism, *profile, *skipHelm)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "planbench:", err)
@@ -67,7 +75,7 @@ func main() {
 	}
 }
 
-func run(counts string, parallelism int) error {
+func run(counts string, parallelism int, profile string, skipHelm bool) error {
 	if _, err := os.Stat("go.mod"); err != nil {
 		return errors.New("run from the repository root")
 	}
@@ -102,8 +110,8 @@ func run(counts string, parallelism int) error {
 		return err
 	}
 
-	fmt.Printf("index %.1f MB; times are wall clock, RSS the provider's peak (VmHWM), API requests per release net of the cluster's idle rate\n\n", float64(srv.indexSize)/(1<<20))
-	fmt.Printf("%-5s %-22s %10s %14s %16s %14s\n", "N", "run", "wall", "peak RSS", "index downloads", "API req/rel")
+	fmt.Printf("index %.1f MB; %d CPUs; wall clock, CPU time of terraform and the provider together, the provider's peak RSS (VmHWM), API requests per release net of the cluster's idle rate\n\n", float64(srv.indexSize)/(1<<20), runtime.NumCPU())
+	fmt.Printf("%-5s %-22s %10s %10s %14s %16s %14s\n", "N", "run", "wall", "CPU", "peak RSS", "index downloads", "API req/rel")
 	for _, f := range strings.Split(counts, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
@@ -118,6 +126,15 @@ func run(counts string, parallelism int) error {
 			return err
 		}
 		tf := terraform{ctx: ctx, dir: dir, rc: rc, provider: provider, srv: srv, api: api}
+		var profileDir string
+		if profile != "" {
+			if profileDir, err = filepath.Abs(filepath.Join(profile, fmt.Sprintf("n%d", n))); err != nil {
+				return err
+			}
+			if err := os.MkdirAll(profileDir, 0o750); err != nil {
+				return err
+			}
+		}
 		par := fmt.Sprintf("-parallelism=%d", parallelism)
 		// The floor: what Terraform itself costs to plan N resources.
 		floorDir := filepath.Join(work, fmt.Sprintf("floor%d", n))
@@ -135,32 +152,37 @@ func run(counts string, parallelism int) error {
 		if err != nil {
 			return fmt.Errorf("terraform_data floor: %w", err)
 		}
-		fmt.Printf("%-5d %-22s %10s %14s %16s %14s\n", n, "plan, terraform_data", m.wall.Round(10*time.Millisecond), "", "", "")
+		fmt.Printf("%-5d %-22s %10s %10s %14s %16s %14s\n", n, "plan, terraform_data", m.wall.Round(10*time.Millisecond), m.cpu.Round(10*time.Millisecond), "", "", "")
 		for _, step := range []struct {
-			name string
-			args []string
-			exit int
+			name    string
+			args    []string
+			exit    int
+			profile string
 		}{
-			{"apply (install)", []string{"apply", "-auto-approve", "-input=false", par}, 0},
-			{"plan, no change", []string{"plan", "-input=false", "-detailed-exitcode", par}, 0},
-			{"plan, one value", []string{"plan", "-input=false", "-detailed-exitcode", "-var", "message=changed", par}, 2},
+			{"apply (install)", []string{"apply", "-auto-approve", "-input=false", par}, 0, ""},
+			{"plan, no change", []string{"plan", "-input=false", "-detailed-exitcode", par}, 0, profileDir},
+			{"plan, one value", []string{"plan", "-input=false", "-detailed-exitcode", "-var", "message=changed", par}, 2, ""},
 		} {
-			m, err := tf.run(step.args, step.exit)
+			t := tf
+			t.profileDir = step.profile
+			m, err := t.run(step.args, step.exit)
 			if err != nil {
 				return fmt.Errorf("%s with %d releases: %w", step.name, n, err)
 			}
-			fmt.Printf("%-5d %-22s %10s %11.1f MB %16d %14.1f\n", n, step.name, m.wall.Round(10*time.Millisecond), float64(m.rss)/(1<<20), m.downloads, m.requests/float64(n))
+			fmt.Printf("%-5d %-22s %10s %10s %11.1f MB %16d %14.1f\n", n, step.name, m.wall.Round(10*time.Millisecond), m.cpu.Round(10*time.Millisecond), float64(m.rss)/(1<<20), m.downloads, m.requests/float64(n))
 		}
-		h, err := helmBaseline(ctx, n, srv.URL, kc)
-		if err != nil {
-			return fmt.Errorf("helm SDK installs of %d releases: %w", n, err)
+		if !skipHelm {
+			h, err := helmBaseline(ctx, n, parallelism, srv.URL, kc)
+			if err != nil {
+				return fmt.Errorf("helm SDK installs of %d releases: %w", n, err)
+			}
+			fmt.Printf("%-5d %-22s %10s %10s %11.1f MB %16d %14s\n", n, "Helm SDK installs", h.wall.Round(10*time.Millisecond), h.cpu.Round(10*time.Millisecond), float64(h.rss)/(1<<20), h.downloads, "")
 		}
-		fmt.Printf("%-5d %-22s %10s %11.1f MB %16d %14s\n", n, "Helm SDK installs", h.wall.Round(10*time.Millisecond), float64(h.rss)/(1<<20), h.downloads, "")
 		d, err := tf.run([]string{"destroy", "-auto-approve", "-input=false", par}, 0)
 		if err != nil {
 			return fmt.Errorf("destroying %d releases: %w", n, err)
 		}
-		fmt.Printf("%-5d %-22s %10s %11.1f MB %16d %14.1f\n", n, "destroy", d.wall.Round(10*time.Millisecond), float64(d.rss)/(1<<20), d.downloads, d.requests/float64(n))
+		fmt.Printf("%-5d %-22s %10s %10s %11.1f MB %16d %14.1f\n", n, "destroy", d.wall.Round(10*time.Millisecond), d.cpu.Round(10*time.Millisecond), float64(d.rss)/(1<<20), d.downloads, d.requests/float64(n))
 	}
 	return nil
 }
@@ -196,6 +218,7 @@ resource "helmrelease_release" "r" {
 
 type measure struct {
 	wall      time.Duration
+	cpu       time.Duration // terraform's and the provider's, user and system
 	rss       int64
 	downloads int64
 	requests  float64
@@ -206,6 +229,7 @@ type terraform struct {
 	dir, rc, provider string
 	srv               *repository
 	api               *apiCounter
+	profileDir        string // where the provider writes its profiles, if set
 }
 
 // run runs terraform, polling the provider processes' peak RSS.
@@ -213,6 +237,9 @@ func (t terraform) run(args []string, wantExit int) (measure, error) {
 	cmd := exec.CommandContext(t.ctx, "terraform", args...)
 	cmd.Dir = t.dir
 	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+t.rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
+	if t.profileDir != "" {
+		cmd.Env = append(cmd.Env, "HELMRELEASE_PROFILE_DIR="+t.profileDir)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	downloads := t.srv.IndexDownloads.Load()
@@ -225,6 +252,11 @@ func (t terraform) run(args []string, wantExit int) (measure, error) {
 	err = cmd.Run()
 	wall := time.Since(start)
 	rss := poll.stop()
+	var cpu time.Duration
+	if cmd.ProcessState != nil {
+		// wait4's usage of terraform includes the providers it waited for.
+		cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
 	code := 0
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
@@ -241,6 +273,7 @@ func (t terraform) run(args []string, wantExit int) (measure, error) {
 	}
 	return measure{
 		wall:      wall,
+		cpu:       cpu,
 		rss:       rss,
 		downloads: t.srv.IndexDownloads.Load() - downloads,
 		requests:  max(0, after-requests-t.api.idleRate*wall.Seconds()),
@@ -380,20 +413,20 @@ func (c *apiCounter) total() (float64, error) {
 
 // helmBaseline runs the Helm SDK installs in a child process of this
 // command, so that its peak RSS is theirs alone.
-func helmBaseline(ctx context.Context, n int, repoURL, kubeconfig string) (measure, error) {
+func helmBaseline(ctx context.Context, n, parallelism int, repoURL, kubeconfig string) (measure, error) {
 	ns := fmt.Sprintf("planbench-helm-%d", n)
 	self, err := os.Executable()
 	if err != nil {
 		return measure{}, err
 	}
 	start := time.Now()
-	out, err := exec.CommandContext(ctx, self, "-helm-child", strconv.Itoa(n), "-repo", repoURL, "-kubeconfig", kubeconfig, "-namespace", ns).CombinedOutput()
+	child := exec.CommandContext(ctx, self, "-helm-child", strconv.Itoa(n), "-parallelism", strconv.Itoa(parallelism), "-repo", repoURL, "-kubeconfig", kubeconfig, "-namespace", ns)
+	out, err := child.CombinedOutput()
 	wall := time.Since(start)
 	if err != nil {
 		return measure{}, fmt.Errorf("%w: %s", err, out)
 	}
-	var m measure
-	m.wall = wall
+	m := measure{wall: wall, cpu: child.ProcessState.UserTime() + child.ProcessState.SystemTime()}
 	for line := range strings.Lines(string(out)) {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "peak-rss "); ok {
 			m.rss, _ = strconv.ParseInt(v, 10, 64)
@@ -420,14 +453,10 @@ func helmBaseline(ctx context.Context, n int, repoURL, kubeconfig string) (measu
 }
 
 // helmInstalls is `helm upgrade --install web-<i> web --repo <url> --wait`
-// n times: each downloads the index, loads it whole, fetches the chart and
-// installs it.
-func helmInstalls(n int, repoURL, kubeconfig, namespace string) error {
+// n times, parallelism at once as Terraform runs resources: each downloads
+// the index, loads it whole, fetches the chart and installs it.
+func helmInstalls(n, parallelism int, repoURL, kubeconfig, namespace string) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return err
-	}
-	c, err := helm.NewClient(helm.ClientOptions{Getter: kube.NewGetter(cfg, namespace, ""), StorageNamespace: namespace})
 	if err != nil {
 		return err
 	}
@@ -437,35 +466,63 @@ func helmInstalls(n int, repoURL, kubeconfig, namespace string) error {
 	}
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
+	if err := createNamespace(ctx, cfg, namespace); err != nil {
+		return err
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(parallelism)
 	for i := range n {
-		indexFile := filepath.Join(dir, "index.yaml")
-		if err := fetch(ctx, repoURL+"/index.yaml", indexFile); err != nil {
+		g.Go(func() error {
+			c, err := helm.NewClient(helm.ClientOptions{Getter: kube.NewGetter(cfg, namespace, ""), StorageNamespace: namespace})
+			if err != nil {
+				return err
+			}
+			indexFile := filepath.Join(dir, fmt.Sprintf("index-%d.yaml", i))
+			if err := fetch(ctx, repoURL+"/index.yaml", indexFile); err != nil {
+				return err
+			}
+			idx, err := repo.LoadIndexFile(indexFile)
+			if err != nil {
+				return err
+			}
+			v, err := idx.Get("web", "1.x")
+			if err != nil {
+				return err
+			}
+			archive := filepath.Join(dir, fmt.Sprintf("web-%d.tgz", i))
+			if err := fetch(ctx, repoURL+"/"+v.URLs[0], archive); err != nil {
+				return err
+			}
+			ch, err := loader.Load(archive)
+			if err != nil {
+				return err
+			}
+			_, err = c.Install(ctx, ch, map[string]any{"message": "hello"}, helm.InstallOptions{
+				ReleaseName: fmt.Sprintf("web-%d", i), Namespace: namespace, Timeout: 5 * time.Minute, Wait: true,
+			})
 			return err
-		}
-		idx, err := repo.LoadIndexFile(indexFile)
-		if err != nil {
-			return err
-		}
-		v, err := idx.Get("web", "1.x")
-		if err != nil {
-			return err
-		}
-		archive := filepath.Join(dir, "web.tgz")
-		if err := fetch(ctx, repoURL+"/"+v.URLs[0], archive); err != nil {
-			return err
-		}
-		ch, err := loader.Load(archive)
-		if err != nil {
-			return err
-		}
-		if _, err := c.Install(ctx, ch, map[string]any{"message": "hello"}, helm.InstallOptions{
-			ReleaseName: fmt.Sprintf("web-%d", i), Namespace: namespace, Timeout: 5 * time.Minute, Wait: true, CreateNamespace: true,
-		}); err != nil {
-			return err
-		}
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	fmt.Printf("downloads %d\npeak-rss %d\n", n, testrepo.PeakRSS("/proc/self/status"))
 	return nil
+}
+
+// createNamespace creates the namespace of the Helm installs once, as
+// `kubectl create namespace` before them would: concurrent installs with
+// --create-namespace race to create it.
+func createNamespace(ctx context.Context, cfg *rest.Config, name string) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	_, err = cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
 }
 
 func fetch(ctx context.Context, url, path string) error {

@@ -95,7 +95,9 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 	if cur := st.Latest(); cur != nil {
 		want.ChartName = cur.ChartName
 	}
+	loadInSync(ctx, req.Private, e, &resp.Diagnostics)
 	state, err := reconcile.DetermineReleaseState(ctx, latest, st, want, e.DriftDetector(spec))
+	saveInSync(ctx, resp.Private, e, &resp.Diagnostics)
 	if err != nil {
 		resp.Diagnostics.AddWarning("Release not fully refreshed",
 			fmt.Sprintf("helmrelease_release %s: %s.\n\nThe state is kept as it is.", m.ID.ValueString(), err))

@@ -47,7 +47,9 @@ func (e *Engine) DriftDetector(s *Spec) DriftDetector {
 // DetectDrift compares each object of the release manifest with the
 // cluster: a server-side dry-run apply of the object, normalised, against
 // the live object, ignore rules applied. It reads only. Objects are
-// compared concurrently, in bounded number.
+// compared concurrently, in bounded number; objects the engine's
+// InSyncRecord found in sync at their present resourceVersion are not
+// compared again. The record of this detection replaces it.
 func (e *Engine) DetectDrift(ctx context.Context, rel *release.Release, ignore []IgnoreRule) (*DriftReport, error) {
 	c, err := e.controllerClient()
 	if err != nil {
@@ -81,11 +83,20 @@ func (e *Engine) DetectDrift(ctx context.Context, rel *release.Release, ignore [
 	}
 	exclusion := ssajsondiff.ExclusionSelector{DriftExclusionKey: "disabled", FluxDriftExclusionKey: "disabled"}
 
+	basis := inSyncBasis(rel, ignore)
+	inSync := map[string]string{}
+	if prev := e.InSync(); prev != nil && prev.Basis == basis {
+		inSync = e.unchangedSince(ctx, prev, objs, mapper)
+	}
+	skipped := len(inSync)
 	report := &DriftReport{}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(driftConcurrency)
 	for _, o := range objs {
+		if _, ok := inSync[o.Key]; ok {
+			continue
+		}
 		g.Go(func() error {
 			var paths ssajsondiff.IgnorePaths
 			for sel, p := range compiled {
@@ -99,19 +110,30 @@ func (e *Engine) DetectDrift(ctx context.Context, rel *release.Release, ignore [
 				return fmt.Errorf("comparing %s with the cluster: %w", o.Key, err)
 			}
 			drift, ok, err := objectDrift(o.Key, o.Object, diff, e.SecretHashKey)
-			if err != nil || !ok {
+			if err != nil {
 				return err
 			}
 			mu.Lock()
+			defer mu.Unlock()
+			if !ok {
+				if diff.Type == ssajsondiff.DiffTypeNone && diff.ClusterObject != nil {
+					inSync[o.Key] = diff.ClusterObject.GetResourceVersion()
+				}
+				return nil
+			}
 			report.Objects = append(report.Objects, drift)
 			report.diffs = append(report.diffs, diff)
-			mu.Unlock()
 			return nil
 		})
 	}
 	err = g.Wait()
 	sort.Slice(report.Objects, func(i, j int) bool { return report.Objects[i].Key < report.Objects[j].Key })
-	return report, err
+	if err != nil {
+		return report, err
+	}
+	e.logger().Debug("drift detection", "release", describe(rel), "objects", len(objs), "unchanged since compared", skipped, "drifted", len(report.Objects))
+	e.setInSync(&InSyncRecord{Basis: basis, Versions: inSync})
+	return report, nil
 }
 
 func (e *Engine) controllerClient() (client.Client, error) {

@@ -78,6 +78,8 @@ type Engine struct {
 
 	mu       sync.Mutex
 	observed []observation
+	// inSync is the record of the newest drift detection.
+	inSync *InSyncRecord
 	// written are the revisions this engine wrote, by "<name>.v<version>":
 	// a pending one among them is no other operation's lock.
 	written map[string]bool

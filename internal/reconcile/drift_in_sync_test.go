@@ -1,0 +1,154 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
+)
+
+// dryRuns records the paths of the server-side dry-run applies sent
+// through a REST config.
+type dryRuns struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (d *dryRuns) wrap(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodPatch && r.URL.Query().Get("dryRun") == "All" {
+				d.mu.Lock()
+				d.paths = append(d.paths, r.URL.Path)
+				d.mu.Unlock()
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	return cfg
+}
+
+// take returns the names of the objects dry-run since the last call.
+func (d *dryRuns) take() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var names []string
+	for _, p := range d.paths {
+		names = append(names, p[strings.LastIndex(p, "/")+1:])
+	}
+	d.paths = nil
+	slices.Sort(names)
+	return names
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// An object is compared again only when it was written since drift
+// detection last found it in sync; out-of-band changes and deletions are
+// still seen, and a record of other ignore rules or of another engine's
+// detection (kept as JSON, as the provider keeps it) is honoured only for
+// the same basis.
+func TestDriftDetectionSkipsUnchangedObjects(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	s := f.spec(func(s *Spec) { s.Drift.Mode = DriftEnabled })
+	if err := f.engine.Reconcile(ctx, &Request{Spec: s, Chart: driftChart(), Values: map[string]any{"replicas": 1}, Status: &Status{}}, f.engine.DriftDetector(s)); err != nil {
+		t.Fatal(err)
+	}
+	var seen dryRuns
+	e := &Engine{Kube: kube.NewGetter(seen.wrap(testRESTConfig), f.ns, ""), Helm: f.engine.Helm, Logs: helm.NewLogBuffer(helm.DefaultLogLines, nil)}
+	detect := func(e *Engine, ignore []IgnoreRule) []string {
+		t.Helper()
+		r, err := e.DetectDrift(ctx, f.latest(), ignore)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var drifted []string
+		for _, o := range r.Objects {
+			drifted = append(drifted, o.Key)
+		}
+		return drifted
+	}
+	// The Deployment's status (and so its resourceVersion) may change
+	// while its pods start: only the ConfigMap and the Secret are sure to
+	// be left alone.
+	stable := func(names []string) []string {
+		return slices.DeleteFunc(names, func(n string) bool { return n == "app" })
+	}
+
+	if d := detect(e, nil); len(d) > 0 {
+		t.Fatalf("drift right after install: %v", d)
+	}
+	if got := stable(seen.take()); !slices.Equal(got, []string{"app-config", "app-secret"}) {
+		t.Fatalf("first detection dry-ran %v, want every object", got)
+	}
+	if d := detect(e, nil); len(d) > 0 {
+		t.Fatalf("drift without a change: %v", d)
+	}
+	if got := stable(seen.take()); len(got) > 0 {
+		t.Errorf("unchanged objects dry-run again: %v", got)
+	}
+
+	// Written out of band: compared again, and the drift seen.
+	if _, err := f.cs.CoreV1().ConfigMaps(f.ns).Patch(ctx, "app-config", types.MergePatchType, []byte(`{"data":{"greeting":"changed"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if d := detect(e, nil); !slices.Equal(d, []string{"v1/ConfigMap/" + f.ns + "/app-config"}) {
+		t.Errorf("drift after editing the ConfigMap: %v", d)
+	}
+	if got := stable(seen.take()); !slices.Equal(got, []string{"app-config"}) {
+		t.Errorf("after editing the ConfigMap, dry-ran %v, want just it", got)
+	}
+	// Still drifted: a drifted object is never recorded as in sync.
+	if d := detect(e, nil); len(d) != 1 {
+		t.Errorf("drift reported once only: %v", d)
+	}
+	seen.take()
+
+	// Deleted: missing.
+	if err := f.cs.CoreV1().Secrets(f.ns).Delete(ctx, "app-secret", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if d := detect(e, nil); !slices.Contains(d, "v1/Secret/"+f.ns+"/app-secret") {
+		t.Errorf("deleted Secret not reported: %v", d)
+	}
+	seen.take()
+
+	// Other ignore rules: a new basis, every object compared.
+	other := []IgnoreRule{{Paths: []string{"/data/greeting"}}}
+	if d := detect(e, other); slices.Contains(d, "v1/ConfigMap/"+f.ns+"/app-config") {
+		t.Errorf("ignored field still reported: %v", d)
+	}
+	if got := stable(seen.take()); !slices.Equal(got, []string{"app-config", "app-secret"}) {
+		t.Errorf("under new ignore rules dry-ran %v, want every object", got)
+	}
+
+	// A record kept as JSON and given to another engine.
+	raw, err := json.Marshal(e.InSync())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec InSyncRecord
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		t.Fatal(err)
+	}
+	e2 := &Engine{Kube: kube.NewGetter(seen.wrap(testRESTConfig), f.ns, ""), Helm: f.engine.Helm}
+	e2.SetInSync(&rec)
+	detect(e2, other)
+	if got := stable(seen.take()); !slices.Equal(got, []string{"app-secret"}) {
+		t.Errorf("with the kept record dry-ran %v, want only the missing Secret", got)
+	}
+}
