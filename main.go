@@ -10,7 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	debugpkg "runtime/debug"
+	"runtime/metrics"
 	"runtime/pprof"
+	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
@@ -26,8 +29,9 @@ var version = "dev"
 const memoryLimit = 96 << 20
 
 // profileDirEnv names a directory where each provider process writes its
-// CPU profile (cpu-<pid>.pprof) and, when it exits, its heap profile
-// (heap-<pid>.pprof): what planbench -profile reads.
+// CPU profile (cpu-<pid>.pprof) and, when it exits, its allocation profile
+// (heap-<pid>.pprof) and its garbage collector's figures (gc-<pid>.txt):
+// what planbench -profile reads.
 const profileDirEnv = "HELMRELEASE_PROFILE_DIR"
 
 func main() {
@@ -89,14 +93,36 @@ func startProfiles(dir string) (stop func(), err error) {
 	if err := pprof.StartCPUProfile(cpu); err != nil {
 		return nil, fmt.Errorf("%s: starting the CPU profile: %w", profileDirEnv, err)
 	}
+	var peakLive atomic.Uint64
+	done := make(chan struct{})
+	go func() {
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(sample)
+			if v := sample[0].Value; v.Kind() == metrics.KindUint64 && v.Uint64() > peakLive.Load() {
+				peakLive.Store(v.Uint64())
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
 	return func() {
+		close(done)
 		pprof.StopCPUProfile()
 		_ = cpu.Close()
-		heap, err := os.Create(filepath.Join(dir, fmt.Sprintf("heap-%d.pprof", pid)))
-		if err != nil {
-			return
+		if heap, err := os.Create(filepath.Join(dir, fmt.Sprintf("heap-%d.pprof", pid))); err == nil {
+			_ = pprof.Lookup("allocs").WriteTo(heap, 0)
+			_ = heap.Close()
 		}
-		_ = pprof.Lookup("allocs").WriteTo(heap, 0)
-		_ = heap.Close()
+		gc := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/cpu/classes/total:cpu-seconds"}, {Name: "/gc/heap/allocs:bytes"}}
+		metrics.Read(gc)
+		_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("gc-%d.txt", pid)), fmt.Appendf(nil,
+			"peak live heap %d MiB\ngc cycles %d\ngc CPU %.2f s of %.2f s\nallocated %d MiB\n",
+			peakLive.Load()>>20, gc[0].Value.Uint64(), gc[1].Value.Float64(), gc[2].Value.Float64(), gc[3].Value.Uint64()>>20), 0o600)
 	}, nil
 }

@@ -110,8 +110,8 @@ func run(counts string, parallelism int, profile string, skipHelm bool) error {
 		return err
 	}
 
-	fmt.Printf("index %.1f MB; %d CPUs; wall clock, CPU time of terraform and the provider together, the provider's peak RSS (VmHWM), API requests per release net of the cluster's idle rate\n\n", float64(srv.indexSize)/(1<<20), runtime.NumCPU())
-	fmt.Printf("%-5s %-22s %10s %10s %14s %16s %14s\n", "N", "run", "wall", "CPU", "peak RSS", "index downloads", "API req/rel")
+	fmt.Printf("index %.1f MB; %d CPUs; wall clock, CPU time of terraform and the provider together, the provider's peak RSS (VmHWM) and its anonymous part (RssAnon), API requests per release net of the cluster's idle rate\n\n", float64(srv.indexSize)/(1<<20), runtime.NumCPU())
+	fmt.Printf("%-5s %-22s %10s %10s %10s %10s %10s %12s\n", "N", "run", "wall", "CPU", "RSS MB", "anon MB", "indexes", "API req/rel")
 	for _, f := range strings.Split(counts, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
@@ -152,7 +152,7 @@ func run(counts string, parallelism int, profile string, skipHelm bool) error {
 		if err != nil {
 			return fmt.Errorf("terraform_data floor: %w", err)
 		}
-		fmt.Printf("%-5d %-22s %10s %10s %14s %16s %14s\n", n, "plan, terraform_data", m.wall.Round(10*time.Millisecond), m.cpu.Round(10*time.Millisecond), "", "", "")
+		m.row(n, "plan, terraform_data")
 		for _, step := range []struct {
 			name    string
 			args    []string
@@ -169,20 +169,20 @@ func run(counts string, parallelism int, profile string, skipHelm bool) error {
 			if err != nil {
 				return fmt.Errorf("%s with %d releases: %w", step.name, n, err)
 			}
-			fmt.Printf("%-5d %-22s %10s %10s %11.1f MB %16d %14.1f\n", n, step.name, m.wall.Round(10*time.Millisecond), m.cpu.Round(10*time.Millisecond), float64(m.rss)/(1<<20), m.downloads, m.requests/float64(n))
+			m.row(n, step.name)
 		}
 		if !skipHelm {
 			h, err := helmBaseline(ctx, n, parallelism, srv.URL, kc)
 			if err != nil {
 				return fmt.Errorf("helm SDK installs of %d releases: %w", n, err)
 			}
-			fmt.Printf("%-5d %-22s %10s %10s %11.1f MB %16d %14s\n", n, "Helm SDK installs", h.wall.Round(10*time.Millisecond), h.cpu.Round(10*time.Millisecond), float64(h.rss)/(1<<20), h.downloads, "")
+			h.row(n, "Helm SDK installs")
 		}
 		d, err := tf.run([]string{"destroy", "-auto-approve", "-input=false", par}, 0)
 		if err != nil {
 			return fmt.Errorf("destroying %d releases: %w", n, err)
 		}
-		fmt.Printf("%-5d %-22s %10s %10s %11.1f MB %16d %14.1f\n", n, "destroy", d.wall.Round(10*time.Millisecond), d.cpu.Round(10*time.Millisecond), float64(d.rss)/(1<<20), d.downloads, d.requests/float64(n))
+		d.row(n, "destroy")
 	}
 	return nil
 }
@@ -220,8 +220,25 @@ type measure struct {
 	wall      time.Duration
 	cpu       time.Duration // terraform's and the provider's, user and system
 	rss       int64
+	anon      int64 // the provider's peak RssAnon
 	downloads int64
 	requests  float64
+}
+
+// row prints m as a row of the table; what was not measured is blank.
+func (m measure) row(n int, name string) {
+	mb := func(b int64) string {
+		if b == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%.1f", float64(b)/(1<<20))
+	}
+	requests := ""
+	if m.requests > 0 {
+		requests = fmt.Sprintf("%.1f", m.requests/float64(n))
+	}
+	fmt.Printf("%-5d %-22s %10s %10s %10s %10s %10d %12s\n", n, name, m.wall.Round(10*time.Millisecond), m.cpu.Round(10*time.Millisecond),
+		mb(m.rss), mb(m.anon), m.downloads, requests)
 }
 
 type terraform struct {
@@ -251,7 +268,7 @@ func (t terraform) run(args []string, wantExit int) (measure, error) {
 	start := time.Now()
 	err = cmd.Run()
 	wall := time.Since(start)
-	rss := poll.stop()
+	rss, anon := poll.stop()
 	var cpu time.Duration
 	if cmd.ProcessState != nil {
 		// wait4's usage of terraform includes the providers it waited for.
@@ -275,16 +292,19 @@ func (t terraform) run(args []string, wantExit int) (measure, error) {
 		wall:      wall,
 		cpu:       cpu,
 		rss:       rss,
+		anon:      anon,
 		downloads: t.srv.IndexDownloads.Load() - downloads,
 		requests:  max(0, after-requests-t.api.idleRate*wall.Seconds()),
 	}, nil
 }
 
-// rssPoller follows the peak RSS of the processes running a binary.
+// rssPoller follows the peak RSS of the processes running a binary: the
+// whole (VmHWM) and its anonymous part (RssAnon, polled: the heap, stacks
+// and runtime, without the executable's pages mapped from its file).
 type rssPoller struct {
-	done chan struct{}
-	peak atomic.Int64
-	wg   sync.WaitGroup
+	done       chan struct{}
+	peak, anon atomic.Int64
+	wg         sync.WaitGroup
 }
 
 func newRSSPoller(binary string) *rssPoller {
@@ -293,7 +313,9 @@ func newRSSPoller(binary string) *rssPoller {
 		tick := time.NewTicker(20 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			p.peak.Store(max(p.peak.Load(), peakOf(binary)))
+			peak, anon := rssOf(binary)
+			p.peak.Store(max(p.peak.Load(), peak))
+			p.anon.Store(max(p.anon.Load(), anon))
 			select {
 			case <-p.done:
 				return
@@ -304,16 +326,15 @@ func newRSSPoller(binary string) *rssPoller {
 	return p
 }
 
-func (p *rssPoller) stop() int64 {
+func (p *rssPoller) stop() (peak, anon int64) {
 	close(p.done)
 	p.wg.Wait()
-	return p.peak.Load()
+	return p.peak.Load(), p.anon.Load()
 }
 
-// peakOf is the largest VmHWM of the processes running binary.
-func peakOf(binary string) int64 {
+// rssOf is the largest VmHWM and RssAnon of the processes running binary.
+func rssOf(binary string) (peak, anon int64) {
 	entries, _ := os.ReadDir("/proc")
-	var peak int64
 	for _, e := range entries {
 		if _, err := strconv.Atoi(e.Name()); err != nil {
 			continue
@@ -321,9 +342,26 @@ func peakOf(binary string) int64 {
 		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err != nil || exe != binary {
 			continue
 		}
-		peak = max(peak, testrepo.PeakRSS(filepath.Join("/proc", e.Name(), "status")))
+		status := filepath.Join("/proc", e.Name(), "status")
+		peak = max(peak, testrepo.PeakRSS(status))
+		anon = max(anon, statusKB(status, "RssAnon:"))
 	}
-	return peak
+	return peak, anon
+}
+
+// statusKB reads a field in kB of a /proc status file, in bytes.
+func statusKB(status, field string) int64 {
+	data, err := os.ReadFile(status)
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, field); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 // repository serves the synthetic index with the web chart.
