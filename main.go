@@ -93,16 +93,18 @@ func startProfiles(dir string) (stop func(), err error) {
 	if err := pprof.StartCPUProfile(cpu); err != nil {
 		return nil, fmt.Errorf("%s: starting the CPU profile: %w", profileDirEnv, err)
 	}
-	var peakLive atomic.Uint64
+	var peakLive, peakGoroutines atomic.Uint64
 	done := make(chan struct{})
 	go func() {
-		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/sched/goroutines:goroutines"}}
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
 		for {
 			metrics.Read(sample)
-			if v := sample[0].Value; v.Kind() == metrics.KindUint64 && v.Uint64() > peakLive.Load() {
-				peakLive.Store(v.Uint64())
+			for i, peak := range []*atomic.Uint64{&peakLive, &peakGoroutines} {
+				if v := sample[i].Value; v.Kind() == metrics.KindUint64 && v.Uint64() > peak.Load() {
+					peak.Store(v.Uint64())
+				}
 			}
 			select {
 			case <-done:
@@ -122,7 +124,7 @@ func startProfiles(dir string) (stop func(), err error) {
 		gc := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/cpu/classes/total:cpu-seconds"}, {Name: "/gc/heap/allocs:bytes"}}
 		metrics.Read(gc)
 		_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("gc-%d.txt", pid)), fmt.Appendf(nil,
-			"peak live heap %d MiB\ngc cycles %d\ngc CPU %.2f s of %.2f s\nallocated %d MiB\n",
-			peakLive.Load()>>20, gc[0].Value.Uint64(), gc[1].Value.Float64(), gc[2].Value.Float64(), gc[3].Value.Uint64()>>20), 0o600)
+			"peak live heap %d MiB\npeak goroutines %d\ngc cycles %d\ngc CPU %.2f s of %.2f s\nallocated %d MiB\n",
+			peakLive.Load()>>20, peakGoroutines.Load(), gc[0].Value.Uint64(), gc[1].Value.Float64(), gc[2].Value.Float64(), gc[3].Value.Uint64()>>20), 0o600)
 	}, nil
 }

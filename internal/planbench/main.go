@@ -1,22 +1,35 @@
-// Command planbench measures the provider as DESIGN.md judges it: N
-// releases of one chart from a Helm repository with a ≈20 MB index, on the
+// Command planbench measures the provider as DESIGN.md judges it, on the
 // local test cluster (or the one HELMRELEASE_TEST_KUBECONFIG names), with
-// drift detection on. For each N it times `terraform apply`, a `terraform
-// plan` with no change and one with a value changed, and `terraform
-// destroy`, and reports the provider's peak RSS, the index downloads and
-// the API requests per release; beside it, the floor (the same plan of N
-// `terraform_data` resources: what Terraform itself costs) and the Helm
-// SDK installing the same releases as `helm upgrade --install --repo …
-// --wait` does (each loading the whole index), -parallelism at once.
+// drift detection on.
 //
-//	go run ./internal/planbench -n 1,10,30 [-parallelism 10] [-profile DIR] [-skip-helm]
+// With -n: N releases of one chart from Helm repositories with a ≈20 MB
+// index each. For each N it times `terraform apply`, a `terraform plan`
+// with no change, one with a value changed, one with an empty cache_dir
+// (cold start), and `terraform destroy`, and reports CPU time, the
+// provider's peak RSS, the index downloads and the API requests per
+// release; beside it, the floor (the same plan of N `terraform_data`
+// resources: what Terraform itself costs) and the Helm SDK installing the
+// same releases as `helm upgrade --install --repo … --wait` does (each
+// loading the whole index), -parallelism at once.
 //
-// Run it from the repository root; it needs terraform on PATH.
+// With -objects: one release of a chart of that many objects (1 MB of
+// CRDs among them): apply, a plan with no change, a plan after one object
+// was changed out of band (it fails unless the plan shows that object and
+// no other), destroy, and the state's size beside the manifest's.
+//
+//	go run ./internal/planbench -n 1,10,30 [-parallelism 10] [-repositories 1] [-profile DIR] [-skip-helm]
+//	go run ./internal/planbench -objects 1000 [-profile DIR]
+//
+// -profile writes the provider's CPU and allocation profiles and its
+// garbage collector's figures of the plans (see main.go's
+// HELMRELEASE_PROFILE_DIR). Run it from the repository root; it needs
+// terraform on PATH.
 package main
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -59,6 +72,8 @@ func main() {
 	profile := flag.String("profile", "", "write the provider's CPU and heap profiles of each no-change plan to this directory (n<N>/cpu-<pid>.pprof, heap-<pid>.pprof)")
 	helmChild := flag.Int("helm-child", 0, "internal: install this many releases with the Helm SDK and print the peak RSS")
 	skipHelm := flag.Bool("skip-helm", false, "leave out the Helm SDK installs")
+	objects := flag.Int("objects", 0, "instead of -n: one release of a chart of this many objects (1 MB of CRDs among them)")
+	repositories := flag.Int("repositories", 1, "spread the releases over this many repositories, each serving its own ≈20 MB index")
 	repoURL := flag.String("repo", "", "internal: repository of -helm-child")
 	kubeconfig := flag.String("kubeconfig", "", "internal: cluster of -helm-child")
 	namespace := flag.String("namespace", "", "internal: namespace of -helm-child")
@@ -67,7 +82,7 @@ func main() {
 	if *helmChild > 0 {
 		err = helmInstalls(*helmChild, *parallelism, *repoURL, *kubeconfig, *namespace)
 	} else {
-		err = run(*counts, *parallelism, *profile, *skipHelm)
+		err = run(*counts, *objects, *repositories, *parallelism, *profile, *skipHelm)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "planbench:", err)
@@ -75,7 +90,7 @@ func main() {
 	}
 }
 
-func run(counts string, parallelism int, profile string, skipHelm bool) error {
+func run(counts string, objects, repositories, parallelism int, profile string, skipHelm bool) error {
 	if _, err := os.Stat("go.mod"); err != nil {
 		return errors.New("run from the repository root")
 	}
@@ -100,17 +115,30 @@ func run(counts string, parallelism int, profile string, skipHelm bool) error {
 		return err
 	}
 	defer stop()
-	srv, err := newRepository()
+	repos, err := newRepositories(max(repositories, 1))
 	if err != nil {
 		return err
 	}
-	defer srv.Close()
+	defer func() {
+		for _, r := range repos {
+			r.Close()
+		}
+	}()
+	var servers []*testrepo.IndexServer
+	var urls []string
+	for _, r := range repos {
+		servers = append(servers, r.IndexServer)
+		urls = append(urls, r.URL)
+	}
 	api, err := newAPICounter(kc)
 	if err != nil {
 		return err
 	}
+	if objects > 0 {
+		return bigRelease(ctx, terraform{ctx: ctx, dir: filepath.Join(work, "big"), rc: rc, provider: provider, api: api}, objects, kc, profile)
+	}
 
-	fmt.Printf("index %.1f MB; %d CPUs; wall clock, CPU time of terraform and the provider together, the provider's peak RSS (VmHWM) and its anonymous part (RssAnon), API requests per release net of the cluster's idle rate\n\n", float64(srv.indexSize)/(1<<20), runtime.NumCPU())
+	fmt.Printf("%d repositories of a %.1f MB index; %d CPUs; wall clock, CPU time of terraform and the provider together, the provider's peak RSS (VmHWM) and its anonymous part (RssAnon), API requests per release net of the cluster's idle rate\n\n", len(repos), float64(repos[0].indexSize)/(1<<20), runtime.NumCPU())
 	fmt.Printf("%-5s %-22s %10s %10s %10s %10s %10s %12s\n", "N", "run", "wall", "CPU", "RSS MB", "anon MB", "indexes", "API req/rel")
 	for _, f := range strings.Split(counts, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -122,10 +150,10 @@ func run(counts string, parallelism int, profile string, skipHelm bool) error {
 			return err
 		}
 		ns := fmt.Sprintf("planbench-%d", n)
-		if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(configuration(n, ns, kc, srv.URL, dir)), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(configuration(n, ns, kc, urls, dir)), 0o600); err != nil {
 			return err
 		}
-		tf := terraform{ctx: ctx, dir: dir, rc: rc, provider: provider, srv: srv, api: api}
+		tf := terraform{ctx: ctx, dir: dir, rc: rc, provider: provider, srvs: servers, api: api}
 		var profileDir string
 		if profile != "" {
 			if profileDir, err = filepath.Abs(filepath.Join(profile, fmt.Sprintf("n%d", n))); err != nil {
@@ -144,7 +172,7 @@ func run(counts string, parallelism int, profile string, skipHelm bool) error {
 		if err := os.WriteFile(filepath.Join(floorDir, "main.tf"), fmt.Appendf(nil, "resource \"terraform_data\" \"r\" {\n  count = %d\n  input = \"web-${count.index}\"\n}\n", n), 0o600); err != nil {
 			return err
 		}
-		floor := terraform{ctx: ctx, dir: floorDir, rc: rc, provider: provider, srv: srv, api: api}
+		floor := terraform{ctx: ctx, dir: floorDir, rc: rc, provider: provider, srvs: servers, api: api}
 		if _, err := floor.run([]string{"apply", "-auto-approve", "-input=false", par}, 0); err != nil {
 			return fmt.Errorf("terraform_data floor: %w", err)
 		}
@@ -153,16 +181,24 @@ func run(counts string, parallelism int, profile string, skipHelm bool) error {
 			return fmt.Errorf("terraform_data floor: %w", err)
 		}
 		m.row(n, "plan, terraform_data")
+		emptyCache := func() error { return os.RemoveAll(filepath.Join(dir, "cache")) }
 		for _, step := range []struct {
 			name    string
 			args    []string
 			exit    int
 			profile string
+			before  func() error
 		}{
-			{"apply (install)", []string{"apply", "-auto-approve", "-input=false", par}, 0, ""},
-			{"plan, no change", []string{"plan", "-input=false", "-detailed-exitcode", par}, 0, profileDir},
-			{"plan, one value", []string{"plan", "-input=false", "-detailed-exitcode", "-var", "message=changed", par}, 2, ""},
+			{"apply (install)", []string{"apply", "-auto-approve", "-input=false", par}, 0, "", nil},
+			{"plan, no change", []string{"plan", "-input=false", "-detailed-exitcode", par}, 0, profileDir, nil},
+			{"plan, one value", []string{"plan", "-input=false", "-detailed-exitcode", "-var", "message=changed", par}, 2, "", nil},
+			{"plan, empty cache_dir", []string{"plan", "-input=false", "-detailed-exitcode", par}, 0, "", emptyCache},
 		} {
+			if step.before != nil {
+				if err := step.before(); err != nil {
+					return err
+				}
+			}
 			t := tf
 			t.profileDir = step.profile
 			m, err := t.run(step.args, step.exit)
@@ -172,7 +208,7 @@ func run(counts string, parallelism int, profile string, skipHelm bool) error {
 			m.row(n, step.name)
 		}
 		if !skipHelm {
-			h, err := helmBaseline(ctx, n, parallelism, srv.URL, kc)
+			h, err := helmBaseline(ctx, n, parallelism, urls[0], kc)
 			if err != nil {
 				return fmt.Errorf("helm SDK installs of %d releases: %w", n, err)
 			}
@@ -188,7 +224,8 @@ func run(counts string, parallelism int, profile string, skipHelm bool) error {
 }
 
 // configuration is N releases of the chart, drift detection on.
-func configuration(n int, namespace, kubeconfig, repoURL, dir string) string {
+func configuration(n int, namespace, kubeconfig string, repoURLs []string, dir string) string {
+	repos, _ := json.Marshal(repoURLs) // strings, as an HCL list
 	return fmt.Sprintf(`terraform {
   required_providers {
     helmrelease = { source = "helmrelease/helmrelease" }
@@ -197,6 +234,10 @@ func configuration(n int, namespace, kubeconfig, repoURL, dir string) string {
 
 variable "message" {
   default = "hello"
+}
+
+locals {
+  repositories = %s
 }
 
 provider "helmrelease" {
@@ -208,12 +249,12 @@ resource "helmrelease_release" "r" {
   count           = %d
   name            = "web-${count.index}"
   namespace       = %q
-  chart           = { repository = %q, name = "web", version = "1.x" }
+  chart           = { repository = local.repositories[count.index %% length(local.repositories)], name = "web", version = "1.x" }
   values          = { message = var.message }
   install         = { create_namespace = true }
   drift_detection = { mode = "enabled" }
 }
-`, kubeconfig, filepath.Join(dir, "cache"), n, namespace, repoURL)
+`, repos, kubeconfig, filepath.Join(dir, "cache"), n, namespace)
 }
 
 type measure struct {
@@ -244,7 +285,7 @@ func (m measure) row(n int, name string) {
 type terraform struct {
 	ctx               context.Context
 	dir, rc, provider string
-	srv               *repository
+	srvs              []*testrepo.IndexServer // whose index downloads count
 	api               *apiCounter
 	profileDir        string // where the provider writes its profiles, if set
 }
@@ -259,7 +300,7 @@ func (t terraform) run(args []string, wantExit int) (measure, error) {
 	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	downloads := t.srv.IndexDownloads.Load()
+	downloads := t.indexDownloads()
 	requests, err := t.api.total()
 	if err != nil {
 		return measure{}, err
@@ -293,9 +334,17 @@ func (t terraform) run(args []string, wantExit int) (measure, error) {
 		cpu:       cpu,
 		rss:       rss,
 		anon:      anon,
-		downloads: t.srv.IndexDownloads.Load() - downloads,
+		downloads: t.indexDownloads() - downloads,
 		requests:  max(0, after-requests-t.api.idleRate*wall.Seconds()),
 	}, nil
+}
+
+func (t terraform) indexDownloads() int64 {
+	var n int64
+	for _, s := range t.srvs {
+		n += s.IndexDownloads.Load()
+	}
+	return n
 }
 
 // rssPoller follows the peak RSS of the processes running a binary: the
@@ -370,7 +419,9 @@ type repository struct {
 	indexSize int
 }
 
-func newRepository() (*repository, error) {
+// newRepositories starts n repositories serving the web chart, each with
+// its own copy of the index.
+func newRepositories(n int) ([]*repository, error) {
 	c, err := loader.Load(chartDir)
 	if err != nil {
 		return nil, err
@@ -393,7 +444,11 @@ func newRepository() (*repository, error) {
 		return nil, err
 	}
 	index := testrepo.WithChart(testrepo.SyntheticIndex(1250, 18), "web", c.Metadata.Version, "charts/web.tgz", digest)
-	return &repository{IndexServer: testrepo.NewIndexServer(index, "charts/web.tgz", archive), indexSize: len(index)}, nil
+	var repos []*repository
+	for range n {
+		repos = append(repos, &repository{IndexServer: testrepo.NewIndexServer(index, "charts/web.tgz", archive), indexSize: len(index)})
+	}
+	return repos, nil
 }
 
 // apiCounter reads the API server's request counter.
@@ -429,24 +484,48 @@ func newAPICounter(kubeconfig string) (*apiCounter, error) {
 
 // total is the sum of apiserver_request_total.
 func (c *apiCounter) total() (float64, error) {
+	by, err := c.byRequest()
+	var sum float64
+	for _, v := range by {
+		sum += v
+	}
+	return sum, err
+}
+
+// byRequest is apiserver_request_total by verb, resource and dry run
+// ("PATCH configmaps dryRun").
+func (c *apiCounter) byRequest() (map[string]float64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	raw, err := c.client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("reading the API server's metrics: %w", err)
+		return nil, fmt.Errorf("reading the API server's metrics: %w", err)
 	}
-	var sum float64
+	label := func(line, name string) string {
+		_, rest, ok := strings.Cut(line, name+`="`)
+		if !ok {
+			return ""
+		}
+		v, _, _ := strings.Cut(rest, `"`)
+		return v
+	}
+	out := map[string]float64{}
 	for line := range strings.Lines(string(raw)) {
 		if !strings.HasPrefix(line, "apiserver_request_total{") {
 			continue
 		}
 		fields := strings.Fields(line)
 		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
-		if err == nil {
-			sum += v
+		if err != nil {
+			continue
 		}
+		key := label(line, "verb") + " " + label(line, "resource")
+		if label(line, "dry_run") != "" {
+			key += " dryRun"
+		}
+		out[key] += v
 	}
-	return sum, nil
+	return out, nil
 }
 
 // helmBaseline runs the Helm SDK installs in a child process of this
