@@ -204,6 +204,15 @@ func (r *Repositories) fetchIndexOnce(ctx context.Context, repoURL string, auth 
 	default:
 		return nil, httpError(repoURL, "index", resp)
 	}
+	v := validators{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}
+	if idx, ok, err := r.downloadIndex(path, resp, v); ok {
+		if err != nil {
+			return nil, fmt.Errorf("repository %s: %w", repoURL, err)
+		}
+		r.downloads.Add(1)
+		return idx, nil
+	}
+	// No cache to write to: the index is read into memory.
 	raw, err := readBody(resp)
 	if err != nil {
 		return nil, fmt.Errorf("repository %s: reading index: %w", repoURL, err)
@@ -213,14 +222,53 @@ func (r *Repositories) fetchIndexOnce(ctx context.Context, repoURL string, auth 
 	if err != nil {
 		return nil, fmt.Errorf("repository %s: %w", repoURL, err)
 	}
-	// Only a valid index is cached; once it is, entries are read from the
-	// file and the downloaded copy is let go.
-	if r.store(path, raw, validators{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}) {
-		if cached, err := openIndex(path + ".yaml"); err == nil {
-			return cached, nil
+	return idx, nil
+}
+
+// downloadIndex streams the index in resp into the cache at path, scans it
+// there and keeps it with its validators; the index is never in memory
+// whole, so that many repositories fetched at once cost little more than
+// their buffers. ok is false when the cache cannot be written to (nothing
+// was read from resp then).
+func (r *Repositories) downloadIndex(path string, resp *http.Response, v validators) (idx *Index, ok bool, err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, false, nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
+	if err != nil {
+		return nil, false, nil
+	}
+	keep := false
+	defer func() {
+		if !keep {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := io.Copy(tmp, resp.Body); err != nil {
+		return nil, true, fmt.Errorf("reading index: %w", err)
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return nil, true, fmt.Errorf("reading index: %w", err)
+	}
+	if idx, err = parseIndexFile(tmp); err != nil {
+		return nil, true, err
+	}
+	// Only a valid index is cached. The open file stays readable once
+	// renamed (or, when it cannot be, unlinked); an index decoded whole no
+	// longer needs it.
+	renamed := os.Rename(tmp.Name(), path+".yaml") == nil
+	if idx.src != nil {
+		keep = true
+		if !renamed {
+			_ = os.Remove(tmp.Name())
 		}
 	}
-	return idx, nil
+	if renamed {
+		meta, _ := json.Marshal(v)
+		r.store(path+".json", meta)
+	}
+	return idx, true, nil
 }
 
 // openIndex opens a cached index. The file stays open for the process's
@@ -250,30 +298,18 @@ func readBody(resp *http.Response) ([]byte, error) {
 	return buf, err
 }
 
-// store writes a cached index and its validators, atomically, and reports
-// whether it did; a cache that cannot be written only costs a download next
-// time.
-func (r *Repositories) store(path string, raw []byte, v validators) bool {
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
-		return false
+// store writes a file of the cache atomically; a cache that cannot be
+// written only costs a download next time.
+func (r *Repositories) store(path string, data []byte) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
+	if err != nil {
+		return
 	}
-	meta, _ := json.Marshal(v)
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{path + ".yaml", raw}, {path + ".json", meta}} {
-		tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
-		if err != nil {
-			return false
-		}
-		_, werr := tmp.Write(f.data)
-		cerr := tmp.Close()
-		if werr != nil || cerr != nil || os.Rename(tmp.Name(), f.name) != nil {
-			_ = os.Remove(tmp.Name())
-			return false
-		}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
+		_ = os.Remove(tmp.Name())
 	}
-	return true
 }
 
 // StatusError is a repository request answered with an HTTP error status.

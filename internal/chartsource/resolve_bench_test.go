@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -30,8 +31,9 @@ const (
 )
 
 // BenchmarkResolveConcurrent: N releases of one chart from one repository
-// with a ≈20 MB index, resolved concurrently in one process, as the N
-// resources of one `terraform plan` do. Each iteration runs a fresh process
+// with a ≈20 MB index (and 20 releases from 20 such repositories),
+// resolved concurrently in one process, as the N resources of one
+// `terraform plan` do. Each iteration runs a fresh process
 // (this test binary, TestResolveInChildProcess), so that its peak RSS is the
 // resolution's alone: "cold" starts with an empty cache directory, "warm"
 // with the cache a previous process left (the index is revalidated, nothing
@@ -42,19 +44,40 @@ const (
 //	go test ./internal/chartsource/ -run '^$' -bench ResolveConcurrent -benchtime 5x
 func BenchmarkResolveConcurrent(b *testing.B) {
 	srv := newBenchRepository(b)
-	for _, n := range []int{0, 1, 10, 50} { // 0: the process alone
+	many := []*testrepo.IndexServer{srv}
+	for range 19 {
+		many = append(many, newBenchRepository(b))
+	}
+	for _, n := range []int{0, 1, 10, 50, 20} { // 0: the process alone; 20: from 20 repositories
+		servers := []*testrepo.IndexServer{srv}
+		if n == 20 {
+			servers = many
+		}
 		for _, cache := range []string{"cold", "warm", "helm"} {
 			if cache == "helm" && n > 10 {
 				continue // gigabytes
 			}
-			b.Run(fmt.Sprintf("N=%d/%s", n, cache), func(b *testing.B) {
+			b.Run(fmt.Sprintf("N=%d/repositories=%d/%s", n, len(servers), cache), func(b *testing.B) {
+				var urls []string
+				for _, s := range servers {
+					urls = append(urls, s.URL)
+				}
 				warmDir := b.TempDir()
 				if cache == "warm" {
-					if _, err := NewRepositories(warmDir, 0).Resolve(context.Background(), Source{Name: "web", Repository: srv.URL}); err != nil {
-						b.Fatal(err)
+					for _, u := range urls {
+						if _, err := NewRepositories(warmDir, 0).Resolve(context.Background(), Source{Name: "web", Repository: u}); err != nil {
+							b.Fatal(err)
+						}
 					}
 				}
-				indexes, archives := srv.IndexDownloads.Load(), srv.ArchiveDownloads.Load()
+				downloads := func() (indexes, archives int64) {
+					for _, s := range servers {
+						indexes += s.IndexDownloads.Load()
+						archives += s.ArchiveDownloads.Load()
+					}
+					return indexes, archives
+				}
+				indexes, archives := downloads()
 				var peak int64
 				for b.Loop() {
 					dir := warmDir
@@ -62,7 +85,7 @@ func BenchmarkResolveConcurrent(b *testing.B) {
 						dir = b.TempDir()
 					}
 					cmd := exec.Command(os.Args[0], "-test.run=^TestResolveInChildProcess$", "-test.count=1")
-					cmd.Env = append(os.Environ(), benchRepositoryEnv+"="+srv.URL, benchResolutionsEnv+"="+strconv.Itoa(n), benchCacheDirEnv+"="+dir, benchHelmEnv+"="+strconv.FormatBool(cache == "helm"))
+					cmd.Env = append(os.Environ(), benchRepositoryEnv+"="+strings.Join(urls, " "), benchResolutionsEnv+"="+strconv.Itoa(n), benchCacheDirEnv+"="+dir, benchHelmEnv+"="+strconv.FormatBool(cache == "helm"))
 					out, err := cmd.CombinedOutput()
 					if err != nil {
 						b.Fatalf("%v: %s", err, out)
@@ -74,8 +97,9 @@ func BenchmarkResolveConcurrent(b *testing.B) {
 						peak = max(peak, rss)
 					}
 				}
-				b.ReportMetric(float64(srv.IndexDownloads.Load()-indexes)/float64(b.N), "index-downloads/op")
-				b.ReportMetric(float64(srv.ArchiveDownloads.Load()-archives)/float64(b.N), "archive-downloads/op")
+				indexesAfter, archivesAfter := downloads()
+				b.ReportMetric(float64(indexesAfter-indexes)/float64(b.N), "index-downloads/op")
+				b.ReportMetric(float64(archivesAfter-archives)/float64(b.N), "archive-downloads/op")
 				b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MB")
 			})
 		}
@@ -85,8 +109,8 @@ func BenchmarkResolveConcurrent(b *testing.B) {
 // TestResolveInChildProcess is the process BenchmarkResolveConcurrent
 // measures; it does nothing otherwise.
 func TestResolveInChildProcess(t *testing.T) {
-	url := os.Getenv(benchRepositoryEnv)
-	if url == "" {
+	urls := strings.Fields(os.Getenv(benchRepositoryEnv))
+	if len(urls) == 0 {
 		t.Skip("run by BenchmarkResolveConcurrent")
 	}
 	n, err := strconv.Atoi(os.Getenv(benchResolutionsEnv))
@@ -99,6 +123,7 @@ func TestResolveInChildProcess(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
+			url := urls[i%len(urls)]
 			var err error
 			if helm {
 				err = helmResolve(url, filepath.Join(dir, strconv.Itoa(i)+".yaml"))
