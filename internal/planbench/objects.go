@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -145,8 +146,11 @@ resource "helmrelease_release" "big" {
 		return err
 	}
 	rel, err := c2.LastRelease("big")
-	if err != nil || rel == nil {
-		return fmt.Errorf("reading the release: %v", err)
+	if err != nil {
+		return fmt.Errorf("reading the release: %w", err)
+	}
+	if rel == nil {
+		return errors.New("the release is not in storage")
 	}
 	if m, err = tf.run([]string{"destroy", "-auto-approve", "-input=false"}, 0); err != nil {
 		return fmt.Errorf("destroying: %w", err)

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	ssajsondiff "github.com/fluxcd/pkg/ssa/jsondiff"
+	"github.com/go-logr/logr"
 	"golang.org/x/sync/errgroup"
 	"helm.sh/helm/v3/pkg/release"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -145,7 +146,9 @@ func (e *Engine) controllerClient() (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(cfg, client.Options{Mapper: mapper})
+	// Its own logger: controller-runtime's default one keeps every logger
+	// made from it until a process-wide one is set.
+	c, err := client.New(cfg, client.Options{Mapper: mapper, Log: logr.Discard()})
 	if err != nil {
 		return nil, fmt.Errorf("creating Kubernetes client: %w", err)
 	}
