@@ -67,6 +67,13 @@ func ParseIndex(raw []byte) (*Index, error) {
 	return parseWhole(raw)
 }
 
+// close closes the cached file the index reads its entries from, if any.
+func (i *Index) close() {
+	if f, ok := i.src.(*os.File); ok {
+		_ = f.Close()
+	}
+}
+
 // parseIndexFile scans the index in f line by line, without reading it
 // whole into memory; f stays open for the chart entries read later. An
 // index not laid out as Helm writes it is decoded whole.

@@ -225,11 +225,14 @@ func (r *Repositories) fetchIndexOnce(ctx context.Context, repoURL string, auth 
 	return idx, nil
 }
 
-// downloadIndex streams the index in resp into the cache at path, scans it
-// there and keeps it with its validators; the index is never in memory
-// whole, so that many repositories fetched at once cost little more than
-// their buffers. ok is false when the cache cannot be written to (nothing
-// was read from resp then).
+// maxIndexSize bounds a downloaded index.
+const maxIndexSize = 1 << 30
+
+// downloadIndex streams the index in resp into the cache at path, checks
+// it is an index and keeps it with its validators; the index is never in
+// memory whole, so that many repositories fetched at once cost little more
+// than their buffers. ok is false when the cache directory cannot be
+// written to (nothing was read from resp then).
 func (r *Repositories) downloadIndex(path string, resp *http.Response, v validators) (idx *Index, ok bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, false, nil
@@ -238,37 +241,39 @@ func (r *Repositories) downloadIndex(path string, resp *http.Response, v validat
 	if err != nil {
 		return nil, false, nil
 	}
-	keep := false
-	defer func() {
-		if !keep {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := io.Copy(tmp, resp.Body); err != nil {
-		return nil, true, fmt.Errorf("reading index: %w", err)
+	defer os.Remove(tmp.Name()) // gone once renamed
+	n, err := io.Copy(tmp, io.LimitReader(resp.Body, maxIndexSize+1))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+	switch {
+	case err != nil:
 		return nil, true, fmt.Errorf("reading index: %w", err)
+	case n > maxIndexSize:
+		return nil, true, fmt.Errorf("index larger than %d MiB", maxIndexSize>>20)
 	}
-	if idx, err = parseIndexFile(tmp); err != nil {
+	// Only a valid index replaces the cached one. Closed before it is
+	// renamed (which an open file cannot be on every system) and opened
+	// again: one more scan, from the page cache.
+	check, err := openIndex(tmp.Name())
+	if err != nil {
 		return nil, true, err
 	}
-	// Only a valid index is cached. The open file stays readable once
-	// renamed (or, when it cannot be, unlinked); an index decoded whole no
-	// longer needs it.
-	renamed := os.Rename(tmp.Name(), path+".yaml") == nil
-	if idx.src != nil {
-		keep = true
-		if !renamed {
-			_ = os.Remove(tmp.Name())
+	check.close()
+	if err := os.Rename(tmp.Name(), path+".yaml"); err != nil {
+		// Not cached (e.g. the cached copy is held open elsewhere): read
+		// into memory, as without a cache.
+		raw, err := os.ReadFile(tmp.Name())
+		if err != nil {
+			return nil, true, fmt.Errorf("reading index: %w", err)
 		}
+		idx, err := ParseIndex(raw)
+		return idx, true, err
 	}
-	if renamed {
-		meta, _ := json.Marshal(v)
-		r.store(path+".json", meta)
-	}
-	return idx, true, nil
+	meta, _ := json.Marshal(v)
+	r.store(path+".json", meta)
+	idx, err = openIndex(path + ".yaml")
+	return idx, true, err
 }
 
 // openIndex opens a cached index. The file stays open for the process's

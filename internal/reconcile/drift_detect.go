@@ -132,8 +132,8 @@ func (e *Engine) DetectDrift(ctx context.Context, rel *release.Release, ignore [
 	if err != nil {
 		return report, err
 	}
-	e.logger().Debug("drift detection", "release", describe(rel), "objects", len(objs), "unchanged since compared", skipped, "drifted", len(report.Objects))
-	e.setInSync(&InSyncRecord{Basis: basis, Versions: inSync})
+	e.logger().Debug("drift detection done", "release", describe(rel), "objects", len(objs), "unchanged", skipped, "drifted", len(report.Objects))
+	e.SetInSync(&InSyncRecord{Basis: basis, Versions: inSync})
 	return report, nil
 }
 

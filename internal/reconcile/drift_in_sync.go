@@ -112,13 +112,6 @@ func (e *Engine) unchangedSince(ctx context.Context, rec *InSyncRecord, objs []m
 	return out
 }
 
-// setInSync keeps the record of the newest detection.
-func (e *Engine) setInSync(rec *InSyncRecord) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.inSync = rec
-}
-
 // InSync returns the record of the newest drift detection, or the one
 // given by SetInSync when none ran; nil when there is neither.
 func (e *Engine) InSync() *InSyncRecord {
@@ -129,5 +122,10 @@ func (e *Engine) InSync() *InSyncRecord {
 
 // SetInSync gives the engine the record of an earlier detection of the
 // same release (kept by the caller, e.g. in the resource's private
-// state). A record of another revision or other ignore rules is ignored.
-func (e *Engine) SetInSync(rec *InSyncRecord) { e.setInSync(rec) }
+// state); each detection replaces it with its own. A record of another
+// revision or other ignore rules is not used.
+func (e *Engine) SetInSync(rec *InSyncRecord) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.inSync = rec
+}
