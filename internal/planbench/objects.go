@@ -33,7 +33,11 @@ const bigNamespace = "planbench-big"
 // ConfigMap was changed out of band (which must show that object and no
 // other), destroy; and the state's size beside the manifest's.
 func bigRelease(ctx context.Context, tf terraform, objects int, kubeconfig, profile string) error {
-	c := testrepo.BigChart(objects, 4, 1<<20)
+	const crds = 4
+	if objects < crds+1 {
+		return fmt.Errorf("-objects: %d is fewer than the %d CRDs and one ConfigMap", objects, crds)
+	}
+	c := testrepo.BigChart(objects, crds, 1<<20)
 	tmp, err := os.MkdirTemp("", "planbench-big-")
 	if err != nil {
 		return err
@@ -123,7 +127,7 @@ resource "helmrelease_release" "big" {
 	if err != nil {
 		return err
 	}
-	edited := fmt.Sprintf("big-%d", (objects-4)/2)
+	edited := fmt.Sprintf("big-%d", (objects-crds)/2)
 	if _, err := cs.CoreV1().ConfigMaps(bigNamespace).Patch(ctx, edited, types.MergePatchType, []byte(`{"data":{"message":"changed by hand"}}`), metav1.PatchOptions{}); err != nil {
 		return fmt.Errorf("changing %s out of band: %w", edited, err)
 	}
