@@ -247,14 +247,21 @@ func Merge(a, b map[string]any) map[string]any {
 	return out
 }
 
-// yamlContent matches what YAML errors quote of the document (in
-// backquotes); the expected tokens they name are in single quotes.
-var yamlContent = regexp.MustCompile("`[^`]*`")
+// What YAML errors quote of the document: values in backquotes (the
+// expected tokens they name are in single quotes), and a key that is a
+// mapping or a list printed whole in Go syntax, to the end of the message
+// ("invalid map key: map[interface {}]interface {}{...}", and the JSON
+// conversion's "unsupported map key of type: T, key: ..., value: ...").
+var (
+	yamlQuoted   = regexp.MustCompile("`[^`]*`")
+	yamlKeyDumps = regexp.MustCompile(`(?s)(invalid map key:|unsupported map key of type: \S+?,) .*`)
+)
 
 // scrubYAMLError keeps the position and kind of a YAML error and drops the
 // document content it quotes, which may be a secret.
 func scrubYAMLError(err error) string {
-	return yamlContent.ReplaceAllString(err.Error(), "(content not shown)")
+	msg := yamlKeyDumps.ReplaceAllString(err.Error(), "$1 (content not shown)")
+	return yamlQuoted.ReplaceAllString(msg, "(content not shown)")
 }
 
 // Strings calls f with every string in v, a value decoded from YAML or
