@@ -115,6 +115,13 @@ func run(counts string, objects, repositories, parallelism int, profile string, 
 		return err
 	}
 	defer stop()
+	api, err := newAPICounter(kc)
+	if err != nil {
+		return err
+	}
+	if objects > 0 {
+		return bigRelease(ctx, terraform{ctx: ctx, dir: filepath.Join(work, "big"), rc: rc, provider: provider, api: api}, objects, kc, profile)
+	}
 	repos, err := newRepositories(max(repositories, 1))
 	if err != nil {
 		return err
@@ -130,15 +137,8 @@ func run(counts string, objects, repositories, parallelism int, profile string, 
 		servers = append(servers, r.IndexServer)
 		urls = append(urls, r.URL)
 	}
-	api, err := newAPICounter(kc)
-	if err != nil {
-		return err
-	}
-	if objects > 0 {
-		return bigRelease(ctx, terraform{ctx: ctx, dir: filepath.Join(work, "big"), rc: rc, provider: provider, api: api}, objects, kc, profile)
-	}
 
-	fmt.Printf("%d repositories of a %.1f MB index; %d CPUs; wall clock, CPU time of terraform and the provider together, the provider's peak RSS (VmHWM) and its anonymous part (RssAnon), API requests per release net of the cluster's idle rate\n\n", len(repos), float64(repos[0].indexSize)/(1<<20), runtime.NumCPU())
+	fmt.Printf("repositories: %d, each with a %.1f MB index; %d CPUs; wall clock, CPU time of terraform and the provider together, the provider's peak RSS (VmHWM) and its anonymous part (RssAnon), API requests per release net of the cluster's idle rate\n\n", len(repos), float64(repos[0].indexSize)/(1<<20), runtime.NumCPU())
 	fmt.Printf("%-5s %-22s %10s %10s %10s %10s %10s %12s\n", "N", "run", "wall", "CPU", "RSS MB", "anon MB", "indexes", "API req/rel")
 	for _, f := range strings.Split(counts, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
