@@ -393,24 +393,9 @@ func rssOf(binary string) (peak, anon int64) {
 		}
 		status := filepath.Join("/proc", e.Name(), "status")
 		peak = max(peak, testrepo.PeakRSS(status))
-		anon = max(anon, statusKB(status, "RssAnon:"))
+		anon = max(anon, testrepo.StatusBytes(status, "RssAnon"))
 	}
 	return peak, anon
-}
-
-// statusKB reads a field in kB of a /proc status file, in bytes.
-func statusKB(status, field string) int64 {
-	data, err := os.ReadFile(status)
-	if err != nil {
-		return 0
-	}
-	for line := range strings.Lines(string(data)) {
-		if rest, ok := strings.CutPrefix(line, field); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 // repository serves the synthetic index with the web chart.

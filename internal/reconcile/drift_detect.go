@@ -52,10 +52,6 @@ func (e *Engine) DriftDetector(s *Spec) DriftDetector {
 // InSyncRecord found in sync at their present resourceVersion are not
 // compared again. The record of this detection replaces it.
 func (e *Engine) DetectDrift(ctx context.Context, rel *release.Release, ignore []IgnoreRule) (*DriftReport, error) {
-	c, err := e.controllerClient()
-	if err != nil {
-		return nil, err
-	}
 	mapper, err := e.Kube.ToRESTMapper()
 	if err != nil {
 		return nil, err
@@ -89,15 +85,23 @@ func (e *Engine) DetectDrift(ctx context.Context, rel *release.Release, ignore [
 	if prev := e.InSync(); prev != nil && prev.Basis == basis {
 		inSync = e.unchangedSince(ctx, prev, objs, mapper)
 	}
-	skipped := len(inSync)
+	var compare []manifest.Object
+	for _, o := range objs {
+		if _, ok := inSync[o.Key]; !ok {
+			compare = append(compare, o)
+		}
+	}
 	report := &DriftReport{}
+	var c client.Client
+	if len(compare) > 0 {
+		if c, err = e.controllerClient(); err != nil {
+			return nil, err
+		}
+	}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(driftConcurrency)
-	for _, o := range objs {
-		if _, ok := inSync[o.Key]; ok {
-			continue
-		}
+	for _, o := range compare {
 		g.Go(func() error {
 			var paths ssajsondiff.IgnorePaths
 			for sel, p := range compiled {
@@ -132,9 +136,19 @@ func (e *Engine) DetectDrift(ctx context.Context, rel *release.Release, ignore [
 	if err != nil {
 		return report, err
 	}
-	e.logger().Debug("drift detection done", "release", describe(rel), "objects", len(objs), "unchanged", skipped, "drifted", len(report.Objects))
+	e.logger().Debug("drift detection done", "release", describe(rel), "objects", len(objs), "unchanged", len(objs)-len(compare),
+		"compared", keysOf(compare), "drifted", len(report.Objects))
 	e.SetInSync(&InSyncRecord{Basis: basis, Versions: inSync})
 	return report, nil
+}
+
+// keysOf lists the keys of objs, space-separated.
+func keysOf(objs []manifest.Object) string {
+	keys := make([]string, len(objs))
+	for i, o := range objs {
+		keys[i] = o.Key
+	}
+	return strings.Join(keys, " ")
 }
 
 func (e *Engine) controllerClient() (client.Client, error) {

@@ -8,7 +8,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -150,5 +154,39 @@ func TestDriftDetectionSkipsUnchangedObjects(t *testing.T) {
 	detect(e2, other)
 	if got := stable(seen.take()); !slices.Equal(got, []string{"app-secret"}) {
 		t.Errorf("with the kept record dry-ran %v, want only the missing Secret", got)
+	}
+
+	// Allowed to read and apply the objects but not to list them: the
+	// record cannot be checked, and every object is compared as before.
+	if _, err := f.cs.CoreV1().ServiceAccounts(f.ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "nolist"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.cs.RbacV1().Roles(f.ns).Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "nolist"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"", "apps"}, Resources: []string{"configmaps", "secrets", "deployments"},
+			Verbs: []string{"get", "patch", "create"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.cs.RbacV1().RoleBindings(f.ns).Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "nolist"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "nolist"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "nolist", Namespace: f.ns}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e3 := &Engine{Kube: kube.NewGetter(seen.wrap(testRESTConfig), f.ns, kube.ServiceAccountUser(f.ns, "nolist")), Helm: f.engine.Helm}
+	e3.SetInSync(&rec)
+	// The API server's RBAC cache takes a moment to see the binding.
+	deadline := time.Now().Add(30 * time.Second)
+	_, err = e3.DetectDrift(ctx, f.latest(), other)
+	for ; apierrors.IsForbidden(err) && time.Now().Before(deadline); _, err = e3.DetectDrift(ctx, f.latest(), other) {
+		time.Sleep(250 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("without permission to list: %v", err)
+	}
+	if got := stable(seen.take()); !slices.Contains(got, "app-config") {
+		t.Errorf("without permission to list dry-ran %v, want the recorded ConfigMap compared again", got)
 	}
 }

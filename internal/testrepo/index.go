@@ -97,13 +97,17 @@ func NewIndexServer(index []byte, archivePath string, archive []byte) *IndexServ
 
 // PeakRSS reads the peak resident set size (VmHWM, in bytes) from a /proc
 // status file, e.g. /proc/self/status; 0 where there is none (not Linux).
-func PeakRSS(status string) int64 {
+func PeakRSS(status string) int64 { return StatusBytes(status, "VmHWM") }
+
+// StatusBytes reads a field given in kB (VmHWM, RssAnon, …) of a /proc
+// status file, in bytes; 0 where there is none.
+func StatusBytes(status, field string) int64 {
 	data, err := os.ReadFile(status)
 	if err != nil {
 		return 0
 	}
 	for line := range strings.Lines(string(data)) {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			return kb << 10
 		}
