@@ -3,12 +3,10 @@ package provider
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"k8s.io/apimachinery/pkg/api/meta"
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -17,20 +15,6 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
-
-// tfLogger sends the engine's progress to Terraform's log.
-type tfLogger struct{ ctx context.Context }
-
-func (l tfLogger) Info(msg string, kv ...any)  { tflog.Info(l.ctx, msg, fields(kv)) }
-func (l tfLogger) Debug(msg string, kv ...any) { tflog.Debug(l.ctx, msg, fields(kv)) }
-
-func fields(kv []any) map[string]any {
-	out := make(map[string]any, len(kv)/2)
-	for i := 0; i+1 < len(kv); i += 2 {
-		out[fmt.Sprint(kv[i])] = kv[i+1]
-	}
-	return out
-}
 
 // clusterKnown reports whether the provider's cluster settings are known
 // (they are not at plan when the cluster is made in the same apply).
@@ -58,8 +42,8 @@ func (r *releaseResource) newEngine(ctx context.Context, m *releaseModel, spec *
 	e, err := reconcile.New(ctx, spec, reconcile.Options{
 		Config:     cfg,
 		KubeConfig: ref,
-		Log:        tfLogger{ctx},
-		HelmLog:    func(line string) { tflog.Debug(ctx, "helm: "+line) },
+		Log:        engineLogger{ctx},
+		HelmLog:    engineLogger{ctx}.helm,
 		Discovery:  r.data.discovery(cfg, impersonate),
 	})
 	if err != nil {

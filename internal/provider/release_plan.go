@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"helm.sh/helm/v3/pkg/release"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
@@ -179,7 +178,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	}
 	plan.Status = types.ObjectUnknown(statusAttrTypes())
 	if state != nil {
-		tflog.Info(ctx, "release action planned", map[string]any{"release": plan.ID.ValueString(), "because": strings.Join(changes, "; ")})
+		logInfo(ctx, "release action planned", map[string]any{"release": plan.ID.ValueString(), "because": strings.Join(changes, "; ")})
 		// A summary of its own per release: Terraform folds warnings that
 		// share one.
 		resp.Diagnostics.AddWarning("Helm action planned for release "+plan.ID.ValueString(),
@@ -282,7 +281,7 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 		return
 	}
 	if len(rendered.Unreproducible) > 0 {
-		tflog.Info(ctx, "objects not reproducible by a render are planned as known after apply", map[string]any{"release": plan.ID.ValueString(), "objects": rendered.Unreproducible})
+		logInfo(ctx, "objects not reproducible by a render are planned as known after apply", map[string]any{"release": plan.ID.ValueString(), "objects": rendered.Unreproducible})
 	}
 	plan.Resources = rendered.resources(hashKey == nil)
 }

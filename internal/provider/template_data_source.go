@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
@@ -250,7 +249,7 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 	m.Notes = types.StringValue(rendered.Notes)
 	m.ChartVersion = types.StringValue(resolved.Version)
 	m.AppVersion = types.StringValue(resolved.AppVersion)
-	tflog.Debug(ctx, "rendered chart", map[string]any{"chart": chrt.Name(), "version": chrt.Metadata.Version, "objects": len(rendered.Shown)})
+	logDebug(ctx, "rendered chart", map[string]any{"chart": chrt.Name(), "version": chrt.Metadata.Version, "objects": len(rendered.Shown)})
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 

@@ -1,0 +1,53 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+)
+
+// logMu serialises every line the provider writes to Terraform's log.
+// tflog is not safe for concurrent calls on one context once values are
+// masked (the redactor masks secrets): it rewrites the context's field map
+// in place while other calls iterate it, and the Go runtime aborts the
+// process on that. Helm logs from parallel goroutines (it creates, updates
+// and deletes the objects of one kind at once), drift detection compares
+// objects concurrently, and a Helm action cut off by its context goes on
+// logging after the call returned: one lock for the whole process is the
+// only order that holds for all of them. Logging is a small part of any
+// request, so the lock costs nothing measurable.
+var logMu sync.Mutex
+
+// logInfo writes msg at info level to Terraform's log, from any goroutine.
+func logInfo(ctx context.Context, msg string, fields map[string]any) {
+	logMu.Lock()
+	defer logMu.Unlock()
+	tflog.Info(ctx, msg, fields)
+}
+
+// logDebug writes msg at debug level to Terraform's log, from any goroutine.
+func logDebug(ctx context.Context, msg string, fields map[string]any) {
+	logMu.Lock()
+	defer logMu.Unlock()
+	tflog.Debug(ctx, msg, fields)
+}
+
+// engineLogger sends the engine's progress and Helm's log lines to
+// Terraform's log; safe for concurrent use.
+type engineLogger struct{ ctx context.Context }
+
+func (l engineLogger) Info(msg string, kv ...any)  { logInfo(l.ctx, msg, fields(kv)) }
+func (l engineLogger) Debug(msg string, kv ...any) { logDebug(l.ctx, msg, fields(kv)) }
+
+// helm logs one line of Helm's.
+func (l engineLogger) helm(line string) { logDebug(l.ctx, "helm: "+line, nil) }
+
+func fields(kv []any) map[string]any {
+	out := make(map[string]any, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[fmt.Sprint(kv[i])] = kv[i+1]
+	}
+	return out
+}
