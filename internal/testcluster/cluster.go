@@ -21,6 +21,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -164,6 +165,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		"--kubeconfig="+kubeconfig,
 		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(kcmPort),
 		"--controllers=*,-nodeipam",
+		// Provisions the default StorageClass's volumes (hostPath
+		// directories under /tmp), so PersistentVolumeClaims bind.
+		"--enable-hostpath-provisioner=true",
 		"--service-account-private-key-file="+p.saKey,
 		"--root-ca-file="+p.caCert,
 		"--cluster-signing-cert-file="+p.caCert, "--cluster-signing-key-file="+p.caKey,
@@ -197,6 +201,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	if err := waitNode(ctx, kubeconfig, log); err != nil {
 		return nil, fmt.Errorf("%w (logs in %s)", err, filepath.Join(dir, "logs"))
+	}
+	if err := createStorageClass(ctx, kubeconfig); err != nil {
+		return nil, err
 	}
 	fmt.Fprintf(log, "testcluster: ready, KUBECONFIG=%s\n", kubeconfig)
 	return &Cluster{Dir: dir, Kubeconfig: kubeconfig, Host: host}, nil
@@ -469,7 +476,7 @@ func waitNode(ctx context.Context, kubeconfig string, log io.Writer) error {
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        NodeName,
-			Labels:      map[string]string{"kubernetes.io/hostname": NodeName, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kwok"},
+			Labels:      nodeLabels,
 			Annotations: map[string]string{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
 		},
 	}
@@ -489,6 +496,45 @@ func waitNode(ctx context.Context, kubeconfig string, log io.Writer) error {
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// nodeLabels are the well-known labels a cloud's node carries: charts
+// select nodes by OS and architecture and spread pods over hostnames and
+// zones (a spread constraint on a label no node has schedules nothing).
+var nodeLabels = map[string]string{
+	"kubernetes.io/hostname":           NodeName,
+	"kubernetes.io/os":                 "linux",
+	"kubernetes.io/arch":               "amd64",
+	"node.kubernetes.io/instance-type": "kwok",
+	"topology.kubernetes.io/region":    "local",
+	"topology.kubernetes.io/zone":      "local-a",
+	"type":                             "kwok",
+}
+
+// createStorageClass makes StorageClassName, provisioned by the
+// controller-manager's hostPath provisioner, the cluster's default.
+func createStorageClass(ctx context.Context, kubeconfig string) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating client: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	reclaim, binding := corev1.PersistentVolumeReclaimDelete, storagev1.VolumeBindingImmediate
+	sc := &storagev1.StorageClass{
+		ObjectMeta:        metav1.ObjectMeta{Name: StorageClassName, Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}},
+		Provisioner:       "kubernetes.io/host-path",
+		ReclaimPolicy:     &reclaim,
+		VolumeBindingMode: &binding,
+	}
+	if _, err := cs.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the default StorageClass: %w", err)
+	}
+	return nil
 }
 
 func nodeNotReady(ctx context.Context, cs kubernetes.Interface) string {

@@ -16,6 +16,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -24,7 +25,8 @@ import (
 
 // TestCluster starts a cluster and checks what later tests rely on:
 // Deployments become Ready, Jobs complete, bare pods succeed, and pods with
-// FailLabel fail; then it stops the cluster and checks nothing is left.
+// FailLabel fail; volumes are provisioned, ephemeral storage and zone
+// spreading schedule, load balancers get an address; then it stops the cluster and checks nothing is left.
 func TestCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster")
@@ -124,6 +126,56 @@ func TestCluster(t *testing.T) {
 	}
 	eventually(ctx, t, "pod pod-ok Succeeded", podPhase("pod-ok", corev1.PodSucceeded))
 	eventually(ctx, t, "pod pod-fail Failed", podPhase("pod-fail", corev1.PodFailed))
+
+	// What public charts need of a real cluster: a StatefulSet whose pods
+	// request ephemeral storage, spread over zones, and claim a volume of
+	// the default StorageClass; a Service of type LoadBalancer.
+	dbLabels := map[string]string{"app": "db"}
+	must(cs.AppsV1().StatefulSets(ns).Create(ctx, &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "db"},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: dbLabels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: dbLabels}, Spec: corev1.PodSpec{
+				Containers: []corev1.Container{{
+					Name: "db", Image: "example.com/db:1",
+					Resources:    corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceEphemeralStorage: resource.MustParse("1Gi")}},
+					VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+				}},
+				TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
+					MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: corev1.DoNotSchedule,
+					LabelSelector: &metav1.LabelSelector{MatchLabels: dbLabels},
+				}},
+			}},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
+				ObjectMeta: metav1.ObjectMeta{Name: "data"},
+				Spec: corev1.PersistentVolumeClaimSpec{
+					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("8Gi")}},
+				},
+			}},
+		},
+	}, metav1.CreateOptions{}))
+	must(cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "lb"},
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeLoadBalancer,
+			Selector: labels,
+			Ports:    []corev1.ServicePort{{Port: 80}},
+		},
+	}, metav1.CreateOptions{}))
+	eventually(ctx, t, "PersistentVolumeClaim data-db-0 is Bound", func() bool {
+		pvc, err := cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "data-db-0", metav1.GetOptions{})
+		return err == nil && pvc.Status.Phase == corev1.ClaimBound && pvc.Spec.StorageClassName != nil && *pvc.Spec.StorageClassName == StorageClassName
+	})
+	eventually(ctx, t, "StatefulSet db has 1 ready replica", func() bool {
+		s, err := cs.AppsV1().StatefulSets(ns).Get(ctx, "db", metav1.GetOptions{})
+		return err == nil && s.Status.ReadyReplicas == 1
+	})
+	eventually(ctx, t, "Service lb has a load balancer address", func() bool {
+		s, err := cs.CoreV1().Services(ns).Get(ctx, "lb", metav1.GetOptions{})
+		return err == nil && len(s.Status.LoadBalancer.Ingress) == 1 && s.Status.LoadBalancer.Ingress[0].IP == s.Spec.ClusterIP
+	})
 
 	// Outages of the API server and of etcd: requests fail while one is
 	// stopped; once started again the cluster serves its data and rolls

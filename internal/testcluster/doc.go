@@ -14,9 +14,19 @@
 // Test charts that must also run on a real cluster (kind) give such a pod
 // a real image and a command that exits 1 as well.
 //
+// Enough of a real cluster for public charts: the node has ephemeral-storage
+// capacity and the well-known labels (os, arch, hostname, zone, region,
+// instance type); the default StorageClass provisions volumes, so
+// PersistentVolumeClaims bind; a Service of type LoadBalancer gets an
+// address (its cluster IP) as with a cloud's load balancer.
+//
 // The binaries are built once into a cache keyed by the build modules'
 // go.mod and go.sum files; a cluster then starts in a few seconds.
 package testcluster
+
+// StorageClassName is the cluster's default StorageClass: the
+// controller-manager's hostPath provisioner makes a volume for each claim.
+const StorageClassName = "standard"
 
 // FailLabel is the label that makes a terminating pod fail in the test cluster.
 const FailLabel = "testcluster.helmrelease/fail"
