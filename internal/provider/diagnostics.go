@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -10,6 +11,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
 // Every diagnostic says what is wrong in its summary and, in its detail, why
@@ -40,10 +44,23 @@ func clusterUnavailable(diags *diag.Diagnostics, p path.Path, err error) {
 	attrError(diags, p, "Kubernetes cluster unavailable", fmt.Sprintf("This attribute needs the Kubernetes cluster, which cannot be used: %s.", err), remedy)
 }
 
-// unreachable reports whether err says that the cluster could not be
-// reached (refused, reset, unresolvable, timed out, unavailable), rather
-// than that it refused what it was sent.
-func unreachable(err error) bool {
+// unreachable reports whether err comes from a cluster that could not be
+// reached: err is of the kind a network failure gives (refused, reset,
+// unresolvable, timed out, unavailable) and the API server, asked at once,
+// does not answer. A wait that ran out of time is never one: its error
+// carries context.DeadlineExceeded too, while the cluster answered all
+// along.
+func unreachable(ctx context.Context, e *reconcile.Engine, err error) bool {
+	var waitErr *reconcile.WaitError
+	if err == nil || errors.As(err, &waitErr) || !networkError(err) {
+		return false
+	}
+	return e == nil || e.Reachable(ctx) != nil
+}
+
+// networkError reports whether err is of the kind a network failure gives;
+// only asking the server tells whether it was one.
+func networkError(err error) bool {
 	var opErr *net.OpError
 	var dnsErr *net.DNSError
 	var netErr net.Error
@@ -57,4 +74,32 @@ func unreachable(err error) bool {
 func clusterUnreachable(diags *diag.Diagnostics, id string, err error) {
 	diags.AddError("Kubernetes cluster unreachable",
 		fmt.Sprintf("helmrelease_release %s could not be planned: the cluster did not answer: %s.\n\nNothing was changed. Check that the cluster is up and reachable from where Terraform runs with the provider's kubernetes settings, then plan again.", id, err))
+}
+
+// waitRemedy says what to do about the objects a wait stopped on, cause by
+// cause, most specific first.
+func waitRemedy(we *reconcile.WaitError) string {
+	var out []string
+	for _, c := range we.Causes() {
+		switch c {
+		case kube.CauseUnschedulable:
+			out = append(out, "Pods cannot be scheduled (the scheduler's message is above): lower their resource requests, or change their node selector, affinity or tolerations in values; or give the cluster nodes with what they ask for.")
+		case kube.CauseVolume:
+			out = append(out, "PersistentVolumeClaims do not bind: name a StorageClass the cluster has in values (charts call it persistence.storageClass or similar), give the cluster a default StorageClass whose provisioner runs, or turn persistence off in values.")
+		case kube.CauseLoadBalancer:
+			out = append(out, "A Service of type LoadBalancer has no address: the cluster needs a load balancer controller (the cloud's, or MetalLB on bare metal); or set the Service's type to ClusterIP or NodePort in values; or set install.disable_wait / upgrade.disable_wait = true to stop waiting for it.")
+		case kube.CauseFailed:
+			out = append(out, "A Job or pod failed: its last log lines are above; fix what it needs (values, credentials, endpoints).")
+		case kube.CauseContainer:
+			out = append(out, "Containers do not start: check the image, its tag and pull secrets in values, and the container's configuration (the reason is above).")
+		case kube.CauseMissing:
+			out = append(out, "Objects the wait needs do not exist: a hook's delete policy or something else in the cluster deleted them, or they were never created.")
+		case kube.CauseProgressing:
+			out = append(out, fmt.Sprintf("The objects were still starting after %s: raise the timeout (install.timeout, upgrade.timeout or rollback.timeout, or timeout), or set disable_wait = true to not wait for readiness.", we.Timeout))
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, "Fix the cause (see the error above).")
+	}
+	return strings.Join(out, "\n\n")
 }

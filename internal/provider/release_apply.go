@@ -104,7 +104,7 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 		// Nothing was made (refused, or another apply took the name
 		// first): no resource, so that destroying it can never uninstall
 		// the release of another, and the next plan creates it again.
-		reportRun(diags, m.ID.ValueString(), request.Actions, runErr, runNotCreated)
+		reportRun(diags, m.ID.ValueString(), request.Actions, runErr, runNotCreated, unreachable(ctx, e, runErr))
 		return
 	}
 
@@ -130,7 +130,7 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	if prior == nil {
 		kind = runCreated
 	}
-	reportRun(diags, m.ID.ValueString(), request.Actions, runErr, kind)
+	reportRun(diags, m.ID.ValueString(), request.Actions, runErr, kind, unreachable(ctx, e, runErr))
 }
 
 // deployedResources is the resources attribute of the latest release (an
@@ -215,7 +215,10 @@ const (
 // reportRun turns the outcome of a run into diagnostics: the error with
 // Helm's log lines, and a warning saying what failed and how it was
 // remediated when remediation happened.
-func reportRun(diags *diag.Diagnostics, id string, actions []reconcile.ActionRecord, err error, kind runKind) {
+//
+// unreachable says whether err came from a cluster that did not answer
+// (see unreachable).
+func reportRun(diags *diag.Diagnostics, id string, actions []reconcile.ActionRecord, err error, kind runKind, unreachable bool) {
 	remediated := false
 	var steps []string
 	for _, a := range actions {
@@ -241,10 +244,21 @@ func reportRun(diags *diag.Diagnostics, id string, actions []reconcile.ActionRec
 	}
 	remedy := "Fix the cause (see the Helm error and log lines above), then apply again."
 	var owned *reconcile.OwnershipError
+	var waitErr *reconcile.WaitError
 	switch {
 	case errors.As(err, &owned) && len(owned.Owners) > 0:
 		remedy = "Two helmrelease_release resources cannot share a release: give this one another release_name (or target_namespace), or remove the other."
-	case unreachable(err):
+	case errors.As(err, &waitErr):
+		remedy = waitRemedy(waitErr)
+		switch {
+		case kind == runCreated:
+			remedy += "\n\nThen apply again: Terraform replaces the failed resource, which installs the release afresh."
+		case errors.Is(err, reconcile.ErrRetriesExhausted):
+			remedy += "\n\nThen set reset_at to a new value (or change the chart or values) to retry with the remediation settings, or set force_at to a new value to force one upgrade."
+		default:
+			remedy += "\n\nThen apply again."
+		}
+	case unreachable:
 		remedy = "The cluster could not be reached; the resource and its status stay in the state. When it answers again, apply again: a revision the outage left pending is marked failed, then remediated or retried."
 	case errors.Is(err, reconcile.ErrNotOwned):
 		remedy = "Import the release (terraform import) to manage it with this resource, or set another release_name."
@@ -258,8 +272,12 @@ func reportRun(diags *diag.Diagnostics, id string, actions []reconcile.ActionRec
 	var untouched *reconcile.StorageUntouchedError
 	summary := "Release failed"
 	switch {
-	case unreachable(err):
+	case unreachable:
 		summary = "Kubernetes cluster unreachable"
+	case waitErr != nil && len(waitErr.Hooks) > 0:
+		summary = "Release hook did not complete"
+	case waitErr != nil:
+		summary = "Release not ready in time"
 	case errors.As(err, &untouched):
 		summary = "Release not applied"
 	}

@@ -20,7 +20,7 @@ func TestReportRun(t *testing.T) {
 		{Name: "upgrade", Type: reconcile.TypeRelease, Err: hookFailed},
 		{Name: "rollback", Type: reconcile.TypeRemediate},
 		{Name: "upgrade", Type: reconcile.TypeRelease},
-	}, nil, runUpdated)
+	}, nil, runUpdated, false)
 	if diags.HasError() || len(diags) != 1 || diags[0].Summary() != "Release remediated" {
 		t.Fatalf("diagnostics %v", diags)
 	}
@@ -30,24 +30,24 @@ func TestReportRun(t *testing.T) {
 	}
 
 	diags = nil
-	reportRun(&diags, "apps/web", []reconcile.ActionRecord{{Name: "upgrade", Type: reconcile.TypeRelease, Err: hookFailed}}, hookFailed, runUpdated)
+	reportRun(&diags, "apps/web", []reconcile.ActionRecord{{Name: "upgrade", Type: reconcile.TypeRelease, Err: hookFailed}}, hookFailed, runUpdated, false)
 	if len(diags) != 1 || diags[0].Summary() != "Release failed" || !strings.Contains(diags[0].Detail(), "Last Helm log lines") {
 		t.Errorf("a failure without remediation: %v", diags)
 	}
 
 	diags = nil
 	exhausted := errors.Join(reconcile.ErrRetriesExhausted, hookFailed)
-	reportRun(&diags, "apps/web", nil, exhausted, runUpdated)
+	reportRun(&diags, "apps/web", nil, exhausted, runUpdated, false)
 	if len(diags) != 1 || !strings.Contains(diags[0].Detail(), "set reset_at to a new value") {
 		t.Errorf("retries exhausted: %v", diags)
 	}
 	diags = nil
-	reportRun(&diags, "apps/web", nil, exhausted, runCreated)
+	reportRun(&diags, "apps/web", nil, exhausted, runCreated, false)
 	if len(diags) != 1 || !strings.Contains(diags[0].Detail(), "installs the release afresh") {
 		t.Errorf("a failed create: %v", diags)
 	}
 	diags = nil
-	reportRun(&diags, "apps/web", nil, &reconcile.OwnershipError{Release: "apps/web.v1", Owners: []string{"apps/other"}}, runCreated)
+	reportRun(&diags, "apps/web", nil, &reconcile.OwnershipError{Release: "apps/web.v1", Owners: []string{"apps/other"}}, runCreated, false)
 	if len(diags) != 1 || !strings.Contains(diags[0].Detail(), "cannot share a release") {
 		t.Errorf("another resource's release: %v", diags)
 	}

@@ -271,7 +271,7 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 		return rel.Manifest, "", nil
 	}
 	rendered, err := renderRelease(ctx, render, resolved.Chart, values, spec.GetTargetNamespace(), engineScope(e), hashKey)
-	if err != nil && unreachable(err) {
+	if err != nil && unreachable(ctx, e, err) {
 		clusterUnreachable(diags, plan.ID.ValueString(), err)
 		return
 	}

@@ -52,7 +52,7 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 	latest, err := e.Helm.LastRelease(spec.GetReleaseName())
 	if err != nil {
 		summary := "Release not readable"
-		if unreachable(err) {
+		if unreachable(ctx, e, err) {
 			summary = "Kubernetes cluster unreachable"
 		}
 		resp.Diagnostics.AddError(summary,

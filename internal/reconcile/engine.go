@@ -72,12 +72,19 @@ type Engine struct {
 	Log Logger
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// ProgressEvery is how often an action waiting for the release's
+	// objects logs which are not ready yet (Log, at info level); 0 logs
+	// nothing.
+	ProgressEvery time.Duration
 
 	// persistentClient keeps discovery between actions (spec.persistentClient).
 	persistentClient bool
 
 	mu       sync.Mutex
 	observed []observation
+	// pendingManifest is the manifest of the newest pending revision
+	// written: what the running action applies and waits for.
+	pendingManifest string
 	// inSync is the record of the newest drift detection.
 	inSync *InSyncRecord
 	// written are the revisions this engine wrote, by "<name>.v<version>":
@@ -99,6 +106,16 @@ func (e *Engine) Observe(rel *release.Release) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.observed = append(e.observed, observation{snap, err})
+	if rel.Info != nil && rel.Info.Status.IsPending() {
+		e.pendingManifest = rel.Manifest
+	}
+}
+
+// applying is the manifest of the newest pending revision written.
+func (e *Engine) applying() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.pendingManifest
 }
 
 // recordObserved turns the releases written since the last call into

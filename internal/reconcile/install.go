@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 )
@@ -30,6 +31,8 @@ func (a *Install) Reconcile(ctx context.Context, req *Request) error {
 			return err
 		}
 	}
+	started := time.Now()
+	stop := a.e.watchProgress(ctx, req, "install", s.InstallTimeout(), !s.Install.DisableWaitForJobs)
 	_, err := a.e.Helm.Install(ctx, req.Chart, req.Values, helm.InstallOptions{
 		ReleaseName:              s.GetReleaseName(),
 		Namespace:                s.GetTargetNamespace(),
@@ -45,6 +48,7 @@ func (a *Install) Reconcile(ctx context.Context, req *Request) error {
 		PostRenderer:             postRenderer(s),
 		Description:              "Installed by helmrelease",
 	})
+	stop()
 	written, rerr := a.e.recordObserved(req, req.ChartDigest)
 	if rerr != nil && err == nil {
 		err = rerr
@@ -53,7 +57,7 @@ func (a *Install) Reconcile(ctx context.Context, req *Request) error {
 		return &StorageUntouchedError{Err: a.e.failure("Helm %s of release %s with chart %s wrote nothing to storage", err, a.Name(), releaseRef(req), chartRef(req))}
 	}
 	if err != nil {
-		return a.fail(req, err)
+		return a.fail(req, a.e.explainFailure(ctx, req, err, started, s.InstallTimeout(), !s.Install.DisableWaitForJobs))
 	}
 	st.ObservedPostRenderersDigest = PostRenderersDigest(s)
 	st.ObservedOptionsDigest = OptionsDigest(s)

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,6 +34,8 @@ type Options struct {
 	Log Logger
 	// HelmLog receives each line Helm logs; nil discards them.
 	HelmLog func(string)
+	// ProgressEvery is Engine.ProgressEvery.
+	ProgressEvery time.Duration
 	// Discovery, when set, is the shared discovery of Config and the
 	// spec's identity (its service account, else the configuration's
 	// user), used unless KubeConfig names another cluster.
@@ -61,6 +64,7 @@ func New(ctx context.Context, s *Spec, o Options) (*Engine, error) {
 	e := &Engine{
 		Logs:             helm.NewLogBuffer(helm.DefaultLogLines, o.HelmLog),
 		Log:              o.Log,
+		ProgressEvery:    o.ProgressEvery,
 		Kube:             kube.NewGetter(cfg, s.GetTargetNamespace(), impersonate, shared),
 		persistentClient: s.PersistentClient,
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"helm.sh/helm/v3/pkg/release"
 
@@ -27,6 +28,8 @@ func (a *RollbackRemediation) Reconcile(ctx context.Context, req *Request) error
 	if target == nil {
 		return a.fail(req, errNoRollbackTarget)
 	}
+	started := time.Now()
+	stop := a.e.watchProgress(ctx, req, "rollback", s.RollbackTimeout(), !s.Rollback.DisableWaitForJobs)
 	err := a.e.Helm.Rollback(s.GetReleaseName(), helm.RollbackOptions{
 		Version:       target.Version,
 		Timeout:       s.RollbackTimeout(),
@@ -38,11 +41,12 @@ func (a *RollbackRemediation) Reconcile(ctx context.Context, req *Request) error
 		CleanupOnFail: s.Rollback.CleanupOnFail,
 		MaxHistory:    s.GetMaxHistory(),
 	})
+	stop()
 	if _, rerr := a.e.recordObserved(req, target.ChartDigest); rerr != nil && err == nil {
 		err = rerr
 	}
 	if err != nil {
-		return a.fail(req, err)
+		return a.fail(req, a.e.explainFailure(ctx, req, err, started, s.RollbackTimeout(), !s.Rollback.DisableWaitForJobs))
 	}
 	st.SetCondition(Condition{Type: ConditionRemediated, Status: true, Reason: ReasonRollbackSucceeded,
 		Message: fmt.Sprintf(fmtRollbackSuccess, fmt.Sprintf("%s.v%d", releaseRef(req), target.Version), target.ChartName+"@"+target.ChartVersion)})

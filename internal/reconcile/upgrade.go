@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 )
@@ -29,6 +30,8 @@ func (a *Upgrade) Reconcile(ctx context.Context, req *Request) error {
 			return err
 		}
 	}
+	started := time.Now()
+	stop := a.e.watchProgress(ctx, req, "upgrade", s.UpgradeTimeout(), !s.Upgrade.DisableWaitForJobs)
 	_, err := a.e.Helm.Upgrade(ctx, s.GetReleaseName(), req.Chart, req.Values, helm.UpgradeOptions{
 		Namespace:                s.GetTargetNamespace(),
 		Timeout:                  s.UpgradeTimeout(),
@@ -45,6 +48,7 @@ func (a *Upgrade) Reconcile(ctx context.Context, req *Request) error {
 		PostRenderer:             postRenderer(s),
 		Description:              "Upgraded by helmrelease",
 	})
+	stop()
 	written, rerr := a.e.recordObserved(req, req.ChartDigest)
 	if rerr != nil && err == nil {
 		err = rerr
@@ -53,7 +57,7 @@ func (a *Upgrade) Reconcile(ctx context.Context, req *Request) error {
 		return &StorageUntouchedError{Err: a.e.failure("Helm %s of release %s with chart %s wrote nothing to storage", err, a.Name(), releaseRef(req), chartRef(req))}
 	}
 	if err != nil {
-		return a.fail(req, err)
+		return a.fail(req, a.e.explainFailure(ctx, req, err, started, s.UpgradeTimeout(), !s.Upgrade.DisableWaitForJobs))
 	}
 	st.ObservedPostRenderersDigest = PostRenderersDigest(s)
 	st.ObservedOptionsDigest = OptionsDigest(s)
