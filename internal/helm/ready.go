@@ -20,32 +20,33 @@ import (
 // wait for, in manifest order, judged as the wait judges them: paused
 // Deployments count as ready, Jobs only count with waitForJobs, an object
 // that does not exist is not ready. Objects without a namespace are in
-// namespace when their kind is namespaced.
-func (c *Client) NotReady(ctx context.Context, namespace, manifest string, waitForJobs bool) ([]k8s.ObjectRef, error) {
+// namespace when their kind is namespaced. It stops after limit objects
+// not ready (0: no limit), or when ctx ends; checked says how many objects
+// it checked, of total.
+func (c *Client) NotReady(ctx context.Context, namespace, manifest string, waitForJobs bool, limit int) (notReady []k8s.ObjectRef, checked, total int, err error) {
 	kc, ok := c.cfg.KubeClient.(*kube.Client)
 	if !ok {
-		return nil, errors.New("no Kubernetes client to check readiness")
+		return nil, 0, 0, errors.New("no Kubernetes client to check readiness")
 	}
 	cs, err := kc.Factory.KubernetesClientSet()
 	if err != nil {
-		return nil, fmt.Errorf("creating Kubernetes client: %w", err)
+		return nil, 0, 0, fmt.Errorf("creating Kubernetes client: %w", err)
 	}
 	infos, err := objectInfos(kc, namespace, manifest)
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	checker := kube.NewReadyChecker(cs, func(string, ...any) {}, kube.PausedAsReady(true), kube.CheckJobs(waitForJobs))
-	var out []k8s.ObjectRef
 	for _, info := range infos {
-		if err := ctx.Err(); err != nil {
-			return out, fmt.Errorf("checking readiness: %w", err)
+		if ctx.Err() != nil || (limit > 0 && len(notReady) == limit) {
+			break
 		}
-		ready, _ := checker.IsReady(ctx, info)
-		if !ready {
-			out = append(out, k8s.ObjectRef{GVK: info.Mapping.GroupVersionKind, Namespace: info.Namespace, Name: info.Name})
+		checked++
+		if ready, _ := checker.IsReady(ctx, info); !ready {
+			notReady = append(notReady, k8s.ObjectRef{GVK: info.Mapping.GroupVersionKind, Namespace: info.Namespace, Name: info.Name})
 		}
 	}
-	return out, nil
+	return notReady, checked, len(infos), nil
 }
 
 // Objects are the objects of manifest, in order; objects without a

@@ -51,7 +51,8 @@ type NotReady struct {
 	Cause  Cause
 	// Reason is what the object, its pods and their events say, on one line.
 	Reason string
-	// Logs are the last log lines of a failed pod of the object, if any.
+	// Logs are the last log lines of a failed pod of the object, with a
+	// line naming the pod, or why they could not be read.
 	Logs string
 }
 
@@ -400,10 +401,10 @@ func (x *Explainer) logs(ctx context.Context, pod *corev1.Pod) string {
 	lines := x.LogLines
 	b, err := x.Client.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{Container: container, TailLines: &lines}).DoRaw(ctx)
 	if err != nil {
-		return fmt.Sprintf("(log of pod %s not readable: %s)", pod.Name, oneLine(err.Error()))
+		return fmt.Sprintf("log of pod %s not readable: %s", pod.Name, oneLine(err.Error()))
 	}
 	if s := strings.TrimSpace(string(b)); s != "" {
-		return fmt.Sprintf("pod %s, container %s:\n%s", pod.Name, container, s)
+		return fmt.Sprintf("last log lines of pod %s, container %s:\n%s", pod.Name, container, s)
 	}
 	return ""
 }

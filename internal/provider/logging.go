@@ -3,7 +3,10 @@ package provider
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 )
@@ -32,6 +35,26 @@ func logDebug(ctx context.Context, msg string, fields map[string]any) {
 	logMu.Lock()
 	defer logMu.Unlock()
 	tflog.Debug(ctx, msg, fields)
+}
+
+// progressEvery is how often a long wait says what it still waits for:
+// helmrelease_test's progress events, and the log lines of an apply
+// waiting for a release's objects.
+const progressEvery = 15 * time.Second
+
+// waitProgressEvery is progressEvery when Terraform reads the provider's
+// log, else 0: each progress line reads the objects not ready yet, which
+// is not worth doing for a log nobody reads.
+func waitProgressEvery() time.Duration {
+	if strings.EqualFold(os.Getenv("TF_LOG_PROVIDER_HELMRELEASE"), "off") {
+		return 0
+	}
+	for _, v := range []string{"TF_LOG", "TF_LOG_PROVIDER", "TF_LOG_PROVIDER_HELMRELEASE"} {
+		if s := os.Getenv(v); s != "" && !strings.EqualFold(s, "off") {
+			return progressEvery
+		}
+	}
+	return 0
 }
 
 // engineLogger sends the engine's progress and Helm's log lines to

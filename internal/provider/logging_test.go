@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"github.com/hashicorp/terraform-plugin-log/tflogtest"
@@ -70,5 +71,28 @@ func TestEngineLoggerFromManyGoroutines(t *testing.T) {
 	}
 	if strings.Contains(got, secret) {
 		t.Errorf("a masked secret was logged:\n%.500s", got)
+	}
+}
+
+// TestWaitProgressOnlyWhenLogsAreRead: progress lines cost requests, so an
+// apply writes them only when Terraform reads the provider's log.
+func TestWaitProgressOnlyWhenLogsAreRead(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want time.Duration
+	}{
+		{map[string]string{}, 0},
+		{map[string]string{"TF_LOG": "off"}, 0},
+		{map[string]string{"TF_LOG": "info"}, progressEvery},
+		{map[string]string{"TF_LOG_PROVIDER": "debug"}, progressEvery},
+		{map[string]string{"TF_LOG": "trace", "TF_LOG_PROVIDER_HELMRELEASE": "off"}, 0},
+		{map[string]string{"TF_LOG_PROVIDER_HELMRELEASE": "info"}, progressEvery},
+	} {
+		for _, v := range []string{"TF_LOG", "TF_LOG_PROVIDER", "TF_LOG_PROVIDER_HELMRELEASE"} {
+			t.Setenv(v, tc.env[v])
+		}
+		if got := waitProgressEvery(); got != tc.want {
+			t.Errorf("with %v: every %s, want %s", tc.env, got, tc.want)
+		}
 	}
 }

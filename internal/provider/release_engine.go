@@ -44,7 +44,9 @@ func (r *releaseResource) newEngine(ctx context.Context, m *releaseModel, spec *
 		KubeConfig: ref,
 		Log:        engineLogger{ctx},
 		HelmLog:    engineLogger{ctx}.helm,
-		Discovery:  r.data.discovery(cfg, impersonate),
+		// Terraform shows only "Still creating…": the log says for what.
+		ProgressEvery: waitProgressEvery(),
+		Discovery:     r.data.discovery(cfg, impersonate),
 	})
 	if err != nil {
 		p := path.Root("name")

@@ -44,9 +44,6 @@ type testActionFilterModel struct {
 // testLogLines is how many log lines of each failed test pod an error shows.
 const testLogLines = 20
 
-// testProgressEvery is how often the action says it is still waiting.
-const testProgressEvery = 15 * time.Second
-
 func (a *testAction) Metadata(_ context.Context, req action.MetadataRequest, resp *action.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_test"
 }
@@ -122,7 +119,7 @@ func (a *testAction) Invoke(ctx context.Context, req action.InvokeRequest, resp 
 	go func() {
 		defer close(stopped)
 		start := time.Now()
-		tick := time.NewTicker(testProgressEvery)
+		tick := time.NewTicker(progressEvery)
 		defer tick.Stop()
 		for {
 			select {

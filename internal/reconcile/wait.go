@@ -28,8 +28,9 @@ type WaitError struct {
 	NotReady []kube.NotReady
 	// More names the objects not ready beyond NotReady.
 	More []string
-	// Total is how many objects the wait was for.
-	Total int
+	// Checked is how many objects were checked (all unless checking them
+	// ran out of time), of Total, how many the wait was for.
+	Checked, Total int
 }
 
 // maxExplained is how many objects a WaitError explains: enough for what
@@ -51,11 +52,14 @@ func (e *WaitError) Error() string {
 		fmt.Fprintf(&b, "hook %s did not complete: %s", strings.Join(e.Hooks, ", "), oneLineErr(e.Err))
 	} else {
 		fmt.Fprintf(&b, "timed out after %s waiting for %d of %d objects to be ready", e.Timeout, len(e.NotReady)+len(e.More), e.Total)
+		if e.Checked < e.Total {
+			fmt.Fprintf(&b, " (of the first %d checked)", e.Checked)
+		}
 	}
 	for _, n := range e.NotReady {
 		b.WriteString("\n  - " + n.String())
 		if n.Logs != "" {
-			b.WriteString("\n    last log lines of " + strings.ReplaceAll(n.Logs, "\n", "\n      "))
+			b.WriteString("\n    " + strings.ReplaceAll(n.Logs, "\n", "\n      "))
 		}
 	}
 	if len(e.More) > 0 {
@@ -127,12 +131,11 @@ func (e *Engine) explainFailure(ctx context.Context, req *Request, err error, st
 	if !helm.IsWaitTimeout(err) {
 		return err
 	}
-	refs, nerr := e.Helm.NotReady(ctx, rel.Namespace, rel.Manifest, waitForJobs)
+	refs, checked, total, nerr := e.Helm.NotReady(ctx, rel.Namespace, rel.Manifest, waitForJobs, 0)
 	if nerr != nil || len(refs) == 0 {
 		return err
 	}
-	all, _ := e.Helm.Objects(rel.Namespace, rel.Manifest)
-	we := &WaitError{Err: err, Timeout: timeout, Total: len(all)}
+	we := &WaitError{Err: err, Timeout: timeout, Checked: checked, Total: total}
 	for i, ref := range refs {
 		if i < maxExplained {
 			we.NotReady = append(we.NotReady, x.Explain(ctx, ref))
@@ -192,7 +195,9 @@ func (e *Engine) logProgress(ctx context.Context, req *Request, action string, e
 	}
 	ctx, cancel := context.WithTimeout(ctx, explainTimeout)
 	defer cancel()
-	refs, err := e.Helm.NotReady(ctx, req.Spec.GetTargetNamespace(), manifest, waitForJobs)
+	// Like Helm's wait, stop at the first objects not ready: a line every
+	// few seconds must not read every object of a big release.
+	refs, _, total, err := e.Helm.NotReady(ctx, req.Spec.GetTargetNamespace(), manifest, waitForJobs, progressExplained)
 	if err != nil || len(refs) == 0 {
 		return
 	}
@@ -201,16 +206,12 @@ func (e *Engine) logProgress(ctx context.Context, req *Request, action string, e
 		return
 	}
 	x := &kube.Explainer{Client: cs}
-	var lines []string
-	for i, ref := range refs {
-		if i == progressExplained {
-			lines = append(lines, fmt.Sprintf("and %d more", len(refs)-progressExplained))
-			break
-		}
+	lines := make([]string, 0, len(refs))
+	for _, ref := range refs {
 		lines = append(lines, x.Explain(ctx, ref).String())
 	}
-	e.logger().Info(fmt.Sprintf("%s of release %s still waiting (%s of %s): %d objects not ready: %s",
-		action, releaseRef(req), elapsed.Round(time.Second), timeout, len(refs), strings.Join(lines, " | ")))
+	e.logger().Info(fmt.Sprintf("%s of release %s still waiting (%s of %s) for %d objects, among them: %s",
+		action, releaseRef(req), elapsed.Round(time.Second), timeout, total, strings.Join(lines, " | ")))
 }
 
 func oneLineErr(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
