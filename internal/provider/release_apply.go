@@ -330,7 +330,16 @@ func (r *releaseResource) Delete(ctx context.Context, req resource.DeleteRequest
 			return
 		}
 	}
-	if err := e.Uninstall(ctx, spec, st); err != nil {
+	left, err := e.Uninstall(ctx, spec, st)
+	if len(left) > 0 {
+		lines := make([]string, 0, len(left))
+		for _, l := range left {
+			lines = append(lines, "- "+l.String())
+		}
+		resp.Diagnostics.AddWarning("Objects left in the cluster",
+			fmt.Sprintf("helmrelease_release %s is uninstalled; Helm leaves these objects by design, and they are no longer managed by Terraform:\n%s\n\nDelete them (kubectl delete) when their data is no longer needed, or keep them for a later install to take up again.", m.ID.ValueString(), strings.Join(lines, "\n")))
+	}
+	if err != nil {
 		// The resource stays, with what the failed uninstall left.
 		status, d := statusObject(ctx, st)
 		resp.Diagnostics.Append(d...)

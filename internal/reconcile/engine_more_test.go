@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ func TestUninstall(t *testing.T) {
 			if err := f.reconcile(s, st, "1.0.0", nil); err != nil {
 				t.Fatal(err)
 			}
-			if err := f.engine.Uninstall(context.Background(), s, st); err != nil {
+			if _, err := f.engine.Uninstall(context.Background(), s, st); err != nil {
 				t.Fatal(err)
 			}
 			rel := f.latest()
@@ -48,7 +49,7 @@ func TestUninstall(t *testing.T) {
 				t.Errorf("Deployment after uninstall: %v", err)
 			}
 			// Uninstalling what is gone succeeds.
-			if err := f.engine.Uninstall(context.Background(), s, st); err != nil {
+			if _, err := f.engine.Uninstall(context.Background(), s, st); err != nil {
 				t.Errorf("second uninstall: %v", err)
 			}
 		})
@@ -148,7 +149,7 @@ func TestOwnLockBrokenAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		pending := f.latest()
-		if err := f.engine.Uninstall(context.Background(), s, &Status{}); err != nil {
+		if _, err := f.engine.Uninstall(context.Background(), s, &Status{}); err != nil {
 			t.Fatal(err)
 		}
 		pending.Info.Status = release.StatusPendingInstall
@@ -290,9 +291,13 @@ spec:
 	if got := description(); got != "four" {
 		t.Fatalf("upgrade with CreateReplace: CRD %s, want replaced", got)
 	}
-	// Uninstalling never deletes CRDs.
-	if err := f.engine.Uninstall(context.Background(), f.spec(nil), st); err != nil {
+	// Uninstalling never deletes CRDs, and says so.
+	left, err := f.engine.Uninstall(context.Background(), f.spec(nil), st)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if want := []LeftBehind{{Object: "CustomResourceDefinition " + name, Why: whyCRD}}; !slices.Equal(left, want) {
+		t.Errorf("left behind %v, want %v", left, want)
 	}
 	if got := description(); got != "four" {
 		t.Errorf("uninstall removed the CRD (%s)", got)
@@ -474,7 +479,7 @@ spec:
 		if cur := st.Latest(); cur != nil {
 			hooks = cur.TestHooks
 		}
-		_ = f.engine.Uninstall(ctx, s, st)
+		_, _ = f.engine.Uninstall(ctx, s, st)
 		return hooks, err
 	}
 	hooks, err := run([]TestFilter{{Name: "app-failing-test", Exclude: true}})

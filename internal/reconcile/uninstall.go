@@ -15,14 +15,16 @@ import (
 // the user can fix the cause and destroy again: the status records the
 // revision the failed uninstall left (uninstalling), which tells a later
 // run that the uninstall was this resource's own (UndoUninstall).
-func (e *Engine) Uninstall(_ context.Context, spec *Spec, st *Status) error {
+// It returns what the uninstall left in the cluster by design (see
+// leftBehind).
+func (e *Engine) Uninstall(ctx context.Context, spec *Spec, st *Status) ([]LeftBehind, error) {
 	name := spec.GetReleaseName()
 	rel, err := e.Helm.LastRelease(name)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if rel == nil || rel.Info.Status == release.StatusUninstalled {
-		return nil
+		return nil, nil
 	}
 	if e.Logs != nil {
 		e.Logs.Reset()
@@ -34,11 +36,17 @@ func (e *Engine) Uninstall(_ context.Context, spec *Spec, st *Status) error {
 	if err != nil && !helm.IsReleaseNotFound(err) {
 		st.SetCondition(Condition{Type: ConditionReady, Status: false, Reason: ReasonUninstallFailed,
 			Message: fmt.Sprintf("Helm uninstall failed for release %s/%s: %s", spec.GetStorageNamespace(), name, err)})
-		return e.failure("Helm uninstall failed for release %s/%s", err, spec.GetStorageNamespace(), name)
+		return nil, e.failure("Helm uninstall failed for release %s/%s", err, spec.GetStorageNamespace(), name)
 	}
 	if !spec.Uninstall.KeepHistory {
 		st.History = nil
 	}
 	e.logger().Info("uninstalled release", "release", spec.GetStorageNamespace()+"/"+name, "keep_history", spec.Uninstall.KeepHistory)
-	return nil
+	cs, err := e.Helm.Clientset()
+	if err != nil {
+		return nil, nil //nolint:nilerr // the list informs; the uninstall succeeded
+	}
+	ctx, cancel := context.WithTimeout(ctx, explainTimeout)
+	defer cancel()
+	return leftBehind(ctx, cs, rel), nil
 }
