@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,9 +26,12 @@ var (
 	skipReason string
 	terraform  string // the terraform binary
 	cliConfig  string // a CLI configuration overriding the provider with this build
-	cluster    *testcluster.Cluster
-	restConfig *rest.Config
-	clientset  kubernetes.Interface
+	// raceCLIConfig overrides the provider with this build made with the
+	// race detector, which stops the provider at the first data race.
+	raceCLIConfig string
+	cluster       *testcluster.Cluster
+	restConfig    *rest.Config
+	clientset     kubernetes.Interface
 )
 
 func TestMain(m *testing.M) {
@@ -66,13 +70,10 @@ func run(m *testing.M) (int, error) {
 	}
 	defer os.RemoveAll(work)
 
-	provider := filepath.Join(work, "bin", "terraform-provider-helmrelease")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", provider, "github.com/helmrelease/terraform-provider-helmrelease").CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("building the provider: %w: %s", err, out)
+	if cliConfig, err = buildProvider(ctx, work, "bin"); err != nil {
+		return 0, err
 	}
-	cliConfig = filepath.Join(work, "terraformrc")
-	rc := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"helmrelease/helmrelease\" = %q\n  }\n  direct {}\n}\n", filepath.Dir(provider))
-	if err := os.WriteFile(cliConfig, []byte(rc), 0o600); err != nil {
+	if raceCLIConfig, err = buildProvider(ctx, work, "race-bin", "-race"); err != nil {
 		return 0, err
 	}
 
@@ -106,4 +107,21 @@ func needMatrix(t *testing.T) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
+}
+
+// buildProvider builds the provider into work/dir with the go build flags
+// given and writes a CLI configuration that overrides the provider with
+// it; it returns the configuration's path.
+func buildProvider(ctx context.Context, work, dir string, flags ...string) (string, error) {
+	provider := filepath.Join(work, dir, "terraform-provider-helmrelease")
+	args := append(append([]string{"build"}, flags...), "-o", provider, "github.com/helmrelease/terraform-provider-helmrelease")
+	if out, err := exec.CommandContext(ctx, "go", args...).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the provider (%s): %w: %s", strings.Join(flags, " "), err, out)
+	}
+	rc := filepath.Join(work, dir+".terraformrc")
+	config := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"helmrelease/helmrelease\" = %q\n  }\n  direct {}\n}\n", filepath.Dir(provider))
+	if err := os.WriteFile(rc, []byte(config), 0o600); err != nil {
+		return "", fmt.Errorf("writing the CLI configuration: %w", err)
+	}
+	return rc, nil
 }
