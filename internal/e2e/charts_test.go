@@ -195,11 +195,11 @@ func TestPublicChartRoundsRaceFree(t *testing.T) {
   values`, 1)
 			w.write(config)
 			if res := w.run("apply", "-auto-approve", "-input=false", "-no-color"); res.code != 0 {
-				t.Fatalf("round %d (TF_LOG=%q): %s", round+1, logLevel, res)
+				t.Fatalf("round %d (TF_LOG=%q; a data race stops the provider, its report is in the provider's log at TF_LOG=trace): %s", round+1, logLevel, res)
 			}
 		}
 		if res := w.run("destroy", "-auto-approve", "-input=false", "-no-color"); res.code != 0 {
-			t.Fatalf("round %d (TF_LOG=%q): %s", round+1, logLevel, res)
+			t.Fatalf("round %d (TF_LOG=%q; a data race stops the provider, its report is in the provider's log at TF_LOG=trace): %s", round+1, logLevel, res)
 		}
 	}
 }
