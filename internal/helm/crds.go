@@ -2,11 +2,16 @@ package helm
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"time"
 
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/resource"
 )
 
@@ -77,6 +82,9 @@ func (c *Client) ApplyCRDs(chart *Chart, o CRDOptions) error {
 	if dc, err := c.cfg.RESTClientGetter.ToDiscoveryClient(); err == nil {
 		dc.Invalidate()
 	}
+	// .Capabilities of the next render must have the new kinds, as in a
+	// Helm install, which reads them after creating the CRDs.
+	c.cfg.Capabilities = nil
 	return nil
 }
 
@@ -97,4 +105,31 @@ func setLabels(info *resource.Info, labels map[string]string) error {
 	}
 	acc.SetLabels(l)
 	return nil
+}
+
+// CRDKinds are the kinds, at each served version, that the CRDs of the
+// chart's crds/ directories (subcharts included) define.
+func CRDKinds(chart *Chart) ([]schema.GroupVersionKind, error) {
+	var out []schema.GroupVersionKind
+	for _, f := range chart.CRDObjects() {
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(f.File.Data), 4096)
+		for {
+			var crd apiextv1.CustomResourceDefinition
+			if err := dec.Decode(&crd); err != nil {
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				return nil, fmt.Errorf("reading CRD file %s: %w", f.Filename, err)
+			}
+			if crd.Kind != "CustomResourceDefinition" {
+				continue
+			}
+			for _, v := range crd.Spec.Versions {
+				if v.Served {
+					out = append(out, schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.Kind})
+				}
+			}
+		}
+	}
+	return out, nil
 }

@@ -3,9 +3,12 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"helm.sh/helm/v3/pkg/release"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
@@ -18,8 +21,28 @@ import (
 // documents on every render; none when the action disables validation),
 // without writing anything: to the storage, nor to the cluster. Template functions that look objects up see the cluster.
 // The returned release holds the manifest (without hooks and CRDs) and notes.
+//
+// Objects of kinds that the chart's own CRDs define, which the action
+// creates before installing (its CRD policy) but the cluster does not serve
+// yet, can be neither mapped nor validated before the apply: the chart is
+// then rendered client-side, with the capabilities the install will see
+// (the cluster's and the new kinds), and only the other objects are
+// validated; the apply validates everything once the CRDs exist.
 func (e *Engine) DryRun(ctx context.Context, req *Request) (*release.Release, error) {
-	rel, install, err := e.render(ctx, req)
+	install, err := e.rendersInstall(req)
+	if err != nil {
+		return nil, err
+	}
+	coming, err := e.crdKindsToCome(req, install)
+	if err != nil {
+		return nil, err
+	}
+	var rel *release.Release
+	if len(coming) > 0 {
+		rel, err = e.renderBeforeCRDs(ctx, req, install, coming)
+	} else {
+		rel, _, err = e.render(ctx, req)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -35,14 +58,94 @@ func (e *Engine) DryRun(ctx context.Context, req *Request) (*release.Release, er
 	if err != nil {
 		return nil, fmt.Errorf("reading the rendered manifest of release %s: %w", releaseRef(req), err)
 	}
-	list := make([]*unstructured.Unstructured, len(objs))
+	list := make([]*unstructured.Unstructured, 0, len(objs))
 	for i := range objs {
-		list[i] = objs[i].Object
+		if !slices.Contains(coming, objs[i].Object.GroupVersionKind()) {
+			list = append(list, objs[i].Object)
+		}
 	}
 	if err := e.Kube.DryRunApply(ctx, list); err != nil {
 		return nil, fmt.Errorf("the cluster rejects objects of release %s: %w", releaseRef(req), err)
 	}
 	return rel, nil
+}
+
+// rendersInstall tells whether the next action of req renders as an
+// install (no release, or one uninstalled, or AsInstall) or an upgrade.
+func (e *Engine) rendersInstall(req *Request) (bool, error) {
+	latest, err := e.Helm.LastRelease(req.Spec.GetReleaseName())
+	if err != nil {
+		return false, err
+	}
+	return latest == nil || latest.Info.Status == release.StatusUninstalled || req.AsInstall, nil
+}
+
+// crdKindsToCome are the kinds the chart's CRDs define that the cluster
+// does not serve and that the action's CRD policy creates before it
+// installs or upgrades.
+func (e *Engine) crdKindsToCome(req *Request, install bool) ([]schema.GroupVersionKind, error) {
+	policy := req.Spec.UpgradeCRDs()
+	if install {
+		policy = req.Spec.InstallCRDs()
+	}
+	if policy == CRDSkip || len(req.Chart.CRDObjects()) == 0 {
+		return nil, nil
+	}
+	kinds, err := helm.CRDKinds(req.Chart)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: %w", chartRef(req), err)
+	}
+	mapper, err := e.Kube.ToRESTMapper()
+	if err != nil {
+		return nil, err
+	}
+	var out []schema.GroupVersionKind
+	for _, k := range kinds {
+		if _, err := mapper.RESTMapping(k.GroupKind(), k.Version); meta.IsNoMatchError(err) {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+// renderBeforeCRDs renders the release client-side, as the install or
+// upgrade will once the chart's CRDs exist: .Capabilities hold the
+// cluster's API versions and the kinds coming. Template functions that
+// look objects up see nothing, as in a client-side render.
+func (e *Engine) renderBeforeCRDs(ctx context.Context, req *Request, install bool, coming []schema.GroupVersionKind) (*release.Release, error) {
+	dc, err := e.Kube.ToDiscoveryClient()
+	if err != nil {
+		return nil, err
+	}
+	caps, err := helm.DiscoverCapabilities(dc)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range coming {
+		caps.APIVersions = append(caps.APIVersions, k.GroupVersion().String(), k.GroupVersion().String()+"/"+k.Kind)
+	}
+	s := req.Spec
+	skipSchema := s.Upgrade.DisableSchemaValidation
+	if install {
+		skipSchema = s.Install.DisableSchemaValidation
+	}
+	r, err := helm.Render(ctx, helm.RenderOptions{
+		ReleaseName:             s.GetReleaseName(),
+		Namespace:               s.GetTargetNamespace(),
+		Chart:                   req.Chart,
+		Values:                  req.Values,
+		PostRenderer:            postRenderer(s),
+		Capabilities:            caps,
+		DisableSchemaValidation: skipSchema,
+		IsUpgrade:               !install,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rendering release %s with chart %s before its CRDs exist: %w", releaseRef(req), chartRef(req), err)
+	}
+	return &release.Release{
+		Name: s.GetReleaseName(), Namespace: s.GetTargetNamespace(), Chart: req.Chart, Config: req.Values,
+		Manifest: r.Manifest, Info: &release.Info{Notes: r.Notes},
+	}, nil
 }
 
 // Render returns the release the next install or upgrade would make, post-

@@ -1,0 +1,95 @@
+package reconcile
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+)
+
+// operatorChart has a CRD in crds/ and an object of its kind in
+// templates/, and a ConfigMap rendered only when .Capabilities has the
+// kind: the pattern of charts that ship an operator with its first
+// custom resource.
+func operatorChart(group string) *chart.Chart {
+	return &chart.Chart{
+		Metadata: &chart.Metadata{APIVersion: "v2", Name: "operator", Version: "1.0.0"},
+		Files: []*chart.File{{Name: "crds/widgets.yaml", Data: []byte(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.` + group + `
+spec:
+  group: ` + group + `
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {size: {type: integer}}}
+`)}},
+		Templates: []*chart.File{{Name: "templates/widget.yaml", Data: []byte(`apiVersion: ` + group + `/v1
+kind: Widget
+metadata:
+  name: first
+spec:
+  size: 3
+{{- if .Capabilities.APIVersions.Has "` + group + `/v1/Widget" }}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: widgets-served
+{{- end }}
+`)}},
+	}
+}
+
+// TestDryRunBeforeTheChartsCRDs: a chart whose custom resources are of a
+// kind its own crds/ define plans on a cluster without the CRD (the
+// objects rendered as the install will render them, with the kind in
+// .Capabilities), and installs; with the CRD policy Skip the plan says the
+// cluster lacks the kind, as the install would fail.
+func TestDryRunBeforeTheChartsCRDs(t *testing.T) {
+	f := newFixture(t)
+	group := f.ns + ".example.com"
+	crds := dynamic.NewForConfigOrDie(testRESTConfig).Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	t.Cleanup(func() { _ = crds.Delete(context.Background(), "widgets."+group, metav1.DeleteOptions{}) })
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	skip := f.spec(func(s *Spec) { s.Install.CRDs = CRDSkip })
+	if _, err := f.engine.DryRun(ctx, &Request{Spec: skip, Chart: operatorChart(group), Values: map[string]any{}, Status: &Status{}}); err == nil || !strings.Contains(err.Error(), `no matches for kind "Widget"`) {
+		t.Errorf("dry run with CRDs skipped: %v, want the kind unknown to the cluster", err)
+	}
+
+	s := f.spec(nil)
+	rel, err := f.engine.DryRun(ctx, &Request{Spec: s, Chart: operatorChart(group), Values: map[string]any{}, Status: &Status{}})
+	if err != nil {
+		t.Fatalf("dry run before the CRDs exist: %v", err)
+	}
+	for _, want := range []string{"kind: Widget\nmetadata:\n  name: first", "name: widgets-served"} {
+		if !strings.Contains(rel.Manifest, want) {
+			t.Errorf("planned manifest lacks %q:\n%s", want, rel.Manifest)
+		}
+	}
+	if _, err := crds.Get(ctx, "widgets."+group, metav1.GetOptions{}); err == nil {
+		t.Error("the dry run created the CRD")
+	}
+	st := &Status{}
+	if err := f.engine.Reconcile(ctx, &Request{Spec: s, Chart: operatorChart(group), Values: map[string]any{}, Status: st}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(f.latest().Manifest); got != strings.TrimSpace(rel.Manifest) {
+		t.Errorf("installed manifest differs from the planned one:\n%s\nplanned:\n%s", got, rel.Manifest)
+	}
+}
