@@ -26,8 +26,10 @@ import (
 // publicChart is a public chart of the shared charts directory and what
 // the suite does with it.
 type publicChart struct {
-	// dir is the chart's directory under the shared charts.
-	dir string
+	// dir is the chart's directory under the shared charts, or under
+	// testdata/charts when local.
+	dir   string
+	local bool
 	// release is the release name; objects are named after it.
 	release string
 	// values and upgraded are the values of the install and of the
@@ -37,8 +39,11 @@ type publicChart struct {
 	// resources, with NS for the namespace.
 	upgradeChanges []string
 	// scale is the workload drift scales by hand: "<kind>/<name>",
-	// kind deployments or statefulsets.
+	// kind deployments or statefulsets; none when empty.
 	scale string
+	// objects must be among the release's objects after the install, and
+	// absent must not (keys of resources, NS for the namespace).
+	objects, absent []string
 	// leftBehind are the objects the destroy's warning names, NS for the
 	// namespace.
 	leftBehind []string
@@ -75,6 +80,19 @@ var publicCharts = []publicChart{{
 		"CustomResourceDefinition appprojects.argoproj.io",
 		"PersistentVolumeClaim NS/redis-data-argo-redis-master-0",
 	},
+}, {
+	// The patterns of public charts in one chart of the project's (see its
+	// README): it must plan and install on a cluster without its CRD, with
+	// the kind in .Capabilities, and plan no perpetual diff of its lookup.
+	dir:            "patterns",
+	local:          true,
+	release:        "p",
+	values:         `{ greeting = "hi {{ .Release.Namespace }}" }`,
+	upgraded:       `{ greeting = "hey {{ .Release.Namespace }}" }`,
+	upgradeChanges: []string{"v1/ConfigMap/NS/p-main"},
+	objects:        []string{"patterns.example.com/v1/Widget/NS/p", "v1/ConfigMap/NS/p-widgets-served", "v1/ConfigMap/NS/p-sub", "v1/Secret/NS/p-token"},
+	absent:         []string{"v1/ConfigMap/NS/p-disabled"},
+	leftBehind:     []string{"CustomResourceDefinition widgets.patterns.example.com"},
 }}
 
 // sharedCharts is the directory of the public charts:
@@ -102,8 +120,14 @@ func sharedCharts(t *testing.T) string {
 func TestPublicCharts(t *testing.T) {
 	needMatrix(t)
 	charts := sharedCharts(t)
+	_, file, _, _ := runtime.Caller(0)
+	local := filepath.Join(filepath.Dir(file), "testdata", "charts")
 	for _, pc := range publicCharts {
 		t.Run(pc.dir, func(t *testing.T) {
+			chart := filepath.Join(charts, pc.dir)
+			if pc.local {
+				chart = filepath.Join(local, pc.dir)
+			}
 			ns := newNamespace(t)
 			w := newWorkspace(t, pc.dir)
 			var steps []string
@@ -130,24 +154,37 @@ func TestPublicCharts(t *testing.T) {
 				return out
 			}
 
-			w.write(publicChartConfig(ns, filepath.Join(charts, pc.dir), pc.release, pc.values))
+			w.write(publicChartConfig(ns, chart, pc.release, pc.values))
 			step("install", 0, "apply", "-auto-approve", "-input=false", "-no-color")
+			objects := w.stateObjects()
+			for _, k := range keys(pc.objects) {
+				if !slices.Contains(objects, k) {
+					t.Errorf("the release has no %s; it has %v", k, objects)
+				}
+			}
+			for _, k := range keys(pc.absent) {
+				if slices.Contains(objects, k) {
+					t.Errorf("the release has %s, which its values disable", k)
+				}
+			}
 			step("plan", 0, "plan", "-input=false", "-no-color", "-detailed-exitcode")
 			step("plan again", 0, "plan", "-input=false", "-no-color", "-detailed-exitcode")
 
-			kind, name, _ := strings.Cut(pc.scale, "/")
-			scaleBy(t, ns, kind, name, 3)
-			step("plan drift", 2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=drift.plan")
-			if got := w.plannedChanges("drift.plan"); len(got) != 1 || !strings.HasSuffix(got[0], "/"+ns+"/"+name) {
-				t.Errorf("the drift plan changes %v, want only the %s scaled by hand", got, pc.scale)
+			if pc.scale != "" {
+				kind, name, _ := strings.Cut(pc.scale, "/")
+				scaleBy(t, ns, kind, name, 3)
+				step("plan drift", 2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=drift.plan")
+				if got := w.plannedChanges("drift.plan"); len(got) != 1 || !strings.HasSuffix(got[0], "/"+ns+"/"+name) {
+					t.Errorf("the drift plan changes %v, want only the %s scaled by hand", got, pc.scale)
+				}
+				step("correct drift", 0, "apply", "-auto-approve", "-input=false", "-no-color", "drift.plan")
+				if got := replicas(t, ns, kind, name); got == 3 {
+					t.Errorf("%s still has 3 replicas after the drift was corrected", pc.scale)
+				}
+				step("plan after correction", 0, "plan", "-input=false", "-no-color", "-detailed-exitcode")
 			}
-			step("correct drift", 0, "apply", "-auto-approve", "-input=false", "-no-color", "drift.plan")
-			if got := replicas(t, ns, kind, name); got == 3 {
-				t.Errorf("%s still has 3 replicas after the drift was corrected", pc.scale)
-			}
-			step("plan after correction", 0, "plan", "-input=false", "-no-color", "-detailed-exitcode")
 
-			w.write(publicChartConfig(ns, filepath.Join(charts, pc.dir), pc.release, pc.upgraded))
+			w.write(publicChartConfig(ns, chart, pc.release, pc.upgraded))
 			step("plan upgrade", 2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=upgrade.plan")
 			if got, want := w.plannedChanges("upgrade.plan"), keys(pc.upgradeChanges); !slices.Equal(got, want) {
 				t.Errorf("the upgrade plans changes of %v, want exactly %v", got, want)
@@ -275,6 +312,37 @@ func providerPeakRSS(pgid int) int64 {
 		peak = max(peak, testrepo.PeakRSS(filepath.Join("/proc", e.Name(), "status")))
 	}
 	return peak
+}
+
+// stateObjects are the keys of resources of the release in the state.
+func (w *workspace) stateObjects() []string {
+	w.t.Helper()
+	res := w.must(0, "show", "-json")
+	var state struct {
+		Values struct {
+			RootModule struct {
+				Resources []struct {
+					Type   string `json:"type"`
+					Values struct {
+						Resources map[string]string `json:"resources"`
+					} `json:"values"`
+				} `json:"resources"`
+			} `json:"root_module"`
+		} `json:"values"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &state); err != nil {
+		w.t.Fatalf("terraform show -json: %v", err)
+	}
+	var out []string
+	for _, r := range state.Values.RootModule.Resources {
+		if r.Type == "helmrelease_release" {
+			for k := range r.Values.Resources {
+				out = append(out, k)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // plannedChanges are the keys of resources whose object a saved plan

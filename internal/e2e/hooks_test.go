@@ -28,7 +28,7 @@ func TestHookNeverFinishes(t *testing.T) {
 
 	w.write(c.hcl(map[string]string{"svc": body("v2", "true")}))
 	res := w.must(1, "apply", "-auto-approve", "-input=false", "-no-color")
-	for _, want := range []string{"Release failed", "helmrelease_release " + ns + "/svc", "Last Helm log lines", "svc-migrate", "Release remediated", "rollback"} {
+	for _, want := range []string{"Release hook did not complete", "helmrelease_release " + ns + "/svc", "Last Helm log lines", "svc-migrate", "Release remediated", "rollback"} {
 		if !has(res.stdout+res.stderr, want) {
 			t.Errorf("the apply's output lacks %q:\n%s", want, res)
 		}

@@ -38,8 +38,9 @@ func TestAccRelease_installRemediation(t *testing.T) {
 		CheckDestroy:             releaseGone(t, ns),
 		Steps: []resource.TestStep{
 			{
-				Config:      remediationConfig(t, ns, `{ failHook = true }`, ""),
-				ExpectError: regexp.MustCompile(`(?s)Error: Release failed.*install.*retries exhausted|(?s)Error: Release failed.*web-hook`),
+				Config: remediationConfig(t, ns, `{ failHook = true }`, ""),
+				// The hook, its Job and why it failed.
+				ExpectError: regexp.MustCompile(`(?s)Error: Release hook did not complete.*retries exhausted.*web-hook.*- Job ` + ns + `/web-hook: failed: BackoffLimitExceeded`),
 			},
 			{
 				Config: remediationConfig(t, ns, `{ failHook = false }`, ""),
@@ -71,7 +72,7 @@ func TestAccRelease_upgradeRemediation(t *testing.T) {
 			{Config: remediationConfig(t, ns, `{ message = "v1" }`, upgrade)},
 			{
 				Config:      remediationConfig(t, ns, `{ message = "v2", failHook = true }`, upgrade),
-				ExpectError: regexp.MustCompile(`Error: Release failed`),
+				ExpectError: regexp.MustCompile(`Error: Release hook did not complete`),
 			},
 			{
 				// Retries exhausted, nothing changed: no action.
@@ -95,7 +96,7 @@ func TestAccRelease_upgradeRemediation(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
 				}},
-				ExpectError: regexp.MustCompile(`Error: Release failed`),
+				ExpectError: regexp.MustCompile(`Error: Release hook did not complete`),
 			},
 			{
 				Config: remediationConfig(t, ns, `{ message = "v3" }`, upgrade+"\n  reset_at = \"1\""),

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
@@ -151,6 +152,10 @@ func keysOf(objs []manifest.Object) string {
 	return strings.Join(keys, " ")
 }
 
+// discardControllerRuntimeLog sets controller-runtime's process-wide
+// logger once.
+var discardControllerRuntimeLog sync.Once
+
 func (e *Engine) controllerClient() (client.Client, error) {
 	cfg, err := e.Kube.ToRESTConfig()
 	if err != nil {
@@ -161,7 +166,9 @@ func (e *Engine) controllerClient() (client.Client, error) {
 		return nil, err
 	}
 	// Its own logger: controller-runtime's default one keeps every logger
-	// made from it until a process-wide one is set.
+	// made from it until a process-wide one is set, and complains after
+	// 30 s that none was; the process logs nothing through it.
+	discardControllerRuntimeLog.Do(func() { ctrllog.SetLogger(logr.Discard()) })
 	c, err := client.New(cfg, client.Options{Mapper: mapper, Log: logr.Discard()})
 	if err != nil {
 		return nil, fmt.Errorf("creating Kubernetes client: %w", err)
