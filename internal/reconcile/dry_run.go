@@ -41,7 +41,7 @@ func (e *Engine) DryRun(ctx context.Context, req *Request) (*release.Release, er
 	if len(coming) > 0 {
 		rel, err = e.renderBeforeCRDs(ctx, req, install, coming)
 	} else {
-		rel, _, err = e.render(ctx, req)
+		rel, err = e.render(ctx, req)
 	}
 	if err != nil {
 		return nil, err
@@ -153,17 +153,15 @@ func (e *Engine) renderBeforeCRDs(ctx context.Context, req *Request, install boo
 // validation: to render a chart whose objects need not be valid (a chart
 // whose non-reproducible results were perturbed, to compare).
 func (e *Engine) Render(ctx context.Context, req *Request) (*release.Release, error) {
-	rel, _, err := e.render(ctx, req)
-	return rel, err
+	return e.render(ctx, req)
 }
 
-// render returns the release a dry-run install (install is true) or
-// upgrade makes.
-func (e *Engine) render(ctx context.Context, req *Request) (rel *release.Release, install bool, err error) {
+// render returns the release a dry-run install or upgrade makes.
+func (e *Engine) render(ctx context.Context, req *Request) (rel *release.Release, err error) {
 	s := req.Spec
 	latest, err := e.Helm.LastRelease(s.GetReleaseName())
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if latest == nil || latest.Info.Status == release.StatusUninstalled || req.AsInstall {
 		rel, err = e.Helm.Install(ctx, req.Chart, req.Values, helm.InstallOptions{
@@ -178,9 +176,9 @@ func (e *Engine) render(ctx context.Context, req *Request) (rel *release.Release
 			DryRun:                   true,
 		})
 		if err != nil {
-			return nil, true, fmt.Errorf("dry-run install of release %s with chart %s: %w", releaseRef(req), chartRef(req), err)
+			return nil, fmt.Errorf("dry-run install of release %s with chart %s: %w", releaseRef(req), chartRef(req), err)
 		}
-		return rel, true, nil
+		return rel, nil
 	}
 	rel, err = e.Helm.Upgrade(ctx, s.GetReleaseName(), req.Chart, req.Values, helm.UpgradeOptions{
 		Namespace:                s.GetTargetNamespace(),
@@ -193,9 +191,9 @@ func (e *Engine) render(ctx context.Context, req *Request) (rel *release.Release
 		DryRun:                   true,
 	})
 	if err != nil {
-		return nil, false, fmt.Errorf("dry-run upgrade of release %s with chart %s: %w", releaseRef(req), chartRef(req), err)
+		return nil, fmt.Errorf("dry-run upgrade of release %s with chart %s: %w", releaseRef(req), chartRef(req), err)
 	}
-	return rel, false, nil
+	return rel, nil
 }
 
 // validateOnServer has the API server validate the release an install or
