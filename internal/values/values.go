@@ -247,13 +247,15 @@ func Merge(a, b map[string]any) map[string]any {
 	return out
 }
 
-// What YAML errors quote of the document: values in backquotes (the
-// expected tokens they name are in single quotes), and a key that is a
-// mapping or a list printed whole in Go syntax, to the end of the message
-// ("invalid map key: map[interface {}]interface {}{...}", and the JSON
-// conversion's "unsupported map key of type: T, key: ..., value: ...").
+// What YAML errors quote of the document: values in backquotes, names in
+// single quotes (an anchor: "unknown anchor 'x' referenced"; the expected
+// tokens are single characters, kept: "did not find expected ','"), and a
+// key that is a mapping or a list printed whole in Go syntax, to the end
+// of the message ("invalid map key: map[interface {}]interface {}{...}",
+// and the JSON conversion's "unsupported map key of type: T, key: ...,
+// value: ...").
 var (
-	yamlQuoted   = regexp.MustCompile("`[^`]*`")
+	yamlQuoted   = regexp.MustCompile("`[^`]*`|'[^']{2,}'")
 	yamlKeyDumps = regexp.MustCompile(`(?s)(invalid map key:|unsupported map key of type: \S+?,) .*`)
 )
 
