@@ -56,9 +56,10 @@ func (r *Repositories) OCI(ctx context.Context, src Source) (*OCIChart, error) {
 	}
 	done := make(chan result, 1)
 	// The registry client takes no context: run it aside and stop waiting
-	// when ctx ends.
+	// when ctx ends. Each of its requests ends within the client's timeout,
+	// and no request starts once ctx has ended.
 	go func() {
-		out, err := r.pullOCI(client, repository, ref, name, c, constraint, src.Keyring)
+		out, err := r.pullOCI(ctx, client, repository, ref, name, c, constraint, src.Keyring)
 		done <- result{out, err}
 	}()
 	select {
@@ -69,7 +70,10 @@ func (r *Repositories) OCI(ctx context.Context, src Source) (*OCIChart, error) {
 	}
 }
 
-func (r *Repositories) pullOCI(client *registry.Client, repository, ref, name string, c *semver.Constraints, constraint, keyring string) (*OCIChart, error) {
+func (r *Repositories) pullOCI(ctx context.Context, client *registry.Client, repository, ref, name string, c *semver.Constraints, constraint, keyring string) (*OCIChart, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	tags, err := client.Tags(ref)
 	if err != nil {
 		return nil, fmt.Errorf("registry %s: listing the tags of chart %s: %w%s", repository, name, err, ociRemedy(err))
@@ -89,6 +93,9 @@ func (r *Repositories) pullOCI(client *registry.Client, repository, ref, name st
 		return nil, marked{fmt.Errorf("chart %s in registry %s has no tag matching %q (newest: %s)", name, repository, constraint, newestTag), ErrNoMatchingVersion}
 	}
 	tagged := ref + ":" + strings.ReplaceAll(version, "+", "_")
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	desc, err := client.Resolve(tagged)
 	if err != nil {
 		return nil, fmt.Errorf("registry %s: resolving %s: %w%s", repository, tagged, err, ociRemedy(err))
@@ -102,6 +109,9 @@ func (r *Repositories) pullOCI(client *registry.Client, repository, ref, name st
 		prov, err = os.ReadFile(path + ".prov")
 	}
 	if err != nil {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		pulled, err := client.Pull(ref+"@"+digest, registry.PullOptWithChart(true), registry.PullOptWithProv(keyring != ""), registry.PullOptIgnoreMissingProv(true))
 		if err != nil {
 			return nil, fmt.Errorf("registry %s: pulling %s: %w%s", repository, tagged, err, ociRemedy(err))

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"io"
 	"log"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/distribution/distribution/v3/configuration"
 	"github.com/distribution/distribution/v3/registry/handlers"
@@ -172,5 +174,35 @@ func TestOCIConcurrent(t *testing.T) {
 	}
 	if n := len(repos.registryClients); n != 1 {
 		t.Errorf("%d registry clients for one set of credentials", n)
+	}
+}
+
+// TestOCIRegistryThatNeverAnswers: a registry that accepts connections and
+// never answers fails the resolution within the repositories' timeout,
+// even for a caller whose context has no deadline: the registry client
+// takes no context, its requests are bounded by its HTTP client.
+func TestOCIRegistryThatNeverAnswers(t *testing.T) {
+	release := make(chan struct{})
+	hung := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release); hung.Close() })
+	repos := NewRepositories(t.TempDir(), time.Second)
+	done := make(chan error, 1)
+	go func() {
+		_, err := repos.OCI(context.Background(), Source{Repository: "oci://" + strings.TrimPrefix(hung.URL, "https://") + "/charts", Name: "web",
+			Auth: Auth{InsecureSkipTLSVerify: true}})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "registry oci://") || !strings.Contains(err.Error(), "Timeout") {
+			t.Errorf("resolution of a hung registry: %v, want an error naming it", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the resolution of a registry that never answers never ended")
 	}
 }

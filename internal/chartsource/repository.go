@@ -49,9 +49,12 @@ type Repositories struct {
 	cacheDir string
 	timeout  time.Duration
 
-	group   singleflight.Group
-	mu      sync.Mutex
+	group singleflight.Group
+	mu    sync.Mutex
+	// indexes are keyed by URL and credentials (indexCacheKey).
 	indexes map[string]*Index
+	keyOnce sync.Once
+	key     []byte // credentialKey
 	// One HTTP client (connection pool) and one registry client (token
 	// cache) per set of credentials, for the process's life.
 	httpClients     map[Auth]*http.Client
@@ -82,14 +85,14 @@ func indexURL(repoURL string) string {
 
 // Index returns the index of the repository at repoURL.
 func (r *Repositories) Index(ctx context.Context, repoURL string, auth Auth) (*Index, error) {
-	key := indexURL(repoURL)
+	key := r.indexCacheKey(repoURL, auth)
 	r.mu.Lock()
 	idx, ok := r.indexes[key]
 	r.mu.Unlock()
 	if ok {
 		return idx, nil
 	}
-	v, err, _ := r.group.Do(key+"\x00"+auth.Username, func() (any, error) {
+	v, err, _ := r.group.Do("index\x00"+key, func() (any, error) {
 		r.mu.Lock()
 		idx, ok := r.indexes[key]
 		r.mu.Unlock()
@@ -144,7 +147,7 @@ func (r *Repositories) fetchIndex(ctx context.Context, repoURL string, auth Auth
 	if err == nil || (errors.As(err, &status) && status.Code < 500 && status.Code != http.StatusTooManyRequests) {
 		return idx, err
 	}
-	path := r.cachePath("indexes", indexURL(repoURL)) + ".yaml"
+	path := r.cachePath("indexes", r.indexCacheKey(repoURL, auth)) + ".yaml"
 	fi, statErr := os.Stat(path)
 	if statErr != nil {
 		return nil, err
@@ -159,7 +162,7 @@ func (r *Repositories) fetchIndex(ctx context.Context, repoURL string, auth Auth
 
 func (r *Repositories) fetchIndexOnce(ctx context.Context, repoURL string, auth Auth) (*Index, error) {
 	u := indexURL(repoURL)
-	path := r.cachePath("indexes", u)
+	path := r.cachePath("indexes", r.indexCacheKey(repoURL, auth))
 	var cached validators
 	if b, err := os.ReadFile(path + ".json"); err == nil {
 		_ = json.Unmarshal(b, &cached)
@@ -342,14 +345,17 @@ func (r *Repositories) httpClient(auth Auth) (*http.Client, error) {
 	if c, ok := r.httpClients[auth]; ok {
 		return c, nil
 	}
-	c, err := newHTTPClient(auth)
+	c, err := newHTTPClient(auth, r.timeout)
 	if err == nil {
 		r.httpClients[auth] = c
 	}
 	return c, err
 }
 
-func newHTTPClient(auth Auth) (*http.Client, error) {
+// newHTTPClient is a client of auth whose every request, body included,
+// ends within timeout: the registry client takes no context, so its
+// requests are bounded here.
+func newHTTPClient(auth Auth, timeout time.Duration) (*http.Client, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: auth.InsecureSkipTLSVerify} //nolint:gosec // only when the user turns verification off
 	if auth.CAFile != "" {
 		pem, err := os.ReadFile(auth.CAFile)
@@ -374,7 +380,8 @@ func newHTTPClient(auth Auth) (*http.Client, error) {
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.TLSClientConfig = cfg
-	return &http.Client{Transport: transport}, nil
+	transport.ResponseHeaderTimeout = timeout
+	return &http.Client{Transport: transport, Timeout: timeout}, nil
 }
 
 // Chart downloads (or takes from the cache) the archive of v and loads it.

@@ -307,3 +307,34 @@ func TestRepositoryTLS(t *testing.T) {
 		t.Errorf("insecure: %v", err)
 	}
 }
+
+// TestIndexCachedPerCredentials: what one set of credentials downloaded
+// never serves a caller with other or no credentials: in the process, or
+// on disk when the repository is down (the stale copy), while the right
+// credentials still get both.
+func TestIndexCachedPerCredentials(t *testing.T) {
+	ctx := context.Background()
+	s := newRepoServer(t, false, relative)
+	s.auth = "bot:right"
+	right := Auth{Username: "bot", Password: "right"}
+	cache := t.TempDir()
+	repos := NewRepositories(cache, 0)
+	if _, err := repos.Index(ctx, s.URL, right); err != nil {
+		t.Fatal(err)
+	}
+	for name, auth := range map[string]Auth{"wrong password": {Username: "bot", Password: "wrong"}, "no credentials": {}} {
+		if _, err := repos.Index(ctx, s.URL, auth); err == nil || !strings.Contains(err.Error(), "401") {
+			t.Errorf("%s, same process: %v, want the repository's 401", name, err)
+		}
+	}
+	s.Close()
+	for name, auth := range map[string]Auth{"wrong password": {Username: "bot", Password: "wrong"}, "no credentials": {}} {
+		if idx, err := NewRepositories(cache, 0).Index(ctx, s.URL, auth); err == nil {
+			t.Errorf("%s, repository down: the index cached for other credentials was used (stale: %+v)", name, idx.Stale)
+		}
+	}
+	idx, err := NewRepositories(cache, 0).Index(ctx, s.URL, right)
+	if err != nil || idx.Stale == nil {
+		t.Errorf("right credentials, repository down: %v, want the stale copy", err)
+	}
+}

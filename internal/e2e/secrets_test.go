@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 )
 
@@ -41,8 +43,16 @@ func TestSecretsNeverShown(t *testing.T) {
 		// "!" makes it an invalid label value: the API server quotes it.
 		return "S3CRET." + name + "." + hex.EncodeToString(b) + "!"
 	}
+	// A password of several lines with quotes, a backslash and <>&: the
+	// API server quotes it escaped (%q), Terraform's JSON escapes <>&.
+	multiLine := func(name string) string {
+		b := make([]byte, 72)
+		_, _ = rand.Read(b)
+		enc := base64.StdEncoding.EncodeToString(b)
+		return marker(name) + `"q\<&>` + "\n" + enc[:48] + "\n" + enc[48:] + "\n"
+	}
 	inputs := map[string]string{
-		"sensitive_values":        marker("sensitive-values"),
+		"sensitive_values":        multiLine("sensitive-values"),
 		"values_from Secret":      marker("values-from"),
 		"chart password":          marker("repo-password"),
 		"registry password":       marker("registry-password"),
@@ -151,7 +161,19 @@ resource "helmrelease_release" "oci" {
 	record("plan output", w.must(0, "plan", "-input=false", "-no-color", "-out=tfplan"))
 	outputs["show -json of the plan"] = withoutSensitive(t, w.must(0, "show", "-json", "tfplan").stdout)
 	record("apply output", w.must(0, "apply", "-input=false", "-no-color", "tfplan"))
-	outputs["show -json of the state"] = withoutSensitive(t, w.must(0, "show", "-json").stdout)
+	state := w.must(0, "show", "-json").stdout
+	outputs["show -json of the state"] = withoutSensitive(t, state)
+	if !strings.Contains(state, `"config_digest":"hmac-sha256:`) || !strings.Contains(state, `"last_attempted_config_digest":"hmac-sha256:`) {
+		t.Errorf("the status records no keyed digests of the values:\n%s", state)
+	}
+	// The digests of values and releases anyone could compute from a
+	// guess: what a status recorded before keyed digests.
+	var unkeyed []string
+	for _, name := range []string{"http", "oci"} {
+		for _, rel := range newStorage(t, ns).history(name) {
+			unkeyed = append(unkeyed, reconcile.PlainDigests(rel)...)
+		}
+	}
 
 	// The API server refuses the values in labels, quoting them.
 	w.write(config(true))
@@ -176,12 +198,27 @@ resource "helmrelease_release" "oci" {
 	}
 	outputs["TF_LOG=trace"] = string(trace)
 
+	for output, text := range outputs {
+		for _, d := range unkeyed {
+			if strings.Contains(text, strings.TrimPrefix(d, "sha256:")) {
+				t.Errorf("%s shows %s, a digest of values holding secrets that a guess can confirm", output, d)
+			}
+		}
+	}
 	for input, secret := range inputs {
 		sum := sha256.Sum256([]byte(secret))
 		forms := map[string]string{
-			"in clear": secret,
-			"base64":   base64.StdEncoding.EncodeToString([]byte(secret)),
-			"SHA-256":  hex.EncodeToString(sum[:]),
+			"in clear":     secret,
+			"base64":       base64.StdEncoding.EncodeToString([]byte(secret)),
+			"SHA-256":      hex.EncodeToString(sum[:]),
+			"Go-quoted":    strings.Trim(strconv.Quote(secret), `"`),
+			"JSON-escaped": jsonEscaped(secret),
+		}
+		if lines := strings.Split(strings.TrimSpace(secret), "\n"); len(lines) > 1 {
+			for i, line := range lines {
+				forms[fmt.Sprintf("line %d", i+1)] = line
+				forms[fmt.Sprintf("JSON-escaped line %d", i+1)] = jsonEscaped(line)
+			}
 		}
 		for output, text := range outputs {
 			t.Run(input+"/"+output, func(t *testing.T) {
@@ -193,6 +230,12 @@ resource "helmrelease_release" "oci" {
 			})
 		}
 	}
+}
+
+// jsonEscaped is s escaped as in a JSON string, without the quotes.
+func jsonEscaped(s string) string {
+	b, _ := json.Marshal(s) // a string: cannot fail
+	return strings.Trim(string(b), `"`)
 }
 
 // excerpt is text around [i, i+n) for an error message, the secret masked.

@@ -1,8 +1,12 @@
 package provider
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -128,12 +132,62 @@ func (r *redactor) finish(ctx context.Context, out *tfsdk.State, diags *diag.Dia
 	*diags = r.diagnostics(*diags)
 }
 
-// add records a secret.
+// add records a secret, in every form it may be printed in.
 func (r *redactor) add(s string) {
-	if len(s) >= minRedacted && !slices.Contains(r.secrets, s) {
-		r.secrets = append(r.secrets, s)
-		r.replacer = nil
+	if len(s) < minRedacted {
+		return
 	}
+	for _, form := range secretForms(s) {
+		if len(form) >= minRedacted && !slices.Contains(r.secrets, form) {
+			r.secrets = append(r.secrets, form)
+			r.replacer = nil
+		}
+	}
+}
+
+// secretForms are the ways errors and logs print s: as it is; escaped as
+// in a Go quoted string (%q: Kubernetes' field errors) or a JSON string
+// (HTML-safe, as encoding/json writes "<" as \u003c, or not); escaped
+// twice (an error quoting a quoted error); in base64 (Secret data); and,
+// for a secret of several lines (a PEM key), each line in those forms, as
+// an error may quote a part.
+func secretForms(s string) []string {
+	forms := escapedForms(s)
+	forms = append(forms, base64.StdEncoding.EncodeToString([]byte(s)))
+	if strings.ContainsAny(s, "\r\n") {
+		for _, line := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }) {
+			if line = strings.TrimSpace(line); len(line) >= minRedacted {
+				forms = append(forms, escapedForms(line)...)
+			}
+		}
+	}
+	return forms
+}
+
+// escapedForms are s and its escaped forms, once and twice, without the
+// quotes around them.
+func escapedForms(s string) []string {
+	once := []string{s, goEscaped(s), jsonEscaped(s, true), jsonEscaped(s, false)}
+	forms := slices.Clone(once)
+	for _, e := range once[1:] {
+		forms = append(forms, goEscaped(e), jsonEscaped(e, true), jsonEscaped(e, false))
+	}
+	slices.Sort(forms)
+	return slices.Compact(forms)
+}
+
+func goEscaped(s string) string {
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
+}
+
+func jsonEscaped(s string, html bool) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(html)
+	_ = enc.Encode(s) // a string: cannot fail
+	out := strings.TrimSuffix(b.String(), "\n")
+	return out[1 : len(out)-1]
 }
 
 // addValues records the strings of a sensitive values document.

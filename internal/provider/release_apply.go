@@ -91,7 +91,7 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	if e == nil {
 		return
 	}
-	e.SecretHashKey = secretHashKeyOf(ctx, priorPrivate, private, diags)
+	e.Key = secretHashKeyOf(ctx, priorPrivate, private, diags)
 	red.addEngine(e)
 	if st.StorageNamespace == "" {
 		st.StorageNamespace = spec.GetStorageNamespace()
@@ -315,6 +315,12 @@ func (r *releaseResource) Delete(ctx context.Context, req resource.DeleteRequest
 	e := r.newEngine(ctx, &m, spec, &resp.Diagnostics)
 	if e == nil {
 		return
+	}
+	// The status is kept only when the uninstall fails; a state without a
+	// key (never refreshed since keys came) gets one that dies with it,
+	// and its next refresh sees a release it did not make.
+	if e.Key = secretHashKeyOf(ctx, req.Private, nil, &resp.Diagnostics); e.Key == nil {
+		e.Key = newSecretHashKey(&resp.Diagnostics)
 	}
 	if len(st.History) == 0 {
 		// This resource never made a revision (its create failed early):

@@ -75,9 +75,10 @@ func TestAccRelease_outOfBand(t *testing.T) {
 }
 
 // TestAccRelease_import: a release installed with Helm is imported with its
-// chart, version and values; the next plan changes no object; a values
-// change then upgrades it. ImportStateVerify checks that an import of a
-// release this resource made recovers the same state.
+// chart, version and values, those under a key that names a secret in
+// sensitive_values; the next plan changes no object; a values change then
+// upgrades it. ImportStateVerify checks that an import of a release this
+// resource made recovers the same state.
 func TestAccRelease_import(t *testing.T) {
 	ns := testNamespace(t)
 	configMap := "v1/ConfigMap/" + ns + "/web-config"
@@ -92,7 +93,9 @@ func TestAccRelease_import(t *testing.T) {
 		CheckDestroy:             releaseGone(t, ns),
 		Steps: []resource.TestStep{
 			{
-				PreConfig:          func() { helmInstall(t, ns, "web", map[string]any{"message": "helm"}) },
+				PreConfig: func() {
+					helmInstall(t, ns, "web", map[string]any{"message": "helm", "auth": map[string]any{"password": "hunter22", "user": "web"}})
+				},
 				Config:             config(`values = { message = "helm" }`),
 				ResourceName:       rel,
 				ImportState:        true,
@@ -107,16 +110,23 @@ func TestAccRelease_import(t *testing.T) {
 						"name": "web", "namespace": ns, "release_name": "web", "target_namespace": ns,
 						"chart.name": "web", "chart.version": "1.0.0", "chart_version": "1.0.0", "values.message": "helm",
 						"status.ready": "true", "status.reason": reconcile.ReasonAdopted,
+						"sensitive_values": "auth:\n  password: hunter22\n  user: web\n",
 					} {
 						if a[k] != want {
 							return fmt.Errorf("imported %s = %q, want %q", k, a[k], want)
+						}
+					}
+					for k, v := range a {
+						if strings.HasPrefix(k, "values.") && k != "values.message" && k != "values.%" {
+							return fmt.Errorf("imported %s = %q: values under a secret's key left in values", k, v)
 						}
 					}
 					return nil
 				},
 			},
 			{
-				Config: config(`values = { message = "helm" }`),
+				Config: config(`values = { message = "helm" }
+  sensitive_values = yamlencode({ auth = { password = "hunter22", user = "web" } })`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					// chart.name is a path in the configuration: an update of
 					// the attributes, without a Helm action.
@@ -128,7 +138,8 @@ func TestAccRelease_import(t *testing.T) {
 				},
 			},
 			{
-				Config: config(`values = { message = "terraform" }`),
+				Config: config(`values = { message = "terraform" }
+  sensitive_values = yamlencode({ auth = { password = "hunter22", user = "web" } })`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					expectChangedObjects(configMap, "apps/v1/Deployment/"+ns+"/web", "v1/Secret/"+ns+"/web-secret"),
 				}},
@@ -136,7 +147,8 @@ func TestAccRelease_import(t *testing.T) {
 			{
 				// The default strategy: the revision carries the content
 				// digest, an upgrade that changes no object.
-				Config: webConfig(t, ns, `values = { message = "terraform" }`),
+				Config: webConfig(t, ns, `values = { message = "terraform" }
+  sensitive_values = yamlencode({ auth = { password = "hunter22", user = "web" } })`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
 					plancheck.ExpectUnknownValue(rel, tfjsonpath.New("status")),
@@ -152,7 +164,8 @@ func TestAccRelease_import(t *testing.T) {
 				ImportStateVerify: true,
 				// An imported resource hashes Secret values with a key of
 				// its own.
-				ImportStateVerifyIgnore: []string{"chart", "chart_digest", "install", "status", "resources.v1/Secret/" + ns + "/web-secret"},
+				// sensitive_values: the same values, written by yamlencode.
+				ImportStateVerifyIgnore: []string{"chart", "chart_digest", "install", "status", "sensitive_values", "resources.v1/Secret/" + ns + "/web-secret"},
 			},
 		},
 	})

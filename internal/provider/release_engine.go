@@ -105,7 +105,7 @@ func (r *releaseResource) composeValues(ctx context.Context, m *releaseModel, wo
 // objects keyed as in helmrelease_template, Secret values hashed with the
 // engine's SecretHashKey.
 func displayResources(ctx context.Context, e *reconcile.Engine, releaseManifest, namespace string, drift *reconcile.DriftReport) (types.Map, error) {
-	shown, err := showManifest(releaseManifest, namespace, engineScope(e), drift, e.SecretHashKey)
+	shown, err := showManifest(releaseManifest, namespace, engineScope(e), drift, e.Key)
 	if err != nil {
 		return types.MapNull(types.StringType), err
 	}
@@ -138,10 +138,4 @@ func mapperScope(mapper meta.RESTMapper) manifest.Scope {
 		}
 		return m.Scope.Name() == "namespace", true
 	}
-}
-
-// notConfigured tells whether err means the cluster is not configured (or
-// not known yet).
-func notConfigured(err error) bool {
-	return errors.Is(err, errConfigUnknown) || errors.Is(err, kube.ErrNotConfigured)
 }

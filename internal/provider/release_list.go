@@ -7,12 +7,14 @@ import (
 	"regexp"
 	"slices"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"helm.sh/helm/v3/pkg/release"
 	"sigs.k8s.io/yaml"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
@@ -132,17 +134,6 @@ func (l *releaseList) results(ctx context.Context, req list.ListRequest, release
 			if req.IncludeResource {
 				m := nullReleaseModel()
 				m.StorageNamespace = types.StringValue(r.StorageNamespace)
-				plain, sensitive := splitSensitive(rel.Config)
-				if len(plain) > 0 {
-					m.Values = types.DynamicValue(terraformValue(plain))
-				}
-				if len(sensitive) > 0 {
-					b, err := yaml.Marshal(sensitive)
-					if err != nil {
-						result.Diagnostics.AddError("Release values not encodable", "The values of release "+rel.Name+" that look secret cannot be encoded.")
-					}
-					m.SensitiveValues = types.StringValue(string(b))
-				}
 				result.Diagnostics.Append(adoptRelease(ctx, m, rel, scope, nil)...)
 				if !result.Diagnostics.HasError() {
 					result.Diagnostics.Append(result.Resource.Set(ctx, m)...)
@@ -160,6 +151,26 @@ func (l *releaseList) results(ctx context.Context, req list.ListRequest, release
 // `terraform query -generate-config-out` never writes in clear; so do lists
 // that mention one (an env list with a DB_PASSWORD entry).
 var secretName = regexp.MustCompile(`(?i)(pass(word|wd|phrase)?|pwd|secret|token|credential|private|(api|access|secret|private|client|signing|encryption)[-_]?key|auth|cert(ificate)?|tls|ssh|salt|cookie|dsn|connection[-_]?string)`)
+
+// adoptValues sets the values of m to those of a release taken over:
+// those under a key that names a secret (or a list that mentions one) in
+// sensitive_values, the others in values.
+func adoptValues(m *releaseModel, rel *release.Release) diag.Diagnostics {
+	var diags diag.Diagnostics
+	plain, sensitive := splitSensitive(rel.Config)
+	if len(plain) > 0 {
+		m.Values = types.DynamicValue(terraformValue(plain))
+	}
+	if len(sensitive) > 0 {
+		b, err := yaml.Marshal(sensitive)
+		if err != nil {
+			diags.AddError("Release values not encodable", "The values of release "+rel.Name+" that look secret cannot be encoded.")
+			return diags
+		}
+		m.SensitiveValues = types.StringValue(string(b))
+	}
+	return diags
+}
 
 // splitSensitive parts values into the values whose key path names no
 // secret and those that do.

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/strvals"
+	"sigs.k8s.io/yaml"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 )
@@ -94,6 +96,11 @@ func moveHelmRelease(ctx context.Context, req resource.MoveStateRequest, resp *r
 	}
 	if req.SourceRawState == nil {
 		resp.Diagnostics.AddError("Unable to move helm_release", "The source state is empty.")
+		return
+	}
+	if req.SourceSchemaVersion != 1 && req.SourceSchemaVersion != 2 {
+		resp.Diagnostics.AddError("Unable to move helm_release",
+			fmt.Sprintf("The state of helm_release has schema version %d; this provider moves those of versions 1 (helm provider 2.x) and 2 (helm provider 3.x).\n\nRefresh the state with helm provider 3.x first (terraform apply -refresh-only), which upgrades it to version 2, then move it; or remove it from the state (terraform state rm) and import the release.", req.SourceSchemaVersion))
 		return
 	}
 	var src helmReleaseState
@@ -280,12 +287,30 @@ func helmReleaseValues(src *helmReleaseState) (values, sensitive map[string]any,
 		}
 		values = chartutil.MergeTables(current.AsMap(), values)
 	}
+	// As the helm provider composes them: auto and string in --set
+	// syntax; a literal as the YAML value of a top-level key named by the
+	// whole name, dots included ("a.b" stays one key, "1,2" a string).
 	set := func(into map[string]any, s helmSetValue) error {
 		value := deref(s.Value)
-		if deref(s.Type) == "string" {
+		switch deref(s.Type) {
+		case "auto", "":
+			return strvals.ParseInto(s.Name+"="+value, into)
+		case "string":
 			return strvals.ParseIntoString(s.Name+"="+value, into)
+		case "literal":
+			var literal any
+			if err := yaml.Unmarshal([]byte(s.Name+": "+value), &literal); err != nil {
+				return errors.New("not a YAML value")
+			}
+			if m, ok := literal.(map[string]any); ok {
+				into[s.Name] = m[s.Name]
+			} else {
+				into[s.Name] = literal
+			}
+			return nil
+		default:
+			return fmt.Errorf("type %q is none of auto, string and literal", deref(s.Type))
 		}
-		return strvals.ParseInto(s.Name+"="+value, into)
 	}
 	for _, s := range src.Set {
 		if err := set(values, s); err != nil {
@@ -300,8 +325,8 @@ func helmReleaseValues(src *helmReleaseState) (values, sensitive map[string]any,
 	sensitive = map[string]any{}
 	for _, s := range src.SetSensitive {
 		if err := set(sensitive, s); err != nil {
-			// The value is sensitive: the name alone.
-			return nil, nil, fmt.Errorf("set_sensitive %q is not --set syntax", s.Name)
+			// The value is sensitive: the name and type alone.
+			return nil, nil, fmt.Errorf("set_sensitive %q of type %q cannot be composed", s.Name, deref(s.Type))
 		}
 	}
 	return values, sensitive, nil

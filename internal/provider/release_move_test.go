@@ -22,6 +22,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
@@ -190,8 +191,41 @@ func TestMoveStateOtherShapes(t *testing.T) {
 	}
 }
 
+// TestMoveStateLiteralValues: set entries of type literal compose as the
+// helm provider composes them: the YAML value of a top-level key named by
+// the whole name.
+func TestMoveStateLiteralValues(t *testing.T) {
+	m, _ := moveFixture(t, []byte(`{
+  "name": "web", "namespace": "apps", "chart": "web",
+  "set": [
+    {"name": "a.b", "value": "1,2", "type": "literal"},
+    {"name": "list", "value": "[1, two]", "type": "literal"},
+    {"name": "object", "value": "{x: {k: true}}", "type": "literal"},
+    {"name": "number", "value": "3", "type": "literal"},
+    {"name": "auto.list", "value": "{1,2}", "type": "auto"}
+  ],
+  "set_sensitive": [{"name": "token.value", "value": "a,b", "type": "literal"}]
+}`), 2)
+	values, err := valuesMap(m.Values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"a.b": "1,2", "list": []any{float64(1), "two"}, "object": map[string]any{"x": map[string]any{"k": true}}, "number": float64(3),
+		"auto": map[string]any{"list": []any{float64(1), float64(2)}},
+	}
+	if got := normalise(t, values); !reflect.DeepEqual(got, want) {
+		t.Errorf("values = %#v, want %#v", got, want)
+	}
+	if m.SensitiveValues.ValueString() != `{"token.value":"a,b"}` {
+		t.Errorf("sensitive_values = %q", m.SensitiveValues.ValueString())
+	}
+}
+
 // TestMoveStateRefusals: other resource types are not taken, and a
-// set_sensitive entry that does not parse fails without showing its value.
+// set_sensitive entry that does not parse fails without showing its value;
+// a set type or a schema version the helm provider never wrote is refused
+// with what to do.
 func TestMoveStateRefusals(t *testing.T) {
 	ctx := context.Background()
 	s := releaseSchema()
@@ -211,6 +245,29 @@ func TestMoveStateRefusals(t *testing.T) {
 		if strings.Contains(d.Detail(), "leak-s3cret") {
 			t.Errorf("the error shows the sensitive value: %s", d.Detail())
 		}
+	}
+	for _, tc := range []struct {
+		name    string
+		version int64
+		state   string
+		want    string
+	}{
+		{"unknown set type", 2, `{"name": "web", "chart": "web", "set": [{"name": "a", "value": "1", "type": "json"}]}`, `type "json" is none of auto, string and literal`},
+		{"literal that is no YAML", 2, `{"name": "web", "chart": "web", "set": [{"name": "a", "value": "[1", "type": "literal"}]}`, `set "a"`},
+		{"schema version 0", 0, `{"name": "web", "chart": "web"}`, "schema version 0"},
+		{"schema version 3", 3, `{"name": "web", "chart": "web"}`, "schema version 3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := &resource.MoveStateResponse{TargetState: tfsdk.State{Schema: s, Raw: tftypes.NewValue(s.Type().TerraformType(ctx), nil)}}
+			moveHelmRelease(ctx, resource.MoveStateRequest{SourceProviderAddress: "registry.terraform.io/hashicorp/helm", SourceTypeName: "helm_release",
+				SourceSchemaVersion: tc.version, SourceRawState: &tfprotov6.RawState{JSON: []byte(tc.state)}}, resp)
+			if !resp.Diagnostics.HasError() || !resp.TargetState.Raw.IsNull() {
+				t.Fatalf("moved: %v", resp.Diagnostics)
+			}
+			if d := resp.Diagnostics.Errors()[0]; !strings.Contains(d.Detail(), tc.want) {
+				t.Errorf("error %q does not say %q", d.Detail(), tc.want)
+			}
+		})
 	}
 }
 
@@ -305,6 +362,8 @@ resource "helmrelease_release" "app" {
 			"helm":        providerserver.NewProtocol6WithError(helmSchemaProvider{}),
 		},
 		WorkingDir: workDir,
+		// Moves between resource types came with Terraform 1.8.
+		TerraformVersionChecks: []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_8_0)},
 		Steps: []acc.TestStep{
 			{
 				PreConfig: func() { install(); pushState() },

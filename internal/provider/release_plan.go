@@ -115,6 +115,12 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 
+	if !r.clusterKnown() && req.ClientCapabilities.DeferralAllowed {
+		// Terraform plans it again once the cluster's settings are known.
+		resp.Deferred = &resource.Deferred{Reason: resource.DeferredReasonProviderConfigUnknown}
+		return
+	}
+
 	// What the next revision says, unless no Helm action runs (below).
 	plan.Notes, plan.Description = types.StringUnknown(), types.StringUnknown()
 	wo := writeOnlyOf(ctx, &config, &resp.Diagnostics)
@@ -148,15 +154,28 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	digest, err := reconcile.ConfigDigest(values)
+	// The key is the state's: one made here would differ when Terraform
+	// plans again during the apply. Without one, Secrets are known after
+	// apply, which makes it, and values are compared only with digests
+	// an older version recorded.
+	var key []byte
+	if state != nil {
+		key = secretHashKeyOf(ctx, req.Private, nil, &resp.Diagnostics)
+	}
+	st, diags := statusOf(ctx, stateStatus(state))
+	resp.Diagnostics.Append(diags...)
+	sameValues, err := reconcile.Digests{Key: key}.SameConfig(st.LastAttemptedConfigDigest, values)
+	if errors.Is(err, reconcile.ErrNoDigestKey) {
+		err = nil // a state without its key: the values are applied again
+	}
+	if err == nil {
+		_, err = json.Marshal(values)
+	}
 	if err != nil {
 		attrError(&resp.Diagnostics, path.Root("values"), "Values not usable", err.Error()+".", "Use values that encode as JSON.")
 		return
 	}
-
-	st, diags := statusOf(ctx, stateStatus(state))
-	resp.Diagnostics.Append(diags...)
-	changes := releaseChanges(st, resolved, digest, spec)
+	changes := releaseChanges(st, resolved, sameValues, spec)
 	ready := st.Condition(reconcile.ConditionReady)
 	stalled := st.Condition(reconcile.ConditionStalled)
 	switch {
@@ -189,14 +208,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		plan.Resources = types.MapUnknown(types.StringType)
 		return
 	}
-	// The key is the state's: one made here would differ when Terraform
-	// plans again during the apply. Without one, Secrets are known after
-	// apply, which makes it.
-	var hashKey []byte
-	if state != nil {
-		hashKey = secretHashKeyOf(ctx, req.Private, nil, &resp.Diagnostics)
-	}
-	r.planRender(ctx, &plan, wo, spec, resolved, values, state == nil, hashKey, &resp.Diagnostics)
+	r.planRender(ctx, &plan, wo, spec, resolved, values, state == nil, key, &resp.Diagnostics)
 }
 
 func (r *releaseResource) planChart(ctx context.Context, plan *releaseModel, wo writeOnly, diags *diag.Diagnostics) *chartsource.Resolved {
@@ -319,12 +331,12 @@ func (r *releaseResource) planDriftCorrection(ctx context.Context, req resource.
 
 // releaseChanges says why the release needs an install or upgrade: inputs
 // that differ from the last attempt, and tokens not yet handled.
-func releaseChanges(st *reconcile.Status, chart *chartsource.Resolved, configDigest string, spec *reconcile.Spec) []string {
+func releaseChanges(st *reconcile.Status, chart *chartsource.Resolved, sameValues bool, spec *reconcile.Spec) []string {
 	out := chart.RevisionChanges(st.LastAttemptedRevision)
 	if d := chart.TrackedDigest; d != "" && st.LastAttemptedRevisionDigest != "" && d != st.LastAttemptedRevisionDigest {
 		out = append(out, fmt.Sprintf("chart %s published again with another digest (%s, was %s)", chart.Version, d, st.LastAttemptedRevisionDigest))
 	}
-	if configDigest != st.LastAttemptedConfigDigest {
+	if !sameValues {
 		out = append(out, "values changed")
 	}
 	if s := spec.ResetAt; s != "" && s != st.LastHandledResetAt {

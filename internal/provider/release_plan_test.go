@@ -17,23 +17,23 @@ func TestReleaseChanges(t *testing.T) {
 		return &reconcile.Status{LastAttemptedRevision: revision, LastAttemptedRevisionDigest: digest, LastAttemptedConfigDigest: "cfg"}
 	}
 	for _, tc := range []struct {
-		name   string
-		st     *reconcile.Status
-		chart  *chartsource.Resolved
-		config string
-		spec   reconcile.Spec
-		want   []string
+		name       string
+		st         *reconcile.Status
+		chart      *chartsource.Resolved
+		sameValues bool
+		spec       reconcile.Spec
+		want       []string
 	}{
-		{"nothing", last("0.3.0+bbbbbbbbbbbb", ""), local, "cfg", reconcile.Spec{}, nil},
-		{"local chart edited", last("0.3.0+aaaaaaaaaaaa", ""), local, "cfg", reconcile.Spec{}, []string{"chart content changed"}},
-		{"new version", last("0.2.0+aaaaaaaaaaaa", ""), local, "cfg", reconcile.Spec{}, []string{`chart version "0.2.0+aaaaaaaaaaaa" → "0.3.0+bbbbbbbbbbbb"`}},
-		{"published again", last("1.0.0", "sha256:old"), repo, "cfg", reconcile.Spec{}, []string{"chart 1.0.0 published again with another digest (sha256:new, was sha256:old)"}},
-		{"digest never recorded", last("1.0.0", ""), repo, "cfg", reconcile.Spec{}, nil},
-		{"values and force token", last("1.0.0", "sha256:new"), repo, "other", reconcile.Spec{ForceAt: "now"}, []string{"values changed", "force_at changed"}},
+		{"nothing", last("0.3.0+bbbbbbbbbbbb", ""), local, true, reconcile.Spec{}, nil},
+		{"local chart edited", last("0.3.0+aaaaaaaaaaaa", ""), local, true, reconcile.Spec{}, []string{"chart content changed"}},
+		{"new version", last("0.2.0+aaaaaaaaaaaa", ""), local, true, reconcile.Spec{}, []string{`chart version "0.2.0+aaaaaaaaaaaa" → "0.3.0+bbbbbbbbbbbb"`}},
+		{"published again", last("1.0.0", "sha256:old"), repo, true, reconcile.Spec{}, []string{"chart 1.0.0 published again with another digest (sha256:new, was sha256:old)"}},
+		{"digest never recorded", last("1.0.0", ""), repo, true, reconcile.Spec{}, nil},
+		{"values and force token", last("1.0.0", "sha256:new"), repo, false, reconcile.Spec{ForceAt: "now"}, []string{"values changed", "force_at changed"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := tc.spec
-			if got := releaseChanges(tc.st, tc.chart, tc.config, &spec); !slices.Equal(got, tc.want) {
+			if got := releaseChanges(tc.st, tc.chart, tc.sameValues, &spec); !slices.Equal(got, tc.want) {
 				t.Errorf("changes %q, want %q", got, tc.want)
 			}
 		})

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -11,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"helm.sh/helm/v3/pkg/release"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
@@ -35,8 +37,19 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 	if !importing && m.Suspend.ValueBool() {
 		return
 	}
-	if _, err := r.data.clients.RESTConfig(); notConfigured(err) && !importing {
-		// Planning before the cluster exists: the state stands.
+	switch _, err := r.data.clients.RESTConfig(); {
+	case errors.Is(err, errConfigUnknown) && req.ClientCapabilities.DeferralAllowed:
+		// Planning before the cluster exists: Terraform refreshes it once
+		// the provider's settings are known.
+		resp.Deferred = &resource.Deferred{Reason: resource.DeferredReasonProviderConfigUnknown}
+		return
+	case errors.Is(err, errConfigUnknown) && !importing:
+		// Planning before the cluster exists, with a Terraform that cannot
+		// defer: the state stands, the apply refreshes.
+		return
+	case errors.Is(err, kube.ErrNotConfigured):
+		resp.Diagnostics.AddError("Kubernetes cluster not configured",
+			fmt.Sprintf("helmrelease_release %s cannot be refreshed: the provider has no kubernetes settings, and no KUBE_* or KUBECONFIG variable names a cluster (nor does it run in one).\n\nThe state is kept as it is. Configure the provider's kubernetes block (config_path, or host and credentials), or set KUBECONFIG, then plan again.", m.ID.ValueString()))
 		return
 	}
 	red := r.redactorFor(ctx, &m, writeOnly{})
@@ -47,7 +60,7 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 	if e == nil {
 		return
 	}
-	e.SecretHashKey = secretHashKeyOf(ctx, req.Private, resp.Private, &resp.Diagnostics)
+	e.Key = secretHashKeyOf(ctx, req.Private, resp.Private, &resp.Diagnostics)
 	red.addEngine(e)
 	latest, err := e.Helm.LastRelease(spec.GetReleaseName())
 	if err != nil {
@@ -85,8 +98,22 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 		return
 	}
 
+	if st.HasPlainDigests() {
+		// A status an older version recorded: its plain digests give a
+		// way to confirm guessed values; keyed from now on.
+		history, err := e.Helm.History(spec.GetReleaseName())
+		if err == nil {
+			err = e.Digests().Upgrade(st, history, nil)
+		}
+		if err != nil {
+			resp.Diagnostics.AddWarning("Release not fully refreshed",
+				fmt.Sprintf("helmrelease_release %s: replacing the digests an older version of the provider recorded: %s.\n\nThe state is kept as it is.", m.ID.ValueString(), err))
+			return
+		}
+	}
 	want := reconcile.Desired{
 		Spec:                spec,
+		Digests:             e.Digests(),
 		ChartVersion:        st.LastAttemptedRevision,
 		ConfigDigest:        st.LastAttemptedConfigDigest,
 		PostRenderersDigest: st.ObservedPostRenderersDigest,
@@ -193,7 +220,7 @@ func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *
 			fmt.Sprintf("No release %s is installed in namespace %s.\n\nCheck the import ID: <storage_namespace>/<release_name>, as `helm list --namespace <storage_namespace>` shows them.", m.ReleaseName.ValueString(), m.StorageNamespace.ValueString()))
 		return
 	}
-	resp.Diagnostics.Append(adoptRelease(ctx, m, latest, engineScope(e), e.SecretHashKey)...)
+	resp.Diagnostics.Append(adoptRelease(ctx, m, latest, engineScope(e), e.Key)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -204,10 +231,11 @@ func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *
 // identity from the origin labels (else the release's own), chart name and
 // version, values, objects and a status adopting the revision. What m says
 // already (a state moved from helm_release) is kept; m.StorageNamespace
-// must be set. Secret values show hashed with hashKey.
-func adoptRelease(ctx context.Context, m *releaseModel, latest *release.Release, scope manifest.Scope, hashKey []byte) diag.Diagnostics {
+// must be set. Secret values show hashed with key, and the status digests
+// are keyed with it (none without a key).
+func adoptRelease(ctx context.Context, m *releaseModel, latest *release.Release, scope manifest.Scope, key []byte) diag.Diagnostics {
 	var diags diag.Diagnostics
-	st, err := reconcile.AdoptedStatus(latest, m.StorageNamespace.ValueString())
+	st, err := reconcile.AdoptedStatus(latest, m.StorageNamespace.ValueString(), reconcile.Digests{Key: key})
 	if err != nil {
 		diags.AddError("Release not importable", err.Error())
 		return diags
@@ -237,11 +265,11 @@ func adoptRelease(ctx context.Context, m *releaseModel, latest *release.Release,
 		m.Chart = chart
 	}
 	if m.Values.IsNull() && m.SensitiveValues.IsNull() && len(latest.Config) > 0 {
-		m.Values = types.DynamicValue(terraformValue(latest.Config))
+		diags.Append(adoptValues(m, latest)...)
 	}
 	m.ChartVersion, m.AppVersion, m.ChartDigest = types.StringValue(chartVersion), types.StringValue(appVersion), types.StringValue("")
 	m.Notes, m.Description = releaseInfo(latest, nil, m.Notes, m.Description)
-	shown, err := showManifest(latest.Manifest, latest.Namespace, scope, nil, hashKey)
+	shown, err := showManifest(latest.Manifest, latest.Namespace, scope, nil, key)
 	if err != nil {
 		diags.AddError("Release objects not readable", err.Error())
 		return diags

@@ -10,9 +10,12 @@ import (
 )
 
 // privateSecretHashKey is the private state key under which a resource
-// keeps the key that hashes the Secret values it shows (manifest.Hash).
-// Private state never appears in plans or in terraform show, so a
-// published plan gives no way to check a guessed password.
+// keeps its key: it keys the hashes of the Secret values it shows
+// (manifest.Hash) and the digests its status records of values and
+// releases (reconcile.Digests). Private state never appears in plans or
+// in terraform show, so a published plan or state gives no way to check a
+// guessed password; the state file itself holds it, as it holds the
+// sensitive values.
 const privateSecretHashKey = "secret_hash_key"
 
 type secretHashKey struct {
@@ -35,9 +38,8 @@ func secretHashKeyOf(ctx context.Context, get privateGetter, set privateSetter, 
 	if set == nil {
 		return nil
 	}
-	k := secretHashKey{Key: make([]byte, 32)}
-	if _, err := rand.Read(k.Key); err != nil {
-		diags.AddError("No random key", fmt.Sprintf("Making the key that hashes Secret values failed: %s.", err))
+	k := secretHashKey{Key: newSecretHashKey(diags)}
+	if k.Key == nil {
 		return nil
 	}
 	raw, err := json.Marshal(k)
@@ -47,4 +49,14 @@ func secretHashKeyOf(ctx context.Context, get privateGetter, set privateSetter, 
 	}
 	diags.Append(set.SetKey(ctx, privateSecretHashKey, raw)...)
 	return k.Key
+}
+
+// newSecretHashKey is a new random key.
+func newSecretHashKey(diags *diag.Diagnostics) []byte {
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		diags.AddError("No random key", fmt.Sprintf("Making the key that keys digests and hashes of secrets failed: %s.", err))
+		return nil
+	}
+	return key
 }

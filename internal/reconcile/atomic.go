@@ -36,12 +36,21 @@ const maxSteps = 64
 // token not yet handled, or a new chart version or config digest, resets
 // the failure counters first.
 func (e *Engine) Reconcile(ctx context.Context, req *Request, detect DriftDetector) error {
-	digest, err := ConfigDigest(req.Values)
+	st, s := req.Status, req.Spec
+	if st.HasPlainDigests() {
+		history, err := e.Helm.History(s.GetReleaseName())
+		if err != nil {
+			return err
+		}
+		if err := e.Digests().Upgrade(st, history, req.Values); err != nil {
+			return fmt.Errorf("reconciling release %s: %w", releaseRef(req), err)
+		}
+	}
+	digest, err := e.Digests().Config(req.Values)
 	if err != nil {
-		return err
+		return fmt.Errorf("reconciling release %s: %w", releaseRef(req), err)
 	}
 	req.configDigest = digest
-	st, s := req.Status, req.Spec
 	if st.LastAttemptedRevision != req.Chart.Metadata.Version || st.LastAttemptedConfigDigest != digest ||
 		(req.ChartDigest != "" && st.LastAttemptedRevisionDigest != "" && st.LastAttemptedRevisionDigest != req.ChartDigest) ||
 		(s.ResetAt != "" && s.ResetAt != st.LastHandledResetAt) {
@@ -57,6 +66,7 @@ func (e *Engine) Reconcile(ctx context.Context, req *Request, detect DriftDetect
 		ChartVersion:        req.Chart.Metadata.Version,
 		ChartDigest:         req.ChartDigest,
 		ConfigDigest:        digest,
+		Digests:             e.Digests(),
 		PostRenderersDigest: PostRenderersDigest(s),
 		OptionsDigest:       OptionsDigest(s),
 	}

@@ -1,45 +1,126 @@
 package reconcile
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"hash"
 	"sort"
+	"strings"
 
 	"helm.sh/helm/v3/pkg/release"
 )
 
-// digestPrefix starts every digest, as in Flux (an OCI digest algorithm).
-const digestPrefix = "sha256:"
+const (
+	// digestPrefix starts the digests of what holds no secret (post-
+	// renderers, options), as in Flux (an OCI digest algorithm). Versions
+	// before keyed digests wrote values and release digests so too.
+	digestPrefix = "sha256:"
+	// keyedDigestPrefix starts the digests of values and releases.
+	keyedDigestPrefix = "hmac-sha256:"
+)
 
-func digestJSON(v any) (string, error) {
-	h := sha256.New()
+// ErrNoDigestKey: digests of values and releases need the resource's key.
+var ErrNoDigestKey = errors.New("no key to digest values with")
+
+// Digests computes the digests a status records of values and of releases,
+// which hold secrets (sensitive values, values read from Secrets, Secret
+// objects in the manifest): HMAC-SHA-256 under the resource's key, kept in
+// its private state, so that a plan or state published for review gives no
+// way to confirm a guessed value offline, as a plain SHA-256 would.
+type Digests struct {
+	// Key is the resource's key; without it, computing a digest fails.
+	Key []byte
+}
+
+// Config is the digest of the composed values of a release; an empty or nil
+// map has the digest of no values.
+func (d Digests) Config(values map[string]any) (string, error) {
+	return d.keyed(configObserved(values))
+}
+
+// Release is the digest of what identifies a release in storage: its name,
+// namespace, revision, status, chart, values, manifest and the hooks that
+// are not tests. A release changed by anything else (a manual helm upgrade
+// or rollback, an uninstall keeping history) has another digest. Test hooks
+// are left out: running tests must not change it.
+func (d Digests) Release(rel *release.Release) (string, error) {
+	if rel == nil {
+		return "", nil
+	}
+	return d.keyed(releaseObserved(rel))
+}
+
+// SameConfig reports whether stored, a digest a status recorded (keyed, or
+// plain from a version before keyed digests), is the digest of values.
+func (d Digests) SameConfig(stored string, values map[string]any) (bool, error) {
+	got, err := d.of(stored, configObserved(values))
+	return err == nil && got != "" && got == stored, err
+}
+
+// SameRelease reports whether stored, a digest a status recorded (keyed,
+// or plain from a version before keyed digests), is the digest of rel.
+func (d Digests) SameRelease(stored string, rel *release.Release) (bool, error) {
+	if rel == nil {
+		return stored == "", nil
+	}
+	got, err := d.of(stored, releaseObserved(rel))
+	return err == nil && got != "" && got == stored, err
+}
+
+// of is the digest of v in the form of stored: plain for a plain digest.
+func (d Digests) of(stored string, v any) (string, error) {
+	if isPlainDigest(stored) {
+		return digestJSON(sha256.New(), digestPrefix, v)
+	}
+	if stored == "" {
+		return "", nil // none recorded: no digest is the same
+	}
+	return d.keyed(v)
+}
+
+func (d Digests) keyed(v any) (string, error) {
+	if len(d.Key) == 0 {
+		return "", ErrNoDigestKey
+	}
+	return digestJSON(hmac.New(sha256.New, d.Key), keyedDigestPrefix, v)
+}
+
+// isPlainDigest: a digest of values or of a release a version before keyed
+// digests recorded.
+func isPlainDigest(s string) bool { return strings.HasPrefix(s, digestPrefix) }
+
+// PlainDigests are the digests of rel that versions before keyed digests
+// recorded in the status (of its values, then of the release): what no
+// output may show, since anyone may compute them from a guess.
+func PlainDigests(rel *release.Release) []string {
+	config, _ := digestJSON(sha256.New(), digestPrefix, configObserved(rel.Config))
+	digest, _ := digestJSON(sha256.New(), digestPrefix, releaseObserved(rel))
+	return []string{config, digest}
+}
+
+func digestJSON(h hash.Hash, prefix string, v any) (string, error) {
 	// encoding/json writes map keys sorted: the encoding is canonical.
 	if err := json.NewEncoder(h).Encode(v); err != nil {
 		return "", fmt.Errorf("computing digest: %w", err)
 	}
-	return digestPrefix + hex.EncodeToString(h.Sum(nil)), nil
+	return prefix + hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// ConfigDigest is the digest of the composed values of a release; an empty
-// or nil map has the digest of no values.
-func ConfigDigest(values map[string]any) (string, error) {
+// configObserved is what the digest of values covers: no values and empty
+// values are the same.
+func configObserved(values map[string]any) any {
 	if len(values) == 0 {
-		return digestJSON(nil)
+		return nil
 	}
-	return digestJSON(values)
+	return values
 }
 
-// ReleaseDigest is the digest of what identifies a release in storage: its
-// name, namespace, revision, status, chart, values, manifest and the hooks
-// that are not tests. A release changed by anything else (a manual helm
-// upgrade or rollback, an uninstall keeping history) has another digest.
-// Test hooks are left out: running tests must not change it.
-func ReleaseDigest(rel *release.Release) (string, error) {
-	if rel == nil {
-		return "", nil
-	}
+// releaseObserved is what the digest of a release covers.
+func releaseObserved(rel *release.Release) any {
 	type hook struct{ Path, Manifest string }
 	observed := struct {
 		Name, Namespace string
@@ -71,7 +152,7 @@ func ReleaseDigest(rel *release.Release) (string, error) {
 		observed.Hooks = append(observed.Hooks, hook{h.Path, h.Manifest})
 	}
 	sort.Slice(observed.Hooks, func(i, j int) bool { return observed.Hooks[i].Path < observed.Hooks[j].Path })
-	return digestJSON(observed)
+	return observed
 }
 
 func isTestHook(h *release.Hook) bool {
@@ -88,7 +169,7 @@ func PostRenderersDigest(s *Spec) string {
 	if len(s.PostRenderers) == 0 {
 		return ""
 	}
-	d, _ := digestJSON(s.PostRenderers) // plain structs of strings: cannot fail
+	d, _ := digestJSON(sha256.New(), digestPrefix, s.PostRenderers) // plain structs of strings: cannot fail
 	return d
 }
 
@@ -99,6 +180,6 @@ func OptionsDigest(s *Spec) string {
 	if len(s.CommonMetadata.Labels) == 0 && len(s.CommonMetadata.Annotations) == 0 {
 		return ""
 	}
-	d, _ := digestJSON(s.CommonMetadata)
+	d, _ := digestJSON(sha256.New(), digestPrefix, s.CommonMetadata)
 	return d
 }

@@ -115,7 +115,7 @@ func (e *Engine) DetectDrift(ctx context.Context, rel *release.Release, ignore [
 			if err != nil {
 				return fmt.Errorf("comparing %s with the cluster: %w", o.Key, err)
 			}
-			drift, ok, err := objectDrift(o.Key, o.Object, diff, e.SecretHashKey)
+			drift, ok, err := objectDrift(o.Key, o.Object, diff, e.Key)
 			if err != nil {
 				return err
 			}

@@ -65,9 +65,11 @@ type Engine struct {
 	Kube *kube.Getter
 	// Logs keeps Helm's last log lines, attached to failures.
 	Logs *helm.LogBuffer
-	// SecretHashKey keys the hashes that drift reports show of Secret
-	// values (manifest.Hash); nil shows none.
-	SecretHashKey []byte
+	// Key is the resource's key: it keys the digests a status records of
+	// values and releases (Digests), required by every action, and the
+	// hashes that drift reports show of Secret values (manifest.Hash),
+	// which show none without it.
+	Key []byte
 	// Log receives the engine's progress; nil discards it.
 	Log Logger
 	// Now is the clock; nil is time.Now.
@@ -102,7 +104,7 @@ type observation struct {
 // Observe records a release written to storage; pass it as the Helm
 // client's observer.
 func (e *Engine) Observe(rel *release.Release) {
-	snap, err := snapshotOf(rel)
+	snap, err := e.Digests().snapshotOf(rel)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.observed = append(e.observed, observation{snap, err})
@@ -186,20 +188,25 @@ func postRenderer(s *Spec) postrender.Chain {
 	return postrender.Build(s.PostRenderers, s.CommonMetadata, s.Name, s.Namespace)
 }
 
-// snapshotOf describes a release as stored.
-func snapshotOf(rel *release.Release) (Snapshot, error) {
-	digest, err := ReleaseDigest(rel)
-	if err != nil {
+// Digests computes the digests of values and releases under the key.
+func (e *Engine) Digests() Digests { return Digests{Key: e.Key} }
+
+// snapshotOf describes a release as stored, with its digests.
+func (d Digests) snapshotOf(rel *release.Release) (Snapshot, error) {
+	s := describeRevision(rel)
+	var err error
+	if s.Digest, err = d.Release(rel); err != nil {
 		return Snapshot{}, err
 	}
-	config, err := ConfigDigest(rel.Config)
-	if err != nil {
+	if s.ConfigDigest, err = d.Config(rel.Config); err != nil {
 		return Snapshot{}, err
 	}
-	s := Snapshot{
-		Name: rel.Name, Namespace: rel.Namespace, Version: rel.Version,
-		ConfigDigest: config, Digest: digest,
-	}
+	return s, nil
+}
+
+// describeRevision describes a release as stored, without digests.
+func describeRevision(rel *release.Release) Snapshot {
+	s := Snapshot{Name: rel.Name, Namespace: rel.Namespace, Version: rel.Version}
 	if rel.Info != nil {
 		s.Status = rel.Info.Status.String()
 		s.FirstDeployed = rel.Info.FirstDeployed.Time
@@ -222,7 +229,7 @@ func snapshotOf(rel *release.Release) (Snapshot, error) {
 			Phase:         h.LastRun.Phase.String(),
 		}
 	}
-	return s, nil
+	return s
 }
 
 // recordSnapshot replaces the snapshot of the same revision, or inserts

@@ -670,6 +670,7 @@ func TestCreateNamespaceAndMaxHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.Key = testDigests.Key
 	for i := 1; i <= 4; i++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		err := e.Reconcile(ctx, &Request{Spec: s, Chart: engineChart("1.0.0"), Values: map[string]any{"replicas": i}, Status: st}, nil)

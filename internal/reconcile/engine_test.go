@@ -139,7 +139,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-	e := &Engine{Logs: helm.NewLogBuffer(helm.DefaultLogLines, nil), Kube: kube.NewGetter(testRESTConfig, ns, "")}
+	e := &Engine{Logs: helm.NewLogBuffer(helm.DefaultLogLines, nil), Kube: kube.NewGetter(testRESTConfig, ns, ""), Key: testDigests.Key}
 	c, err := helm.NewClient(helm.ClientOptions{
 		Getter:           e.Kube,
 		StorageNamespace: ns,
@@ -365,7 +365,7 @@ func TestManualRollbackDetected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	state, err := DetermineReleaseState(context.Background(), latest, st, Desired{Spec: s, ChartName: "engine", ChartVersion: "1.0.0"}, nil)
+	state, err := DetermineReleaseState(context.Background(), latest, st, Desired{Spec: s, ChartName: "engine", ChartVersion: "1.0.0", Digests: testDigests}, nil)
 	if err != nil || state.Status != StateUnmanaged {
 		t.Fatalf("after a manual rollback the state is %s (%v), want Unmanaged", state.Status, err)
 	}
@@ -426,7 +426,7 @@ func TestChartPublishedAgain(t *testing.T) {
 	if err := run("sha256:ddd", map[string]any{"failHook": true}); !errors.Is(err, ErrRetriesExhausted) || f.latest().Version <= before || st.UpgradeFailures != 1 {
 		t.Fatalf("new digest: %v, release v%d (was v%d), upgrade failures %d", err, f.latest().Version, before, st.UpgradeFailures)
 	}
-	want := Desired{Spec: s, ChartName: "engine", ChartVersion: "1.0.0", ChartDigest: "sha256:ccc", ConfigDigest: st.LastAttemptedConfigDigest}
+	want := Desired{Spec: s, ChartName: "engine", ChartVersion: "1.0.0", ChartDigest: "sha256:ccc", ConfigDigest: st.LastAttemptedConfigDigest, Digests: testDigests}
 	state, err := DetermineReleaseState(context.Background(), f.latest(), st, want, nil)
 	if err != nil || state.Status != StateOutOfSync || !strings.Contains(state.Reason, "published again with digest sha256:ccc") {
 		t.Errorf("state after the rollback: %+v, %v", state, err)

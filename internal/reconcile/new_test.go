@@ -25,6 +25,7 @@ func TestServiceAccountImpersonation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.Key = testDigests.Key
 	run := func() error {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 		defer cancel()
@@ -108,6 +109,7 @@ func TestKubeConfigFromSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.Key = testDigests.Key
 	ctxT, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	if err := e.Reconcile(ctxT, &Request{Spec: s, Chart: engineChart("1.0.0"), Status: &Status{}}, nil); err != nil {

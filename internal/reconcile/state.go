@@ -53,6 +53,9 @@ type Desired struct {
 	ConfigDigest        string
 	PostRenderersDigest string
 	OptionsDigest       string
+	// Digests computes the digest of the release in storage, to compare
+	// with the one the status recorded.
+	Digests Digests
 }
 
 // DriftDetector compares a release's manifest with the cluster.
@@ -82,11 +85,11 @@ func DetermineReleaseState(ctx context.Context, latest *release.Release, status 
 	if !cur.Targets(latest.Name, latest.Namespace, latest.Version) {
 		return ReleaseState{Status: StateUnmanaged, Reason: fmt.Sprintf("latest release %s is not the revision %d this resource made", describe(latest), cur.Version)}, nil
 	}
-	digest, err := ReleaseDigest(latest)
+	same, err := want.Digests.SameRelease(cur.Digest, latest)
 	if err != nil {
 		return ReleaseState{}, err
 	}
-	if digest != cur.Digest {
+	if !same {
 		return ReleaseState{Status: StateUnmanaged, Reason: fmt.Sprintf("release %s was changed outside this resource", describe(latest))}, nil
 	}
 

@@ -22,7 +22,7 @@ func testRelease(version int, st release.Status) *release.Release {
 // observed is the status this object records after making rel.
 func observed(t *testing.T, rel *release.Release, mutate func(*Status)) *Status {
 	t.Helper()
-	digest, err := ReleaseDigest(rel)
+	digest, err := testDigests.Release(rel)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestDetermineReleaseState(t *testing.T) {
 		return s
 	}
 	want := func(s *Spec) Desired {
-		return Desired{Spec: s, ChartName: "app", ChartVersion: "1.0.0", ConfigDigest: "cfg", PostRenderersDigest: "pr", OptionsDigest: "opts"}
+		return Desired{Spec: s, ChartName: "app", ChartVersion: "1.0.0", ConfigDigest: "cfg", PostRenderersDigest: "pr", OptionsDigest: "opts", Digests: testDigests}
 	}
 	deployed := testRelease(2, release.StatusDeployed)
 	tested := func(phase release.HookPhase) func(*Status) {
@@ -125,7 +125,7 @@ func TestDetermineReleaseStateDriftError(t *testing.T) {
 	deployed := testRelease(1, release.StatusDeployed)
 	failing := func(context.Context, *release.Release) (*DriftReport, error) { return nil, errors.New("api down") }
 	_, err := DetermineReleaseState(context.Background(), deployed, observed(t, deployed, nil),
-		Desired{Spec: &Spec{}, ChartName: "app", ChartVersion: "1.0.0", ConfigDigest: "cfg", PostRenderersDigest: "pr", OptionsDigest: "opts"}, failing)
+		Desired{Spec: &Spec{}, ChartName: "app", ChartVersion: "1.0.0", ConfigDigest: "cfg", PostRenderersDigest: "pr", OptionsDigest: "opts", Digests: testDigests}, failing)
 	if err == nil {
 		t.Fatal("a failed drift detection must be an error, not a state")
 	}

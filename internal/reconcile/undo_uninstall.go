@@ -35,8 +35,8 @@ func (a *UndoUninstall) Reconcile(_ context.Context, req *Request) error {
 	}
 	own := false
 	if cur := st.Latest(); cur != nil && cur.Targets(rel.Name, rel.Namespace, rel.Version) {
-		digest, err := ReleaseDigest(rel)
-		own = err == nil && digest == cur.Digest
+		same, err := a.e.Digests().SameRelease(cur.Digest, rel)
+		own = err == nil && same
 	}
 	since, timeout := rel.Info.Deleted.Time, s.UninstallTimeout()
 	if age := a.e.now().Sub(since); !own && age < timeout && !a.e.wrote(rel) {

@@ -41,7 +41,7 @@ func (a *Unlock) Reconcile(_ context.Context, req *Request) error {
 		timeout = s.RollbackTimeout()
 	}
 	since := rel.Info.LastDeployed.Time
-	own, err := ownLock(a.e.Helm, rel, req)
+	own, err := ownLock(a.e.Helm, a.e.Digests(), rel, req)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (a *Unlock) Reconcile(_ context.Context, req *Request) error {
 // not unlock it, the cluster gone); or this resource recorded none (an
 // install killed before the resource reached the state). A live run of the
 // same resource would hold Terraform's state lock.
-func ownLock(h *helm.Client, rel *release.Release, req *Request) (bool, error) {
+func ownLock(h *helm.Client, d Digests, rel *release.Release, req *Request) (bool, error) {
 	owners := origins(rel.Manifest)
 	if len(owners) != 1 || !owners[req.Spec.Namespace+"/"+req.Spec.Name] {
 		return false, nil
@@ -106,11 +106,7 @@ func ownLock(h *helm.Client, rel *release.Release, req *Request) (bool, error) {
 		if prev.Version != cur.Version {
 			continue
 		}
-		digest, err := ReleaseDigest(prev)
-		if err != nil {
-			return false, err
-		}
-		return digest == cur.Digest, nil
+		return d.SameRelease(cur.Digest, prev)
 	}
 	return false, nil
 }

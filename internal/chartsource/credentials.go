@@ -1,0 +1,87 @@
+package chartsource
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// What is cached of a repository that asks for credentials is kept apart
+// per set of credentials: a release with wrong or no credentials never
+// resolves from what another release's credentials downloaded, in the
+// process or on disk (an index revalidated or used stale).
+
+// credentialKeyFile, in the cache directory, holds the key that names the
+// cache entries of each set of credentials: a plain digest of a password
+// in a file name would let whoever lists the directory confirm a guess.
+const credentialKeyFile = "credentials.key"
+
+// authenticated reports whether auth identifies the client to the
+// repository (basic auth or a client certificate).
+func (a Auth) authenticated() bool {
+	return a.Username != "" || a.Password != "" || a.CertFile != "" || a.KeyFile != ""
+}
+
+// credentialID names auth's cache entries: empty for anonymous access
+// (shared), else an HMAC of the credentials under the cache's key.
+func (r *Repositories) credentialID(auth Auth) string {
+	if !auth.authenticated() {
+		return ""
+	}
+	mac := hmac.New(sha256.New, r.credentialKey())
+	for _, s := range []string{auth.Username, auth.Password, auth.CertFile, auth.KeyFile} {
+		mac.Write([]byte(s))
+		mac.Write([]byte{0})
+	}
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// credentialKey is the cache's key: read from the cache directory, made
+// there when missing. Where it can be neither read nor made, a key of the
+// process's own: its entries are then never reused by another process.
+func (r *Repositories) credentialKey() []byte {
+	r.keyOnce.Do(func() { r.key = loadOrMakeKey(filepath.Join(r.cacheDir, credentialKeyFile)) })
+	return r.key
+}
+
+func loadOrMakeKey(path string) []byte {
+	if b, err := os.ReadFile(path); err == nil && len(b) == 32 {
+		return b
+	}
+	key := make([]byte, 32)
+	_, _ = rand.Read(key) // never fails: the runtime crashes instead
+	if os.MkdirAll(filepath.Dir(path), 0o750) != nil {
+		return key
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		// Made by another process meanwhile.
+		if b, err := os.ReadFile(path); err == nil && len(b) == 32 {
+			return b
+		}
+		return key
+	}
+	if err != nil {
+		return key
+	}
+	_, werr := f.Write(key)
+	if cerr := f.Close(); werr != nil || cerr != nil {
+		_ = os.Remove(path)
+	}
+	return key
+}
+
+// indexCacheKey names the index of repoURL fetched with auth, in the
+// process and on disk.
+func (r *Repositories) indexCacheKey(repoURL string, auth Auth) string {
+	key := indexURL(repoURL)
+	if id := r.credentialID(auth); id != "" {
+		key += "\x00" + id
+	}
+	return key
+}

@@ -1,0 +1,85 @@
+package reconcile
+
+import (
+	"fmt"
+
+	"helm.sh/helm/v3/pkg/release"
+)
+
+// HasPlainDigests reports whether st holds digests of values or releases
+// that a version before keyed digests recorded.
+func (s *Status) HasPlainDigests() bool {
+	if isPlainDigest(s.LastAttemptedConfigDigest) {
+		return true
+	}
+	for _, snap := range s.History {
+		if isPlainDigest(snap.ConfigDigest) || isPlainDigest(snap.Digest) {
+			return true
+		}
+	}
+	return false
+}
+
+// Upgrade replaces the plain digests that a version before keyed digests
+// recorded in st with keyed ones, where it can confirm them: a snapshot's
+// from its revision in stored (the release's whole history in storage), the last
+// attempted values' from values (nil when not at hand) or from a snapshot
+// that had the same values. A snapshot whose revision is gone from storage
+// or changed loses its digests, which no longer identify what storage
+// holds; a last attempted digest it cannot confirm stays, for a later run
+// with the values to confirm.
+func (d Digests) Upgrade(st *Status, stored []*release.Release, values map[string]any) error {
+	if !st.HasPlainDigests() {
+		return nil
+	}
+	if len(d.Key) == 0 {
+		return ErrNoDigestKey
+	}
+	byVersion := make(map[int]*release.Release, len(stored))
+	for _, rel := range stored {
+		byVersion[rel.Version] = rel
+	}
+	configs := map[string]string{} // plain → keyed
+	for i := range st.History {
+		snap := &st.History[i]
+		if !isPlainDigest(snap.Digest) && !isPlainDigest(snap.ConfigDigest) {
+			continue
+		}
+		rel := byVersion[snap.Version]
+		if same, err := d.SameRelease(snap.Digest, rel); err != nil || rel == nil || !same || snap.Name != rel.Name || snap.Namespace != rel.Namespace {
+			snap.Digest, snap.ConfigDigest = "", ""
+			continue
+		}
+		digest, err := d.Release(rel)
+		if err != nil {
+			return fmt.Errorf("upgrading the digests of revision %d: %w", snap.Version, err)
+		}
+		config, err := d.Config(rel.Config)
+		if err != nil {
+			return fmt.Errorf("upgrading the digests of revision %d: %w", snap.Version, err)
+		}
+		if snap.ConfigDigest != "" {
+			configs[snap.ConfigDigest] = config
+		}
+		snap.Digest, snap.ConfigDigest = digest, config
+	}
+	if !isPlainDigest(st.LastAttemptedConfigDigest) {
+		return nil
+	}
+	if keyed, ok := configs[st.LastAttemptedConfigDigest]; ok {
+		st.LastAttemptedConfigDigest = keyed
+		return nil
+	}
+	if values == nil {
+		return nil
+	}
+	if same, err := d.SameConfig(st.LastAttemptedConfigDigest, values); err != nil || !same {
+		return err
+	}
+	keyed, err := d.Config(values)
+	if err != nil {
+		return err
+	}
+	st.LastAttemptedConfigDigest = keyed
+	return nil
+}
