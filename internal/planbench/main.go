@@ -17,8 +17,17 @@
 // was changed out of band (it fails unless the plan shows that object and
 // no other), destroy, and the state's size beside the manifest's.
 //
+// With -compare: HashiCorp's helm provider (../shared/bin, or the binary
+// HELMRELEASE_BENCH_HELM_PROVIDER names) beside this provider, in the same
+// run on the same cluster: install, plan with no change, plan and apply
+// with every object changed, destroy; each step's wall time, their ratio,
+// the API requests of each by verb and resource. On the chart of -objects
+// objects, and on the local chart -chart names (its every object changed
+// by -chart-values, an HCL expression of var.message).
+//
 //	go run ./internal/planbench -n 1,10,30 [-parallelism 10] [-repositories 1] [-profile DIR] [-skip-helm]
 //	go run ./internal/planbench -objects 1000 [-profile DIR]
+//	go run ./internal/planbench -compare -objects 1000 [-chart ../shared/charts/argo-cd]
 //
 // -profile writes the provider's CPU and allocation profiles and its
 // garbage collector's figures of the plans (see main.go's
@@ -74,6 +83,9 @@ func main() {
 	skipHelm := flag.Bool("skip-helm", false, "leave out the Helm SDK installs")
 	objects := flag.Int("objects", 0, "instead of -n: one release of a chart of this many objects (1 MB of CRDs among them)")
 	repositories := flag.Int("repositories", 1, "spread the releases over this many repositories, each serving its own ≈20 MB index")
+	compareFlag := flag.Bool("compare", false, "HashiCorp's helm provider beside this provider, on the chart of -objects objects and the chart -chart names")
+	chartFlag := flag.String("chart", "", "with -compare: a local chart directory to compare on too")
+	chartValues := flag.String("chart-values", "{ commonLabels = { bench = var.message } }", "with -chart: the values, an HCL expression of var.message that changes every object with it")
 	repoURL := flag.String("repo", "", "internal: repository of -helm-child")
 	kubeconfig := flag.String("kubeconfig", "", "internal: cluster of -helm-child")
 	namespace := flag.String("namespace", "", "internal: namespace of -helm-child")
@@ -82,7 +94,11 @@ func main() {
 	if *helmChild > 0 {
 		err = helmInstalls(*helmChild, *parallelism, *repoURL, *kubeconfig, *namespace)
 	} else {
-		err = run(*counts, *objects, *repositories, *parallelism, *profile, *skipHelm)
+		var cmp *comparison
+		if *compareFlag {
+			cmp = &comparison{chart: *chartFlag, values: *chartValues}
+		}
+		err = run(*counts, *objects, *repositories, *parallelism, *profile, *skipHelm, cmp)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "planbench:", err)
@@ -90,7 +106,12 @@ func main() {
 	}
 }
 
-func run(counts string, objects, repositories, parallelism int, profile string, skipHelm bool) error {
+// comparison is what -compare asks for.
+type comparison struct {
+	chart, values string
+}
+
+func run(counts string, objects, repositories, parallelism int, profile string, skipHelm bool, cmp *comparison) error {
 	if _, err := os.Stat("go.mod"); err != nil {
 		return errors.New("run from the repository root")
 	}
@@ -106,8 +127,25 @@ func run(counts string, objects, repositories, parallelism int, profile string, 
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", provider, ".").CombinedOutput(); err != nil {
 		return fmt.Errorf("building the provider: %w: %s", err, out)
 	}
+	overrides := fmt.Sprintf("    \"helmrelease/helmrelease\" = %q\n", filepath.Dir(provider))
+	helmProvider := ""
+	if cmp != nil {
+		if helmProvider = os.Getenv("HELMRELEASE_BENCH_HELM_PROVIDER"); helmProvider == "" {
+			helmProvider = helmProviderDefault
+		}
+		if helmProvider, err = filepath.Abs(helmProvider); err != nil {
+			return err
+		}
+		if _, err := os.Stat(helmProvider); err != nil {
+			return fmt.Errorf("-compare needs HashiCorp's helm provider: %w", err)
+		}
+		if filepath.Base(helmProvider) != "terraform-provider-helm" {
+			return fmt.Errorf("-compare: %s must be named terraform-provider-helm", helmProvider)
+		}
+		overrides += fmt.Sprintf("    \"hashicorp/helm\" = %q\n", filepath.Dir(helmProvider))
+	}
 	rc := filepath.Join(work, "terraformrc")
-	if err := os.WriteFile(rc, fmt.Appendf(nil, "provider_installation {\n  dev_overrides {\n    \"helmrelease/helmrelease\" = %q\n  }\n  direct {}\n}\n", filepath.Dir(provider)), 0o600); err != nil {
+	if err := os.WriteFile(rc, fmt.Appendf(nil, "provider_installation {\n  dev_overrides {\n%s  }\n  direct {}\n}\n", overrides), 0o600); err != nil {
 		return err
 	}
 	kc, stop, err := testcluster.ForTests(os.Stderr)
@@ -118,6 +156,34 @@ func run(counts string, objects, repositories, parallelism int, profile string, 
 	api, err := newAPICounter(kc)
 	if err != nil {
 		return err
+	}
+	if cmp != nil {
+		tf := terraform{ctx: ctx, rc: rc, provider: provider, api: api}
+		if objects > 0 {
+			srv, err := bigChartServer(objects, 4)
+			if err != nil {
+				return err
+			}
+			defer srv.Close()
+			tf.dir = filepath.Join(work, "compare-big")
+			if err := compare(ctx, tf, helmProvider, kc, comparedChart{
+				name: fmt.Sprintf("a chart of %d objects (4 CRDs of 1 MB together, ConfigMaps)", objects), url: srv.URL, chart: "big", version: "1.0.0",
+				namespace: "planbench-compare-big", values: "{ message = var.message }",
+			}); err != nil {
+				return err
+			}
+		}
+		if cmp.chart != "" {
+			dir, err := filepath.Abs(cmp.chart)
+			if err != nil {
+				return err
+			}
+			tf.dir = filepath.Join(work, "compare-chart")
+			return compare(ctx, tf, helmProvider, kc, comparedChart{
+				name: "chart " + filepath.Base(dir), chart: dir, namespace: "planbench-compare-" + filepath.Base(dir), values: cmp.values,
+			})
+		}
+		return nil
 	}
 	if objects > 0 {
 		return bigRelease(ctx, terraform{ctx: ctx, dir: filepath.Join(work, "big"), rc: rc, provider: provider, api: api}, objects, kc, profile)

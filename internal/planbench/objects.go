@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,8 +12,6 @@ import (
 	"sort"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/provenance"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -37,25 +34,10 @@ func bigRelease(ctx context.Context, tf terraform, objects int, kubeconfig, prof
 	if objects < crds+1 {
 		return fmt.Errorf("-objects: %d is fewer than the %d CRDs and one ConfigMap", objects, crds)
 	}
-	c := testrepo.BigChart(objects, crds, 1<<20)
-	tmp, err := os.MkdirTemp("", "planbench-big-")
+	srv, err := bigChartServer(objects, crds)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	tgz, err := chartutil.Save(c, tmp)
-	if err != nil {
-		return err
-	}
-	archive, err := os.ReadFile(tgz)
-	if err != nil {
-		return err
-	}
-	digest, err := provenance.Digest(bytes.NewReader(archive))
-	if err != nil {
-		return err
-	}
-	srv := testrepo.NewIndexServer(testrepo.WithChart(testrepo.SyntheticIndex(1, 1), "big", "1.0.0", "charts/big.tgz", digest), "charts/big.tgz", archive)
 	defer srv.Close()
 	tf.srvs = []*testrepo.IndexServer{srv}
 	if err := os.MkdirAll(tf.dir, 0o750); err != nil {

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/provenance"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
+)
+
+// helmProviderDefault is where HashiCorp's helm provider is looked for,
+// from the repository root, unless HELMRELEASE_BENCH_HELM_PROVIDER names it.
+const helmProviderDefault = "../shared/bin/terraform-provider-helm"
+
+// comparedChart is a chart both providers install: from a repository (url
+// set) or a local directory, with values that change every object.
+type comparedChart struct {
+	name      string // the table's title
+	url       string // repository; empty for a local chart
+	chart     string // chart name in the repository, or its directory
+	version   string
+	namespace string
+	// values is an HCL expression of the values, given var.message; a new
+	// message changes every object.
+	values string
+}
+
+// compare runs the same steps with HashiCorp's helm provider and with this
+// provider, on one cluster in one run, and prints each step's wall time,
+// their ratio and the API requests of each, by verb and resource.
+func compare(ctx context.Context, tf terraform, helmProvider, kubeconfig string, c comparedChart) error {
+	type side struct {
+		label    string
+		tf       terraform
+		config   string
+		measures []measure
+		requests []string
+	}
+	helmDir, ourDir := filepath.Join(tf.dir, "helm"), filepath.Join(tf.dir, "helmrelease")
+	helmTF, ourTF := tf, tf
+	helmTF.dir, helmTF.provider = helmDir, helmProvider
+	ourTF.dir = ourDir
+	source := fmt.Sprintf("repository = %q\n  chart      = %q\n  version    = %q", c.url, c.chart, c.version)
+	ourChart := fmt.Sprintf("{ repository = %q, name = %q, version = %q }", c.url, c.chart, c.version)
+	if c.url == "" {
+		source = fmt.Sprintf("chart = %q", c.chart)
+		ourChart = fmt.Sprintf("{ name = %q }", c.chart)
+	}
+	sides := []*side{
+		{label: "helm provider", tf: helmTF, config: fmt.Sprintf(`terraform {
+  required_providers {
+    helm = { source = "hashicorp/helm" }
+  }
+}
+
+variable "message" {
+  default = "hello"
+}
+
+provider "helm" {
+  kubernetes = { config_path = %q }
+}
+
+resource "helm_release" "r" {
+  name             = "r"
+  namespace        = %q
+  create_namespace = true
+  %s
+  values           = [yamlencode(%s)]
+  timeout          = 900
+}
+`, kubeconfig, c.namespace+"-helm", source, c.values)},
+		{label: "this provider", tf: ourTF, config: fmt.Sprintf(`terraform {
+  required_providers {
+    helmrelease = { source = "helmrelease/helmrelease" }
+  }
+}
+
+variable "message" {
+  default = "hello"
+}
+
+provider "helmrelease" {
+  kubernetes = { config_path = %q }
+  cache_dir  = %q
+}
+
+resource "helmrelease_release" "r" {
+  name            = "r"
+  namespace       = %q
+  chart           = %s
+  values          = %s
+  install         = { create_namespace = true }
+  drift_detection = { mode = "enabled" }
+  timeout         = "15m"
+}
+`, kubeconfig, filepath.Join(ourDir, "cache"), c.namespace, ourChart, c.values)},
+	}
+	steps := []struct {
+		name string
+		args []string
+		exit int
+	}{
+		{"apply (install, wait)", []string{"apply", "-auto-approve", "-input=false"}, 0},
+		{"plan, no change", []string{"plan", "-input=false", "-detailed-exitcode"}, 0},
+		{"plan, every object changed", []string{"plan", "-input=false", "-detailed-exitcode", "-var", "message=changed"}, 2},
+		{"apply, every object changed", []string{"apply", "-auto-approve", "-input=false", "-var", "message=changed"}, 0},
+		{"destroy", []string{"destroy", "-auto-approve", "-input=false", "-var", "message=changed"}, 0},
+	}
+	for _, s := range sides {
+		if err := os.MkdirAll(s.tf.dir, 0o750); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(s.tf.dir, "main.tf"), []byte(s.config), 0o600); err != nil {
+			return err
+		}
+		for _, step := range steps {
+			before, err := s.tf.api.byRequest()
+			if err != nil {
+				return err
+			}
+			m, err := s.tf.run(step.args, step.exit)
+			if err != nil {
+				return fmt.Errorf("%s, %s: %w", s.label, step.name, err)
+			}
+			after, err := s.tf.api.byRequest()
+			if err != nil {
+				return err
+			}
+			s.measures = append(s.measures, m)
+			s.requests = append(s.requests, requestsBetween(before, after))
+		}
+	}
+	fmt.Printf("\n%s: HashiCorp's helm provider beside this provider (drift detection on), one cluster, one run; %d CPUs; wall clock, the provider's peak RSS, API requests net of the cluster's idle rate\n\n", c.name, runtime.NumCPU())
+	fmt.Printf("%-30s %12s %12s %8s %12s %12s %10s %10s\n", "step", "helm", "this", "ratio", "helm req", "this req", "helm MB", "this MB")
+	for i, step := range steps {
+		h, o := sides[0].measures[i], sides[1].measures[i]
+		fmt.Printf("%-30s %12s %12s %7.2fx %12.0f %12.0f %10.1f %10.1f\n", step.name, h.wall.Round(10*time.Millisecond), o.wall.Round(10*time.Millisecond),
+			o.wall.Seconds()/h.wall.Seconds(), h.requests, o.requests, float64(h.rss)/(1<<20), float64(o.rss)/(1<<20))
+	}
+	fmt.Println("\nAPI requests by verb and resource (those that grew by 10 or more):")
+	for i, step := range steps {
+		for _, s := range sides {
+			fmt.Printf("  %-30s %-14s %s\n", step.name, s.label, s.requests[i])
+		}
+	}
+	return nil
+}
+
+// bigChartServer serves the chart of objects objects (crds CRDs among
+// them) as big 1.0.0 from a repository of its own.
+func bigChartServer(objects, crds int) (*testrepo.IndexServer, error) {
+	c := testrepo.BigChart(objects, crds, 1<<20)
+	tmp, err := os.MkdirTemp("", "planbench-big-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	tgz, err := chartutil.Save(c, tmp)
+	if err != nil {
+		return nil, err
+	}
+	archive, err := os.ReadFile(tgz)
+	if err != nil {
+		return nil, err
+	}
+	digest, err := provenance.Digest(bytes.NewReader(archive))
+	if err != nil {
+		return nil, err
+	}
+	return testrepo.NewIndexServer(testrepo.WithChart(testrepo.SyntheticIndex(1, 1), "big", "1.0.0", "charts/big.tgz", digest), "charts/big.tgz", archive), nil
+}
