@@ -20,6 +20,18 @@ import (
 // Release is a Helm release.
 type Release = release.Release
 
+// FieldManager is the manager Helm's writes record in the objects'
+// managedFields: a name of its own, whatever the binary is called (Helm
+// takes the binary's name otherwise, which changes with each version
+// installed from a registry), so that drift detection can tell an object
+// only this provider's Helm actions wrote.
+const FieldManager = "terraform-provider-helmrelease"
+
+func init() {
+	// Helm reads it from a package variable: set once, before any action.
+	kube.ManagedFieldsManager = FieldManager
+}
+
 // ClientOptions configure a Client.
 type ClientOptions struct {
 	// Getter serves the clients of the target cluster, impersonating when

@@ -49,6 +49,9 @@ func (c *Clients) init() error {
 			c.err = fmt.Errorf("creating discovery client: %w", err)
 			return
 		}
+		if l, ok := cfg.RateLimiter.(*serverThrottled); ok {
+			go probeAPF(cfg, l)
+		}
 		c.config = cfg
 		c.clientset = cs
 		c.discovery = memory.NewMemCacheClient(dc)

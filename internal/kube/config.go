@@ -140,12 +140,18 @@ func (c Config) RESTConfig(getenv func(string) string) (*rest.Config, error) {
 	default:
 		return nil, ErrNotConfigured
 	}
-	cfg.QPS, cfg.Burst = DefaultQPS, DefaultBurst
-	if c.QPS != nil {
-		cfg.QPS = float32(*c.QPS)
-	}
-	if c.Burst != nil {
-		cfg.Burst = int(*c.Burst)
+	if c.QPS == nil && c.Burst == nil {
+		// Probed by Clients: no client-side limit where the API server
+		// throttles with API Priority and Fairness.
+		cfg.RateLimiter = newServerThrottled()
+	} else {
+		cfg.QPS, cfg.Burst = DefaultQPS, DefaultBurst
+		if c.QPS != nil {
+			cfg.QPS = float32(*c.QPS)
+		}
+		if c.Burst != nil {
+			cfg.Burst = int(*c.Burst)
+		}
 	}
 	cfg.UserAgent = "terraform-provider-helmrelease"
 	return cfg, nil

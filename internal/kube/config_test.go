@@ -71,8 +71,8 @@ func TestRESTConfigPrecedence(t *testing.T) {
 			if rc.Host != tc.wantHost || rc.BearerToken != tc.wantToken {
 				t.Errorf("host %q token %q, want %q %q", rc.Host, rc.BearerToken, tc.wantHost, tc.wantToken)
 			}
-			if rc.QPS != DefaultQPS || rc.Burst != DefaultBurst {
-				t.Errorf("qps %v burst %v, want the defaults", rc.QPS, rc.Burst)
+			if rc.RateLimiter == nil || rc.RateLimiter.QPS() != DefaultQPS {
+				t.Errorf("limiter %v, want the default of %d per second until the server is probed", rc.RateLimiter, DefaultQPS)
 			}
 		})
 	}

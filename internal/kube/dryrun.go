@@ -2,8 +2,12 @@ package kube
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -16,31 +20,56 @@ import (
 // FieldManager is the server-side apply field manager of the provider.
 const FieldManager = "helmrelease"
 
+// validatedFor is how long a set of objects that passed a dry run is not
+// sent again by the same process and identity: long enough for Terraform's
+// final plan of an apply (which validates) and the apply itself (which
+// would validate the byte-identical render again), short enough that a
+// change of the cluster's admission or schemas between two runs is seen.
+const validatedFor = 10 * time.Minute
+
+// ObjectConcurrency bounds the requests for independent objects the
+// provider has in flight at once, per release: enough to hide the round
+// trip to a distant API server, few enough that one release does not
+// crowd its priority level's seats.
+const ObjectConcurrency = 8
+
 // DryRunApply asks the API server to apply each object with dryRun=All and
 // strict field validation: admission, schema validation (unknown and
 // duplicate fields are errors, as Helm's client-side OpenAPI validation
 // makes them) and defaulting run, nothing is stored. Kinds
 // the cluster does not serve yet (CRDs of the same release) and objects in
 // namespaces that do not exist yet are skipped: they can be judged only
-// once their CRD or namespace exists. The errors of all objects are joined.
+// once their CRD or namespace exists. Objects are sent ObjectConcurrency at
+// a time; the errors of all objects are joined, in their order. A set of
+// objects byte-identical to one that passed whole (none skipped) less than
+// validatedFor ago, for the same identity in this process, passes without
+// a request.
 func (g *Getter) DryRunApply(ctx context.Context, objs []*unstructured.Unstructured) error {
 	mapper, err := g.ToRESTMapper()
 	if err != nil {
 		return err
 	}
+	key, keyErr := objectsDigest(objs)
+	if keyErr == nil && g.discovery.validatedSince(key, time.Now().Add(-validatedFor)) {
+		return nil
+	}
+	var skipped atomic.Bool
 	client, err := dynamic.NewForConfig(g.config)
 	if err != nil {
 		return fmt.Errorf("creating dynamic client: %w", err)
 	}
-	var errs []error
-	for _, obj := range objs {
+	errs := make([]error, len(objs))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, ObjectConcurrency)
+	for i, obj := range objs {
 		gvk := obj.GroupVersionKind()
 		mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		if meta.IsNoMatchError(err) {
+			skipped.Store(true)
 			continue
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s %s: %w", gvk.Kind, obj.GetName(), err))
+			errs[i] = fmt.Errorf("%s %s: %w", gvk.Kind, obj.GetName(), err)
 			continue
 		}
 		var ri dynamic.ResourceInterface = client.Resource(mapping.Resource)
@@ -49,19 +78,68 @@ func (g *Getter) DryRunApply(ctx context.Context, objs []*unstructured.Unstructu
 		}
 		data, err := obj.MarshalJSON()
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s %s: %w", gvk.Kind, obj.GetName(), err))
+			errs[i] = fmt.Errorf("%s %s: %w", gvk.Kind, obj.GetName(), err)
 			continue
 		}
-		force := true
-		_, err = ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
-			FieldManager: FieldManager, Force: &force, DryRun: []string{metav1.DryRunAll}, FieldValidation: metav1.FieldValidationStrict,
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			force := true
+			_, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
+				FieldManager: FieldManager, Force: &force, DryRun: []string{metav1.DryRunAll}, FieldValidation: metav1.FieldValidationStrict,
+			})
+			if apierrors.IsNotFound(err) && mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+				skipped.Store(true)
+				return // the namespace does not exist yet
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("%s %s: %w", gvk.Kind, obj.GetName(), err)
+			}
 		})
-		if apierrors.IsNotFound(err) && mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-			continue // the namespace does not exist yet
-		}
+	}
+	wg.Wait()
+	err = errors.Join(errs...)
+	if err == nil && keyErr == nil && !skipped.Load() {
+		g.discovery.markValidated(key, time.Now())
+	}
+	return err
+}
+
+// objectsDigest identifies a set of objects, in order, by content.
+func objectsDigest(objs []*unstructured.Unstructured) ([32]byte, error) {
+	h := sha256.New()
+	for _, obj := range objs {
+		data, err := obj.MarshalJSON()
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s %s: %w", gvk.Kind, obj.GetName(), err))
+			return [32]byte{}, err
+		}
+		fmt.Fprintf(h, "%d:", len(data))
+		h.Write(data)
+	}
+	return [32]byte(h.Sum(nil)), nil
+}
+
+// validatedSince reports whether the objects of digest key passed a dry
+// run after since.
+func (d *Discovery) validatedSince(key [32]byte, since time.Time) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	at, ok := d.validated[key]
+	return ok && at.After(since)
+}
+
+// markValidated records that the objects of digest key passed a dry run at
+// at, forgetting what is too old to be used.
+func (d *Discovery) markValidated(key [32]byte, at time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.validated == nil {
+		d.validated = map[[32]byte]time.Time{}
+	}
+	for k, t := range d.validated {
+		if at.Sub(t) > validatedFor {
+			delete(d.validated, k)
 		}
 	}
-	return errors.Join(errs...)
+	d.validated[key] = at
 }

@@ -3,6 +3,7 @@ package kube
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -25,6 +26,11 @@ type Discovery struct {
 	err       error
 	discovery discovery.CachedDiscoveryInterface
 	mapper    meta.RESTMapper
+
+	// validated holds when each set of objects (by digest) last passed a
+	// dry run of this identity, whole (see DryRunApply).
+	mu        sync.Mutex
+	validated map[[32]byte]time.Time
 }
 
 // NewDiscovery returns the discovery of cfg, impersonating impersonate

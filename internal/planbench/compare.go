@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,7 +34,7 @@ type comparedChart struct {
 // compare runs the same steps with HashiCorp's helm provider and with this
 // provider, on one cluster in one run, and prints each step's wall time,
 // their ratio and the API requests of each, by verb and resource.
-func compare(ctx context.Context, tf terraform, helmProvider, kubeconfig string, c comparedChart) error {
+func compare(tf terraform, helmProvider, kubeconfig string, c comparedChart) error {
 	type side struct {
 		label    string
 		tf       terraform

@@ -166,7 +166,7 @@ func run(counts string, objects, repositories, parallelism int, profile string, 
 			}
 			defer srv.Close()
 			tf.dir = filepath.Join(work, "compare-big")
-			if err := compare(ctx, tf, helmProvider, kc, comparedChart{
+			if err := compare(tf, helmProvider, kc, comparedChart{
 				name: fmt.Sprintf("a chart of %d objects (4 CRDs of 1 MB together, ConfigMaps)", objects), url: srv.URL, chart: "big", version: "1.0.0",
 				namespace: "planbench-compare-big", values: "{ message = var.message }",
 			}); err != nil {
@@ -179,7 +179,7 @@ func run(counts string, objects, repositories, parallelism int, profile string, 
 				return err
 			}
 			tf.dir = filepath.Join(work, "compare-chart")
-			return compare(ctx, tf, helmProvider, kc, comparedChart{
+			return compare(tf, helmProvider, kc, comparedChart{
 				name: "chart " + filepath.Base(dir), chart: dir, namespace: "planbench-compare-" + filepath.Base(dir), values: cmp.values,
 			})
 		}

@@ -105,12 +105,12 @@ func providerSchema() schema.Schema {
 						},
 					},
 					"qps": schema.Float64Attribute{
-						MarkdownDescription: "Queries per second allowed to the API server. Default: `50`.",
+						MarkdownDescription: "Queries per second the provider allows itself to the API server (a client-side token bucket with `burst`). Default: unset, which limits to 50 per second, burst 100, unless the API server answers that it throttles with API Priority and Fairness (Kubernetes ≥ 1.20 by default): then the server's queues alone decide, as with controller-runtime and Flux. Setting `qps` or `burst` always limits.",
 						Optional:            true,
 						Validators:          []validator.Float64{float64validator.AtLeast(1)},
 					},
 					"burst": schema.Int64Attribute{
-						MarkdownDescription: "Burst of queries allowed above `qps`. Default: `100`.",
+						MarkdownDescription: "Burst of queries allowed above `qps`. Default: `100` when `qps` is set; unset as `qps` says.",
 						Optional:            true,
 						Validators:          []validator.Int64{int64validator.AtLeast(1)},
 					},

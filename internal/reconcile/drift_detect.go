@@ -31,10 +31,6 @@ const (
 	FluxDriftExclusionKey = "helm.toolkit.fluxcd.io/driftDetection"
 )
 
-// driftConcurrency bounds the objects compared at once: one dry-run request
-// and one read each.
-const driftConcurrency = 8
-
 // DriftDetector returns the detector of spec's drift detection mode, or nil
 // when it is disabled.
 func (e *Engine) DriftDetector(s *Spec) DriftDetector {
@@ -50,8 +46,10 @@ func (e *Engine) DriftDetector(s *Spec) DriftDetector {
 // cluster: a server-side dry-run apply of the object, normalised, against
 // the live object, ignore rules applied. It reads only. Objects are
 // compared concurrently, in bounded number; objects the engine's
-// InSyncRecord found in sync at their present resourceVersion are not
-// compared again. The record of this detection replaces it.
+// InSyncRecord found in sync at their present resourceVersion, and objects
+// only this provider's Helm actions wrote, are not compared (a metadata
+// list per kind and namespace says which). The record of this detection
+// replaces it.
 func (e *Engine) DetectDrift(ctx context.Context, rel *release.Release, ignore []IgnoreRule) (*DriftReport, error) {
 	mapper, err := e.Kube.ToRESTMapper()
 	if err != nil {
@@ -82,10 +80,14 @@ func (e *Engine) DetectDrift(ctx context.Context, rel *release.Release, ignore [
 	exclusion := ssajsondiff.ExclusionSelector{DriftExclusionKey: "disabled", FluxDriftExclusionKey: "disabled"}
 
 	basis := inSyncBasis(rel, ignore)
-	inSync := map[string]string{}
-	if prev := e.InSync(); prev != nil && prev.Basis == basis {
-		inSync = e.unchangedSince(ctx, prev, objs, mapper)
+	prev := e.InSync()
+	if prev != nil && prev.Basis != basis {
+		prev = nil
 	}
+	// Only a deployed revision's objects are all as Helm wrote them from
+	// its manifest: a failed upgrade may have written some and not others.
+	deployed := rel.Info != nil && rel.Info.Status == release.StatusDeployed
+	inSync := e.inSyncWithoutComparing(ctx, prev, deployed, objs, mapper)
 	var compare []manifest.Object
 	for _, o := range objs {
 		if _, ok := inSync[o.Key]; !ok {
@@ -101,7 +103,7 @@ func (e *Engine) DetectDrift(ctx context.Context, rel *release.Release, ignore [
 	}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(driftConcurrency)
+	g.SetLimit(kube.ObjectConcurrency) // one read and one dry-run request each
 	for _, o := range compare {
 		g.Go(func() error {
 			var paths ssajsondiff.IgnorePaths

@@ -14,13 +14,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 )
 
 // InSyncRecord is what drift detection last found in sync: the
 // resourceVersion of each object of one release revision whose dry run
-// showed no drift under the same ignore rules. The API server changes an
+// showed no drift under the same ignore rules, or that only this
+// provider's Helm actions had written (writtenByHelmAlone). The API server changes an
 // object's resourceVersion with every write to it, so an object still at
 // its recorded version is the object that was compared: its dry run
 // would show no drift again, and drift detection skips it (one metadata
@@ -47,11 +49,15 @@ func inSyncBasis(rel *release.Release, ignore []IgnoreRule) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// unchangedSince returns the objects of objs still at the resourceVersion
-// rec recorded for them, by key: one metadata list per kind and namespace,
-// selecting the release's origin labels. A list that fails (e.g. no RBAC
-// permission to list) leaves its objects to be compared in full.
-func (e *Engine) unchangedSince(ctx context.Context, rec *InSyncRecord, objs []manifest.Object, mapper meta.RESTMapper) map[string]string {
+// inSyncWithoutComparing returns the objects of objs that need no dry run,
+// by key, with their resourceVersion: those still at the resourceVersion
+// rec recorded for them (rec may be nil), and, when the release is
+// deployed, those that only this provider's Helm actions ever wrote
+// (writtenByHelmAlone). One metadata
+// list per kind and namespace, selecting the release's origin labels; a
+// list that fails (e.g. no RBAC permission to list) leaves its objects to
+// be compared in full.
+func (e *Engine) inSyncWithoutComparing(ctx context.Context, rec *InSyncRecord, deployed bool, objs []manifest.Object, mapper meta.RESTMapper) map[string]string {
 	type group struct {
 		gvr       schema.GroupVersionResource
 		namespace string
@@ -59,9 +65,6 @@ func (e *Engine) unchangedSince(ctx context.Context, rec *InSyncRecord, objs []m
 	}
 	groups := map[group][]manifest.Object{}
 	for _, o := range objs {
-		if rec.Versions[o.Key] == "" {
-			continue
-		}
 		l := o.Object.GetLabels()
 		name, ns := l[postrender.OriginNameLabel], l[postrender.OriginNamespaceLabel]
 		if name == "" {
@@ -98,18 +101,42 @@ func (e *Engine) unchangedSince(ctx context.Context, rec *InSyncRecord, objs []m
 			e.logger().Debug("drift detection compares in full", "resource", g.gvr.String(), "namespace", g.namespace, "error", err.Error())
 			continue
 		}
-		live := make(map[string]string, len(list.Items))
-		for _, item := range list.Items {
-			live[item.Namespace+"/"+item.Name] = item.ResourceVersion
+		live := make(map[string]*metav1.PartialObjectMetadata, len(list.Items))
+		for i := range list.Items {
+			live[list.Items[i].Namespace+"/"+list.Items[i].Name] = &list.Items[i]
 		}
 		for _, o := range members {
-			rv := live[o.Object.GetNamespace()+"/"+o.Object.GetName()]
-			if rv != "" && rv == rec.Versions[o.Key] {
-				out[o.Key] = rv
+			m := live[o.Object.GetNamespace()+"/"+o.Object.GetName()]
+			switch {
+			case m == nil || m.ResourceVersion == "":
+			case rec != nil && m.ResourceVersion == rec.Versions[o.Key]:
+				out[o.Key] = m.ResourceVersion
+			case deployed && writtenByHelmAlone(m):
+				out[o.Key] = m.ResourceVersion
 			}
 		}
 	}
 	return out
+}
+
+// writtenByHelmAlone reports whether every field of the object was last set
+// by this provider's Helm actions (its managedFields name no other manager,
+// no server-side apply and no subresource write). Helm writes an object as
+// the manifest of the revision that last changed it, and skips it when a
+// revision leaves it unchanged: such an object is the release's manifest as
+// admitted, which its dry run would show again. A write by anyone else
+// (kubectl, a controller, this provider's drift correction, Helm from
+// another tool) adds its manager, and the object is compared.
+func writtenByHelmAlone(m *metav1.PartialObjectMetadata) bool {
+	if len(m.ManagedFields) == 0 {
+		return false
+	}
+	for _, f := range m.ManagedFields {
+		if f.Manager != helm.FieldManager || f.Operation != metav1.ManagedFieldsOperationUpdate || f.Subresource != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // InSync returns the record of the newest drift detection, or the one

@@ -52,6 +52,8 @@ func New(ctx context.Context, s *Spec, o Options) (*Engine, error) {
 		if cfg, err = kubeConfigFromSecret(ctx, o.Config, s.Namespace, *o.KubeConfig); err != nil {
 			return nil, err
 		}
+		// Limited as the provider's own cluster is when qps is unset.
+		kube.ThrottleByServer(cfg)
 	}
 	impersonate := ""
 	if s.ServiceAccountName != "" {
