@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 )
@@ -59,6 +60,7 @@ func (g *Getter) DryRunApply(ctx context.Context, objs []*unstructured.Unstructu
 		return fmt.Errorf("creating dynamic client: %w", err)
 	}
 	errs := make([]error, len(objs))
+	namespaces := map[string]bool{}
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, ObjectConcurrency)
 	for i, obj := range objs {
@@ -74,6 +76,10 @@ func (g *Getter) DryRunApply(ctx context.Context, objs []*unstructured.Unstructu
 		}
 		var ri dynamic.ResourceInterface = client.Resource(mapping.Resource)
 		if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+			if !namespaceExists(ctx, client, obj.GetNamespace(), namespaces) {
+				skipped.Store(true)
+				continue
+			}
 			ri = client.Resource(mapping.Resource).Namespace(obj.GetNamespace())
 		}
 		data, err := obj.MarshalJSON()
@@ -104,6 +110,28 @@ func (g *Getter) DryRunApply(ctx context.Context, objs []*unstructured.Unstructu
 	}
 	return err
 }
+
+// namespaceExists tells whether the namespace ns exists, asking the API
+// server once per dry run (known caches the answers): objects of a
+// namespace the install will create are not sent, each to be refused as
+// not found (the install creates the namespace before it validates). Only
+// a namespace the server says is not found counts as missing; without
+// permission to read namespaces, the objects are sent and judged one by
+// one.
+func namespaceExists(ctx context.Context, client dynamic.Interface, ns string, known map[string]bool) bool {
+	if ns == "" {
+		return true
+	}
+	exists, ok := known[ns]
+	if !ok {
+		_, err := client.Resource(namespacesResource).Get(ctx, ns, metav1.GetOptions{})
+		exists = !apierrors.IsNotFound(err)
+		known[ns] = exists
+	}
+	return exists
+}
+
+var namespacesResource = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
 // objectsDigest identifies a set of objects, in order, by content.
 func objectsDigest(objs []*unstructured.Unstructured) ([32]byte, error) {

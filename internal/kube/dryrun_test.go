@@ -2,11 +2,16 @@ package kube
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
 )
 
 // countingTransport counts the requests of a method.
@@ -25,8 +30,9 @@ func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // TestDryRunApplyOnceForTheSameObjects: objects that passed a dry run
 // whole are not sent again by the same identity (Terraform's final plan
-// validates, then the apply would again); objects skipped (their namespace
-// does not exist yet) are sent again, and other objects are sent.
+// validates, then the apply would again); objects of a namespace that does
+// not exist yet are not sent (one read of the namespace says so) and are
+// sent once it exists; other objects are sent.
 func TestDryRunApplyOnceForTheSameObjects(t *testing.T) {
 	if testKubeconfig == "" {
 		t.Skip("needs the test cluster")
@@ -48,17 +54,45 @@ func TestDryRunApplyOnceForTheSameObjects(t *testing.T) {
 		}}
 	}
 	ctx := context.Background()
+	created := "dry-run-created-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	t.Cleanup(func() {
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err == nil {
+			_ = cs.CoreV1().Namespaces().Delete(context.Background(), created, metav1.DeleteOptions{})
+		}
+	})
 	for _, step := range []struct {
 		name    string
 		objs    []*unstructured.Unstructured
 		patches int64
+		first   func() error
 	}{
-		{"first", []*unstructured.Unstructured{configMap("default", "a")}, 1},
-		{"the same objects, another getter of the identity", []*unstructured.Unstructured{configMap("default", "a")}, 0},
-		{"other objects", []*unstructured.Unstructured{configMap("default", "b")}, 1},
-		{"a namespace that does not exist", []*unstructured.Unstructured{configMap("absent-namespace", "a")}, 1},
-		{"the same, still not validated whole", []*unstructured.Unstructured{configMap("absent-namespace", "a")}, 1},
+		{name: "first", objs: []*unstructured.Unstructured{configMap("default", "a")}, patches: 1},
+		{name: "the same objects, another getter of the identity", objs: []*unstructured.Unstructured{configMap("default", "a")}},
+		{name: "other objects", objs: []*unstructured.Unstructured{configMap("default", "b")}, patches: 1},
+		{name: "a namespace that does not exist", objs: []*unstructured.Unstructured{configMap(created, "a")}},
+		{name: "the same once the namespace exists", objs: []*unstructured.Unstructured{configMap(created, "a")}, patches: 1,
+			first: func() error {
+				if err := NewGetter(cfg, "default", "", shared).CreateNamespace(ctx, created, "test"); err != nil {
+					return err
+				}
+				cs, err := kubernetes.NewForConfig(cfg)
+				if err != nil {
+					return err
+				}
+				ns, err := cs.CoreV1().Namespaces().Get(ctx, created, metav1.GetOptions{})
+				if err == nil && ns.Labels["name"] != created {
+					err = fmt.Errorf("namespace labels %v, want name=%s as Helm labels the namespaces it creates", ns.Labels, created)
+				}
+				return err
+			}},
+		{name: "and again", objs: []*unstructured.Unstructured{configMap(created, "a")}},
 	} {
+		if step.first != nil {
+			if err := step.first(); err != nil {
+				t.Fatalf("%s: %v", step.name, err)
+			}
+		}
 		before := patches.Load()
 		if err := NewGetter(cfg, "default", "", shared).DryRunApply(ctx, step.objs); err != nil {
 			t.Fatalf("%s: %v", step.name, err)

@@ -1,10 +1,12 @@
 package reconcile
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
 
+	helmpostrender "helm.sh/helm/v3/pkg/postrender"
 	"helm.sh/helm/v3/pkg/release"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -54,18 +56,8 @@ func (e *Engine) DryRun(ctx context.Context, req *Request) (*release.Release, er
 		// As Helm then sends the objects as they are.
 		return rel, nil
 	}
-	objs, err := manifest.Parse(rel.Manifest, req.Spec.GetTargetNamespace(), nil)
-	if err != nil {
-		return nil, fmt.Errorf("reading the rendered manifest of release %s: %w", releaseRef(req), err)
-	}
-	list := make([]*unstructured.Unstructured, 0, len(objs))
-	for i := range objs {
-		if !slices.Contains(coming, objs[i].Object.GroupVersionKind()) {
-			list = append(list, objs[i].Object)
-		}
-	}
-	if err := e.Kube.DryRunApply(ctx, list); err != nil {
-		return nil, fmt.Errorf("the cluster rejects objects of release %s: %w", releaseRef(req), err)
+	if err := e.validate(ctx, req, rel.Manifest, coming); err != nil {
+		return nil, err
 	}
 	return rel, nil
 }
@@ -196,15 +188,59 @@ func (e *Engine) render(ctx context.Context, req *Request) (rel *release.Release
 	return rel, nil
 }
 
-// validateOnServer has the API server validate the release an install or
-// upgrade is about to make (DryRun), in place of Helm's client-side
-// OpenAPI validation: as strict (unknown and duplicate fields are errors),
-// without parsing the cluster's OpenAPI documents on every call. Nothing is
-// written either way, so a rejection is a run error, as Helm's own
-// validation failing is.
-func (e *Engine) validateOnServer(ctx context.Context, req *Request) error {
-	if _, err := e.DryRun(ctx, req); err != nil {
-		return &StorageUntouchedError{Err: err}
+// validate has the API server validate the objects of manifest (a
+// server-side dry-run apply each, see kube.Getter.DryRunApply), except those
+// of the kinds coming.
+func (e *Engine) validate(ctx context.Context, req *Request, manifestText string, coming []schema.GroupVersionKind) error {
+	objs, err := manifest.Parse(manifestText, req.Spec.GetTargetNamespace(), nil)
+	if err != nil {
+		return fmt.Errorf("reading the rendered manifest of release %s: %w", releaseRef(req), err)
+	}
+	list := make([]*unstructured.Unstructured, 0, len(objs))
+	for i := range objs {
+		if !slices.Contains(coming, objs[i].Object.GroupVersionKind()) {
+			list = append(list, objs[i].Object)
+		}
+	}
+	if err := e.Kube.DryRunApply(ctx, list); err != nil {
+		return fmt.Errorf("the cluster rejects objects of release %s: %w", releaseRef(req), err)
 	}
 	return nil
+}
+
+// validatingRenderer runs the release's post-renderers inside an install or
+// upgrade, then has the API server validate what they made (validate), in
+// place of Helm's client-side OpenAPI validation: the objects Helm is about
+// to write, rendered once; when the server refuses them, the action stops
+// before it writes anything, to storage or to the cluster, and refused
+// holds why.
+type validatingRenderer struct {
+	next     helmpostrender.PostRenderer
+	validate func(manifest string) error
+	refused  error
+}
+
+var _ helmpostrender.PostRenderer = (*validatingRenderer)(nil)
+
+// validatingPostRenderer returns the post-renderer of an install or upgrade
+// of req: the spec's, validated on the server unless validation is off.
+func (e *Engine) validatingPostRenderer(ctx context.Context, req *Request, validation bool) (helmpostrender.PostRenderer, *validatingRenderer) {
+	pr := postRenderer(req.Spec)
+	if !validation {
+		return pr, nil
+	}
+	v := &validatingRenderer{next: pr, validate: func(m string) error { return e.validate(ctx, req, m, nil) }}
+	return v, v
+}
+
+func (v *validatingRenderer) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
+	out, err := v.next.Run(in)
+	if err != nil {
+		return nil, err
+	}
+	if err := v.validate(out.String()); err != nil {
+		v.refused = err
+		return nil, err
+	}
+	return out, nil
 }

@@ -693,7 +693,8 @@ func TestCreateNamespaceAndMaxHistory(t *testing.T) {
 
 // TestInstallValidatedByTheServer: an object with an unknown field is
 // refused before anything is written (not a counted failure), as Helm's
-// own validation refuses it; with the validation disabled it installs.
+// own validation refuses it, also in a namespace the install creates; with
+// the validation disabled it installs.
 func TestInstallValidatedByTheServer(t *testing.T) {
 	f := newFixture(t)
 	c := engineChart("1.0.0")
@@ -715,5 +716,28 @@ func TestInstallValidatedByTheServer(t *testing.T) {
 	}
 	if _, err := f.cs.CoreV1().ConfigMaps(f.ns).Get(ctx, "unknown", metav1.GetOptions{}); err != nil {
 		t.Errorf("ConfigMap not installed: %v", err)
+	}
+
+	target := f.ns + "-created"
+	t.Cleanup(func() { _ = f.cs.CoreV1().Namespaces().Delete(context.Background(), target, metav1.DeleteOptions{}) })
+	created := f.spec(func(s *Spec) {
+		s.TargetNamespace = target
+		s.Install.CreateNamespace = true
+	})
+	e, err := New(ctx, created, Options{Config: testRESTConfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Key = testDigests.Key
+	st = &Status{}
+	err = e.Reconcile(ctx, &Request{Spec: created, Chart: c, Status: st}, nil)
+	if !errors.As(err, &untouched) || !strings.Contains(err.Error(), "field not declared in schema") {
+		t.Fatalf("install into a namespace it creates, with an unknown field: %v", err)
+	}
+	if rel, _ := e.Helm.LastRelease(created.GetReleaseName()); rel != nil || st.Failures != 0 {
+		t.Errorf("refused install wrote a release (%v) or counted a failure (%d)", rel, st.Failures)
+	}
+	if list, err := f.cs.AppsV1().Deployments(target).List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) > 0 {
+		t.Errorf("refused install wrote objects in the namespace it created: %v", err)
 	}
 }

@@ -26,11 +26,15 @@ func (a *Install) Reconcile(ctx context.Context, req *Request) error {
 	if err := a.e.applyCRDs(ctx, req, s.InstallCRDs()); err != nil {
 		return &StorageUntouchedError{Err: fmt.Errorf("applying the CRDs of chart %s: %w", chartRef(req), err)}
 	}
-	if !s.Install.DisableOpenAPIValidation {
-		if err := a.e.validateOnServer(ctx, req); err != nil {
-			return err
+	validation := !s.Install.DisableOpenAPIValidation
+	if validation && s.Install.CreateNamespace {
+		// Created before Helm would, so that the objects bound for it are
+		// validated before anything of the release is written.
+		if err := a.e.Kube.CreateNamespace(ctx, s.GetTargetNamespace(), helm.FieldManager); err != nil {
+			return &StorageUntouchedError{Err: err}
 		}
 	}
+	pr, validated := a.e.validatingPostRenderer(ctx, req, validation)
 	started := time.Now()
 	stop := a.e.watchProgress(ctx, req, "install", s.InstallTimeout(), !s.Install.DisableWaitForJobs)
 	_, err := a.e.Helm.Install(ctx, req.Chart, req.Values, helm.InstallOptions{
@@ -40,15 +44,20 @@ func (a *Install) Reconcile(ctx context.Context, req *Request) error {
 		Wait:                     !s.Install.DisableWait,
 		WaitForJobs:              !s.Install.DisableWaitForJobs,
 		DisableHooks:             s.Install.DisableHooks,
-		DisableOpenAPIValidation: true, // validated by the API server above, unless disabled
+		DisableOpenAPIValidation: true, // validated by the API server in pr, unless disabled
 		SkipSchemaValidation:     s.Install.DisableSchemaValidation,
 		TakeOwnership:            !s.Install.DisableTakeOwnership,
 		Replace:                  s.Install.Replace,
 		CreateNamespace:          s.Install.CreateNamespace,
-		PostRenderer:             postRenderer(s),
+		PostRenderer:             pr,
 		Description:              "Installed by helmrelease",
 	})
 	stop()
+	if validated != nil && validated.refused != nil {
+		// Refused before Helm wrote anything: a run error, as Helm's own
+		// validation failing is.
+		return &StorageUntouchedError{Err: validated.refused}
+	}
 	written, rerr := a.e.recordObserved(req, req.ChartDigest)
 	if rerr != nil && err == nil {
 		err = rerr

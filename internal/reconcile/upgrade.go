@@ -25,11 +25,7 @@ func (a *Upgrade) Reconcile(ctx context.Context, req *Request) error {
 	if err := a.e.applyCRDs(ctx, req, s.UpgradeCRDs()); err != nil {
 		return &StorageUntouchedError{Err: fmt.Errorf("applying the CRDs of chart %s: %w", chartRef(req), err)}
 	}
-	if !s.Upgrade.DisableOpenAPIValidation {
-		if err := a.e.validateOnServer(ctx, req); err != nil {
-			return err
-		}
-	}
+	pr, validated := a.e.validatingPostRenderer(ctx, req, !s.Upgrade.DisableOpenAPIValidation)
 	started := time.Now()
 	stop := a.e.watchProgress(ctx, req, "upgrade", s.UpgradeTimeout(), !s.Upgrade.DisableWaitForJobs)
 	_, err := a.e.Helm.Upgrade(ctx, s.GetReleaseName(), req.Chart, req.Values, helm.UpgradeOptions{
@@ -38,17 +34,22 @@ func (a *Upgrade) Reconcile(ctx context.Context, req *Request) error {
 		Wait:                     !s.Upgrade.DisableWait,
 		WaitForJobs:              !s.Upgrade.DisableWaitForJobs,
 		DisableHooks:             s.Upgrade.DisableHooks,
-		DisableOpenAPIValidation: true, // validated by the API server above, unless disabled
+		DisableOpenAPIValidation: true, // validated by the API server in pr, unless disabled
 		SkipSchemaValidation:     s.Upgrade.DisableSchemaValidation,
 		TakeOwnership:            !s.Upgrade.DisableTakeOwnership,
 		Force:                    s.Upgrade.Force,
 		CleanupOnFail:            s.Upgrade.CleanupOnFail,
 		ReuseValues:              s.Upgrade.PreserveValues,
 		MaxHistory:               s.GetMaxHistory(),
-		PostRenderer:             postRenderer(s),
+		PostRenderer:             pr,
 		Description:              "Upgraded by helmrelease",
 	})
 	stop()
+	if validated != nil && validated.refused != nil {
+		// Refused before Helm wrote anything: a run error, as Helm's own
+		// validation failing is.
+		return &StorageUntouchedError{Err: validated.refused}
+	}
 	written, rerr := a.e.recordObserved(req, req.ChartDigest)
 	if rerr != nil && err == nil {
 		err = rerr
