@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
@@ -157,7 +158,21 @@ type InstallOptions struct {
 // Install installs chart as a new release. The chart's CRDs are left to the
 // caller (the CRD policy): Helm's own CRD handling is off.
 func (c *Client) Install(ctx context.Context, chart *Chart, values map[string]any, o InstallOptions) (*Release, error) {
-	a := action.NewInstall(c.cfg)
+	cfg := c.cfg
+	if o.DryRun && o.TakeOwnership {
+		// Helm reads every object of the release to learn which exist; a
+		// dry run that takes ownership of what exists does nothing with
+		// the answer.
+		dry := *c.cfg
+		dry.KubeClient = mappedOnly{c.cfg.KubeClient}
+		cfg = &dry
+		defer func() {
+			if c.cfg.Capabilities == nil {
+				c.cfg.Capabilities = dry.Capabilities // discovered once
+			}
+		}()
+	}
+	a := action.NewInstall(cfg)
 	a.ReleaseName, a.Namespace = o.ReleaseName, o.Namespace
 	a.Timeout, a.Wait, a.WaitForJobs = o.Timeout, o.Wait, o.WaitForJobs
 	a.DisableHooks = o.DisableHooks
@@ -173,6 +188,18 @@ func (c *Client) Install(ctx context.Context, chart *Chart, values map[string]an
 		a.DryRun, a.DryRunOption, a.Wait, a.WaitForJobs = true, "server", false, false
 	}
 	return a.RunWithContext(ctx, chart, values)
+}
+
+// mappedOnly is the KubeClient of a dry-run install that takes ownership:
+// Build maps the manifest's objects to the cluster's kinds (an unknown kind
+// is still an error) and returns none, so that Helm does not read each.
+type mappedOnly struct{ kube.Interface }
+
+func (m mappedOnly) Build(r io.Reader, validate bool) (kube.ResourceList, error) {
+	if _, err := m.Interface.Build(r, validate); err != nil {
+		return nil, err
+	}
+	return nil, nil
 }
 
 // UpgradeOptions of Upgrade.

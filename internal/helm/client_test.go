@@ -4,13 +4,17 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -212,3 +216,60 @@ func testPhase(rel *Release) release.HookPhase {
 	}
 	return release.HookPhaseUnknown
 }
+
+// TestDryRunInstallReadsNoObject: a dry-run install that takes ownership
+// does not read each object of the release (Helm would, to learn which
+// exist, and not use the answer), yet an object of a kind the cluster does
+// not serve is still an error; without taking ownership, an object that
+// exists and is not the release's still refuses the install.
+func TestDryRunInstallReadsNoObject(t *testing.T) {
+	ns := fmt.Sprintf("helm-client-dry-run-%d", time.Now().UnixNano()%1e6)
+	newTestClient(t, ns) // the namespace
+	var reads atomic.Int64
+	cfg := rest.CopyConfig(testRESTConfig)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/deployments") {
+				reads.Add(1)
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	c, err := NewClient(ClientOptions{Getter: kube.NewGetter(cfg, ns, ""), StorageNamespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	dry := InstallOptions{ReleaseName: "web", Namespace: ns, TakeOwnership: true, Replace: true, DryRun: true}
+	rel, err := c.Install(ctx, testChart("1.0.0"), nil, dry)
+	if err != nil || !strings.Contains(rel.Manifest, "kind: Deployment") {
+		t.Fatalf("dry-run install: %v", err)
+	}
+	if n := reads.Load(); n != 0 {
+		t.Errorf("the dry run read the Deployment %d times", n)
+	}
+
+	unknown := testChart("1.0.0")
+	unknown.Templates = append(unknown.Templates, &chart.File{Name: "templates/unknown.yaml", Data: []byte("apiVersion: example.com/v1\nkind: Unserved\nmetadata: {name: x}\n")})
+	if _, err := c.Install(ctx, unknown, nil, dry); err == nil || !strings.Contains(err.Error(), "Unserved") {
+		t.Errorf("dry run of a kind the cluster does not serve: %v, want an error naming it", err)
+	}
+
+	cs := kubernetes.NewForConfigOrDie(testRESTConfig)
+	var d appsv1.Deployment
+	d.Name = "web"
+	d.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "other"}}
+	d.Spec.Template.Labels = map[string]string{"app": "other"}
+	d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "c", Image: "busybox:1.36"}}
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, &d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dry.TakeOwnership = false
+	if _, err := c.Install(ctx, testChart("1.0.0"), nil, dry); err == nil || !strings.Contains(err.Error(), "exists and cannot be imported") {
+		t.Errorf("dry run over a Deployment of no release: %v, want Helm's conflict", err)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
