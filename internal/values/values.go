@@ -255,6 +255,11 @@ func Merge(a, b map[string]any) map[string]any {
 // and the JSON conversion's "unsupported map key of type: T, key: ...,
 // value: ...").
 var (
+	// A scalar that does not decode as its tag or type is quoted whole
+	// (and may itself hold backquotes) before " as a !!tag" (once per
+	// message) or, truncated, before " into T" (once per line).
+	yamlTagged   = regexp.MustCompile("(?s)`.*` as a !!")
+	yamlInto     = regexp.MustCompile("`[^\n]*` into ")
 	yamlQuoted   = regexp.MustCompile("`[^`]*`|'[^']{2,}'")
 	yamlKeyDumps = regexp.MustCompile(`(?s)(invalid map key:|unsupported map key of type: \S+?,) .*`)
 )
@@ -263,6 +268,8 @@ var (
 // document content it quotes, which may be a secret.
 func scrubYAMLError(err error) string {
 	msg := yamlKeyDumps.ReplaceAllString(err.Error(), "$1 (content not shown)")
+	msg = yamlTagged.ReplaceAllString(msg, "(content not shown) as a !!")
+	msg = yamlInto.ReplaceAllString(msg, "(content not shown) into ")
 	return yamlQuoted.ReplaceAllString(msg, "(content not shown)")
 }
 
