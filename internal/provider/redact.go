@@ -84,7 +84,7 @@ func (r *releaseResource) redactorFor(ctx context.Context, m *releaseModel, wo w
 	red.add(wo.ChartPassword.ValueString())
 	if fullyKnown(m.Chart) && !m.Chart.IsNull() {
 		var c releaseChartModel
-		if d := m.Chart.As(ctx, &c, objectAsOptions); !d.HasError() {
+		if d := objectInto(ctx, m.Chart, &c); !d.HasError() {
 			red.add(c.Password.ValueString())
 		}
 	}

@@ -37,12 +37,12 @@ func (r *releaseResource) Update(ctx context.Context, req resource.UpdateRequest
 // does with any failed create: the next apply installs it afresh).
 func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfsdk.Config, prior *tfsdk.State, priorPrivate privateGetter, out *tfsdk.State, private privateSetter, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
 	var m, config releaseModel
-	diags.Append(planned.Get(ctx, &m)...)
-	diags.Append(cfg.Get(ctx, &config)...)
+	diags.Append(releaseModelOf(ctx, planned.Raw, &m)...)
+	diags.Append(releaseModelOf(ctx, cfg.Raw, &config)...)
 	st := &reconcile.Status{}
 	if prior != nil {
 		var previous releaseModel
-		diags.Append(prior.Get(ctx, &previous)...)
+		diags.Append(releaseModelOf(ctx, prior.Raw, &previous)...)
 		s, d := statusOf(ctx, previous.Status)
 		diags.Append(d...)
 		st = s
@@ -124,7 +124,7 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 		m.Resources = withUnknownsFrom(m.Resources, r.deployedResources(ctx, e, latest, diags))
 	}
 	m.Notes, m.Description = releaseInfo(latest, latestErr, m.Notes, m.Description)
-	diags.Append(out.Set(ctx, &m)...)
+	diags.Append(setRelease(ctx, &out.Raw, &m)...)
 	diags.Append(setIdentity(ctx, identity, &m)...)
 	kind := runUpdated
 	if prior == nil {
@@ -196,7 +196,7 @@ func (r *releaseResource) saveSuspended(ctx context.Context, m *releaseModel, st
 		diags.Append(d...)
 		m.Status = status
 	}
-	diags.Append(out.Set(ctx, m)...)
+	diags.Append(setRelease(ctx, &out.Raw, m)...)
 }
 
 // runKind is what an apply did to the resource, which decides the remedy
@@ -293,7 +293,7 @@ func oneLine(s string) string {
 
 func (r *releaseResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var m releaseModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	resp.Diagnostics.Append(releaseModelOf(ctx, req.State.Raw, &m)...)
 	if resp.Diagnostics.HasError() || r.data == nil {
 		return
 	}
@@ -351,7 +351,7 @@ func (r *releaseResource) Delete(ctx context.Context, req resource.DeleteRequest
 		resp.Diagnostics.Append(d...)
 		if !d.HasError() {
 			m.Status = status
-			resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+			resp.Diagnostics.Append(setRelease(ctx, &resp.State.Raw, &m)...)
 		}
 		resp.Diagnostics.AddError("Release uninstall failed",
 			fmt.Sprintf("helmrelease_release %s: %s\n\nThe release and this resource are kept. Fix the cause and destroy again: a failing pre-delete hook can be skipped with uninstall.disable_hooks = true, a timeout raised with uninstall.timeout; to stop managing the release without uninstalling it, run terraform state rm.", m.ID.ValueString(), err))

@@ -7,7 +7,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
@@ -170,7 +169,7 @@ func objectAs[T any](ctx context.Context, o types.Object, p path.Path, diags *di
 		return nil
 	}
 	var out T
-	d := o.As(ctx, &out, basetypes.ObjectAsOptions{})
+	d := objectInto(ctx, o, &out)
 	for _, e := range d {
 		if e.Severity() == diag.SeverityError {
 			diags.AddAttributeError(p, e.Summary(), e.Detail())

@@ -66,12 +66,12 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 	var plan, config releaseModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	resp.Diagnostics.Append(releaseModelOf(ctx, req.Plan.Raw, &plan)...)
+	resp.Diagnostics.Append(releaseModelOf(ctx, req.Config.Raw, &config)...)
 	var state *releaseModel
 	if !req.State.Raw.IsNull() {
 		state = &releaseModel{}
-		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+		resp.Diagnostics.Append(releaseModelOf(ctx, req.State.Raw, state)...)
 	}
 	if resp.Diagnostics.HasError() {
 		return
@@ -100,7 +100,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	red := newRedactor(nil)
 	defer func() {
 		red.model(ctx, &plan, &resp.Diagnostics)
-		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		resp.Diagnostics.Append(setRelease(ctx, &resp.Plan.Raw, &plan)...)
 		resp.Diagnostics = red.diagnostics(resp.Diagnostics)
 	}()
 

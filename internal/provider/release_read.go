@@ -27,7 +27,7 @@ import (
 // Nothing changes in the state when nothing changed in the cluster.
 func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var m releaseModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	resp.Diagnostics.Append(releaseModelOf(ctx, req.State.Raw, &m)...)
 	if resp.Diagnostics.HasError() || r.data == nil {
 		return
 	}
@@ -164,7 +164,7 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 	resp.Diagnostics.Append(d...)
 	m.Status, m.Resources = status, resources
 	m.Notes, m.Description = releaseInfo(latest, nil, m.Notes, m.Description)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(setRelease(ctx, &resp.State.Raw, &m)...)
 }
 
 // setDriftPrivate keeps the desired YAML of the drifted and missing objects
@@ -224,7 +224,7 @@ func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	resp.Diagnostics.Append(setRelease(ctx, &resp.State.Raw, m)...)
 }
 
 // adoptRelease fills m with latest, a release taken over as it is: the

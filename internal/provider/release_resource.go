@@ -43,7 +43,7 @@ func (r *releaseResource) Configure(_ context.Context, req resource.ConfigureReq
 
 func (r *releaseResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m releaseModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	resp.Diagnostics.Append(releaseModelOf(ctx, req.Config.Raw, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}

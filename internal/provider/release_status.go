@@ -124,7 +124,7 @@ func statusObject(ctx context.Context, st *reconcile.Status) (types.Object, diag
 		}
 		m.History = append(m.History, snap)
 	}
-	return types.ObjectValueFrom(ctx, statusAttrTypes(), m)
+	return objectFrom(ctx, statusAttrTypes(), m)
 }
 
 // statusOf reads the status attribute; null (a new resource) is a new
@@ -135,7 +135,7 @@ func statusOf(ctx context.Context, o types.Object) (*reconcile.Status, diag.Diag
 		return st, nil
 	}
 	var m statusModel
-	diags := o.As(ctx, &m, basetypes.ObjectAsOptions{})
+	diags := objectInto(ctx, o, &m)
 	if diags.HasError() {
 		return st, diags
 	}
