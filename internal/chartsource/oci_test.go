@@ -30,9 +30,10 @@ import (
 // ociRegistry is a real OCI registry (distribution) on loopback, with TLS
 // and basic authentication.
 type ociRegistry struct {
-	url  string // oci://127.0.0.1:port/charts
-	host string
-	auth Auth
+	url    string // oci://127.0.0.1:port/charts
+	host   string
+	auth   Auth
+	agents *userAgents
 }
 
 func newOCIRegistry(t *testing.T) *ociRegistry {
@@ -52,8 +53,8 @@ func newOCIRegistry(t *testing.T) *ociRegistry {
 	cfg.Log.AccessLog.Disabled = true
 	// The registry logs through logrus' standard logger.
 	logrus.SetOutput(io.Discard)
-	app := handlers.NewApp(context.Background(), cfg)
-	srv := httptest.NewUnstartedServer(app)
+	agents := &userAgents{}
+	srv := httptest.NewUnstartedServer(agents.wrap(handlers.NewApp(context.Background(), cfg)))
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // handshakes the tests make fail on purpose
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
@@ -62,7 +63,7 @@ func newOCIRegistry(t *testing.T) *ociRegistry {
 		t.Fatal(err)
 	}
 	host := strings.TrimPrefix(srv.URL, "https://")
-	return &ociRegistry{url: "oci://" + host + "/charts", host: host, auth: Auth{Username: "bot", Password: "s3cret", CAFile: ca}}
+	return &ociRegistry{url: "oci://" + host + "/charts", host: host, auth: Auth{Username: "bot", Password: "s3cret", CAFile: ca}, agents: agents}
 }
 
 // push pushes chart web at version, with description as content.

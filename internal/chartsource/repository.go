@@ -46,8 +46,9 @@ type Auth struct {
 // unchanged; archives are kept by digest. Failures are never cached. Safe
 // for concurrent use.
 type Repositories struct {
-	cacheDir string
-	timeout  time.Duration
+	cacheDir  string
+	timeout   time.Duration
+	userAgent string
 
 	group singleflight.Group
 	mu    sync.Mutex
@@ -73,6 +74,18 @@ func NewRepositories(cacheDir string, timeout time.Duration) *Repositories {
 		cacheDir: cacheDir, timeout: timeout, indexes: map[string]*Index{},
 		httpClients: map[Auth]*http.Client{}, registryClients: map[Auth]*registry.Client{},
 	}
+}
+
+// DefaultUserAgent names the provider in requests when WithUserAgent was
+// not called.
+const DefaultUserAgent = "terraform-provider-helmrelease"
+
+// WithUserAgent makes every request of r, to repositories and registries,
+// send agent as its User-Agent (followed by the agent of the library that
+// makes it, if any). Call it before r's first request.
+func (r *Repositories) WithUserAgent(agent string) *Repositories {
+	r.userAgent = agent
+	return r
 }
 
 // IndexDownloads is how many index bodies were downloaded (not revalidated).
@@ -345,7 +358,11 @@ func (r *Repositories) httpClient(auth Auth) (*http.Client, error) {
 	if c, ok := r.httpClients[auth]; ok {
 		return c, nil
 	}
-	c, err := newHTTPClient(auth, r.timeout)
+	agent := r.userAgent
+	if agent == "" {
+		agent = DefaultUserAgent
+	}
+	c, err := newHTTPClient(auth, r.timeout, agent)
 	if err == nil {
 		r.httpClients[auth] = c
 	}
@@ -353,9 +370,9 @@ func (r *Repositories) httpClient(auth Auth) (*http.Client, error) {
 }
 
 // newHTTPClient is a client of auth whose every request, body included,
-// ends within timeout: the registry client takes no context, so its
-// requests are bounded here.
-func newHTTPClient(auth Auth, timeout time.Duration) (*http.Client, error) {
+// ends within timeout (the registry client takes no context, so its
+// requests are bounded here) and names userAgent.
+func newHTTPClient(auth Auth, timeout time.Duration, userAgent string) (*http.Client, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: auth.InsecureSkipTLSVerify} //nolint:gosec // only when the user turns verification off
 	if auth.CAFile != "" {
 		pem, err := os.ReadFile(auth.CAFile)
@@ -381,7 +398,26 @@ func newHTTPClient(auth Auth, timeout time.Duration) (*http.Client, error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.TLSClientConfig = cfg
 	transport.ResponseHeaderTimeout = timeout
-	return &http.Client{Transport: transport, Timeout: timeout}, nil
+	return &http.Client{Transport: userAgentTransport{next: transport, agent: userAgent}, Timeout: timeout}, nil
+}
+
+// userAgentTransport sends agent as the User-Agent of every request; the
+// agent a library set (Helm's registry client names Helm) follows it, as
+// in "terraform-provider-helmrelease/1.2.0 Terraform/1.11.0 Helm/3.22.0".
+type userAgentTransport struct {
+	next  http.RoundTripper
+	agent string
+}
+
+func (t userAgentTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	agent := t.agent
+	if own := req.Header.Get("User-Agent"); own != "" {
+		agent += " " + own
+	}
+	// A RoundTripper must not change the request it is given.
+	req = req.Clone(req.Context())
+	req.Header.Set("User-Agent", agent)
+	return t.next.RoundTrip(req)
 }
 
 // Chart downloads (or takes from the cache) the archive of v and loads it.

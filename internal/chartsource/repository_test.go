@@ -32,6 +32,7 @@ type repoServer struct {
 	sawAuth     atomic.Value // Authorization header of the last archive request
 	prov        atomic.Value // []byte: provenance file served next to the archive
 	failWith    atomic.Int32 // HTTP status every request answers when set
+	agents      userAgents
 }
 
 func newRepoServer(t *testing.T, tlsServer bool, chartURL func(base string) string) *repoServer {
@@ -85,11 +86,11 @@ func newRepoServer(t *testing.T, tlsServer bool, chartURL func(base string) stri
 		}
 	})
 	if tlsServer {
-		s.Server = httptest.NewUnstartedServer(handler)
+		s.Server = httptest.NewUnstartedServer(s.agents.wrap(handler))
 		s.Config.ErrorLog = log.New(io.Discard, "", 0) // handshakes the tests make fail on purpose
 		s.StartTLS()
 	} else {
-		s.Server = httptest.NewServer(handler)
+		s.Server = httptest.NewServer(s.agents.wrap(handler))
 	}
 	t.Cleanup(s.Close)
 	s.setIndex(chartURL(s.URL), digestOf(archive))

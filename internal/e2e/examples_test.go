@@ -51,6 +51,11 @@ func TestExamples(t *testing.T) {
 		vars  []string
 		// query runs terraform query instead of apply.
 		query bool
+		// invoke is an action the apply invokes after the first apply;
+		// invokeChanges: the plan after it shows a change (a request to
+		// handle), which the next apply makes.
+		invoke        string
+		invokeChanges bool
 	}{
 		{dir: "examples/provider", vars: []string{"kubeconfig=" + cluster.Kubeconfig}},
 		{dir: "examples/resources/helmrelease_release"},
@@ -85,8 +90,10 @@ func TestExamples(t *testing.T) {
 			helmInstall(t, podinfo, "apps", "podinfo")
 			helmInstall(t, podinfo, "apps", "backend")
 		}},
-		{dir: "examples/resources/helmrelease_release/test_action", newer: true},
-		{dir: "examples/resources/helmrelease_release/query", newer: true, query: true, setup: func(t *testing.T) {
+		{dir: "examples/actions/helmrelease_test", newer: true, invoke: "action.helmrelease_test.podinfo"},
+		{dir: "examples/actions/helmrelease_force", newer: true, invoke: "action.helmrelease_force.podinfo", invokeChanges: true},
+		{dir: "examples/actions/helmrelease_reset", newer: true, invoke: "action.helmrelease_reset.podinfo", invokeChanges: true},
+		{dir: "examples/list-resources/helmrelease_release", newer: true, query: true, setup: func(t *testing.T) {
 			helmInstall(t, podinfo, "apps", "podinfo")
 		}},
 		{dir: "examples/data-sources/helmrelease_chart", vars: []string{"oci_repository=" + oci.URL, "oci_ca_file=" + oci.CAFile}},
@@ -125,6 +132,15 @@ func TestExamples(t *testing.T) {
 				return
 			}
 			w.must(0, append([]string{"apply", "-auto-approve", "-input=false", "-no-color"}, args...)...)
+			if ex.invoke != "" {
+				w.must(0, append([]string{"apply", "-auto-approve", "-input=false", "-no-color", "-invoke=" + ex.invoke}, args...)...)
+				want := 0
+				if ex.invokeChanges {
+					want = 2
+				}
+				w.must(want, append([]string{"plan", "-input=false", "-no-color", "-detailed-exitcode"}, args...)...)
+				w.must(0, append([]string{"apply", "-auto-approve", "-input=false", "-no-color"}, args...)...)
+			}
 			w.must(0, append([]string{"plan", "-input=false", "-no-color", "-detailed-exitcode"}, args...)...)
 			w.must(0, append([]string{"destroy", "-auto-approve", "-input=false", "-no-color"}, args...)...)
 		})

@@ -34,6 +34,9 @@ type workspace struct {
 	dir string
 	// bin is the terraform binary (default: the one TestMain found).
 	bin string
+	// cliConfig is the CLI configuration (default: the one overriding the
+	// provider with this build).
+	cliConfig string
 	// env is added to the environment of every terraform run.
 	env []string
 }
@@ -166,7 +169,11 @@ func (w *workspace) environ() []string {
 		}
 		env = append(env, kv)
 	}
-	env = append(env, "TF_CLI_CONFIG_FILE="+cliConfig, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
+	rc := w.cliConfig
+	if rc == "" {
+		rc = cliConfig
+	}
+	env = append(env, "TF_CLI_CONFIG_FILE="+rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
 	return append(env, w.env...)
 }
 

@@ -84,7 +84,7 @@ func run(m *testing.M) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("TF_ACC is set and the local test cluster does not build: %w", err)
 	}
-	cluster, err = testcluster.Start(ctx, testcluster.Options{BinDir: bin, Dir: filepath.Join(work, "cluster"), Log: os.Stderr})
+	cluster, err = testcluster.Start(ctx, testcluster.Options{BinDir: bin, Dir: filepath.Join(work, "cluster"), Log: os.Stderr, AuditNamespaces: auditedNamespaces})
 	if err != nil {
 		return 0, fmt.Errorf("starting the test cluster: %w", err)
 	}

@@ -49,7 +49,13 @@ type Config struct {
 	Kubeconfig           string
 	QPS                  *float64
 	Burst                *int64
+	// UserAgent is the User-Agent of every request (DefaultUserAgent when
+	// empty).
+	UserAgent string
 }
+
+// DefaultUserAgent names the provider when Config.UserAgent is empty.
+const DefaultUserAgent = "terraform-provider-helmrelease"
 
 // ErrNotConfigured means no source of cluster settings exists: nothing set
 // explicitly, no KUBE_* variables, no KUBECONFIG, not running in a cluster.
@@ -153,7 +159,10 @@ func (c Config) RESTConfig(getenv func(string) string) (*rest.Config, error) {
 			cfg.Burst = int(*c.Burst)
 		}
 	}
-	cfg.UserAgent = "terraform-provider-helmrelease"
+	cfg.UserAgent = c.UserAgent
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = DefaultUserAgent
+	}
 	return cfg, nil
 }
 

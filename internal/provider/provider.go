@@ -108,7 +108,8 @@ func (p *helmReleaseProvider) Configure(ctx context.Context, req provider.Config
 		}
 		cacheDir = filepath.Join(dir, "terraform-provider-helmrelease")
 	}
-	data := &providerData{charts: chartsource.NewRepositories(cacheDir, 0)}
+	agent := userAgent(p.version, req.TerraformVersion)
+	data := &providerData{charts: chartsource.NewRepositories(cacheDir, 0).WithUserAgent(agent)}
 	if !cfg.Registries.IsUnknown() && !cfg.Registries.IsNull() {
 		resp.Diagnostics.Append(cfg.Registries.ElementsAs(ctx, &data.registries, false)...)
 	}
@@ -138,6 +139,7 @@ func (p *helmReleaseProvider) Configure(ctx context.Context, req provider.Config
 				return
 			}
 		}
+		kc.UserAgent = agent
 		getenv := p.getenv
 		data.clients = kube.NewClients(func() (*rest.Config, error) { return kc.RESTConfig(getenv) })
 	}
@@ -145,6 +147,17 @@ func (p *helmReleaseProvider) Configure(ctx context.Context, req provider.Config
 	resp.ResourceData = data
 	resp.ListResourceData = data
 	resp.ActionData = data
+}
+
+// userAgent names the provider's version, and the version of Terraform (or
+// OpenTofu, which reports its own) that runs it, to API servers,
+// repositories and registries.
+func userAgent(version, terraformVersion string) string {
+	agent := "terraform-provider-helmrelease/" + version
+	if terraformVersion != "" {
+		agent += " Terraform/" + terraformVersion
+	}
+	return agent
 }
 
 func (p *helmReleaseProvider) Resources(context.Context) []func() resource.Resource {

@@ -76,7 +76,9 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 			"Plan again to review the change, or pin chart.version to the version you reviewed; a local chart must not change between plan and apply.")
 		return
 	}
-	if !m.ChartDigest.IsUnknown() && m.ChartDigest.ValueString() != resolved.Digest {
+	// An empty planned digest with a known one now: an adopted release
+	// planned without a Helm action (planDriftCorrection).
+	if !m.ChartDigest.IsUnknown() && m.ChartDigest.ValueString() != "" && m.ChartDigest.ValueString() != resolved.Digest {
 		attrError(diags, path.Root("chart").AtName("version"), "Chart changed since the plan",
 			fmt.Sprintf("The plan was made with chart %s of digest %s, but it was published again with digest %s.", resolved.Version, m.ChartDigest.ValueString(), resolved.Digest),
 			"Plan again to review the chart published again.")
@@ -110,7 +112,10 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 
 	m.ChartVersion = types.StringValue(resolved.Version)
 	m.AppVersion = types.StringValue(resolved.AppVersion)
-	m.ChartDigest = types.StringValue(resolved.Digest)
+	if m.ChartDigest.IsUnknown() {
+		// Known, it is resolved.Digest or an adopted release's empty one.
+		m.ChartDigest = types.StringValue(resolved.Digest)
+	}
 	status, d := statusObject(ctx, st)
 	diags.Append(d...)
 	m.Status = status

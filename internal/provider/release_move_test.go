@@ -3,29 +3,16 @@ package provider
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
-	acc "github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
-	"github.com/hashicorp/terraform-plugin-testing/plancheck"
-	"github.com/hashicorp/terraform-plugin-testing/statecheck"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
-	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
-	"github.com/hashicorp/terraform-plugin-testing/tfversion"
-
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
 // helmReleaseFixture is the instance of helm_release in a state file the
@@ -283,120 +270,4 @@ func normalise(t *testing.T, v any) any {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// TestAccRelease_movedFromHelmRelease: a release the helm provider
-// installed, with the state it wrote, moves into helmrelease_release with
-// a moved block: nothing is reinstalled or upgraded, the first plan is
-// empty for the configuration that says what the helm_release said, and
-// the release is managed from then on.
-func TestAccRelease_movedFromHelmRelease(t *testing.T) {
-	ns := testNamespace(t)
-	chartDir, err := filepath.Abs(filepath.Join("testdata", "helm_release", "chart"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	workDir := t.TempDir()
-	install := func() {
-		// As the helm provider v3.1.2 installed it (values composed by it).
-		c, err := helm.LoadChart(chartDir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		values := map[string]any{"replicaCount": 2, "message": "from set", "extra": map[string]any{"items": []any{"a", "b"}}, "password": "fixture-secret"}
-		if _, err := helmCLI(t, ns).Install(context.Background(), c, values, helm.InstallOptions{
-			ReleaseName: "app", Namespace: ns, CreateNamespace: true, Wait: true, Timeout: 2 * time.Minute, Description: "fixture release",
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pushState := func() {
-		// The state the helm provider wrote, pointed at this release.
-		b, err := os.ReadFile(filepath.Join("testdata", "helm_release", "v3.1.2", "state.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var state map[string]any
-		if err := json.Unmarshal(b, &state); err != nil {
-			t.Fatal(err)
-		}
-		attrs := state["resources"].([]any)[0].(map[string]any)["instances"].([]any)[0].(map[string]any)["attributes"].(map[string]any)
-		attrs["namespace"], attrs["chart"] = ns, chartDir
-		attrs["metadata"].(map[string]any)["namespace"] = ns
-		dirs, err := filepath.Glob(filepath.Join(workDir, "work*"))
-		if err != nil || len(dirs) != 1 {
-			t.Fatalf("working directory: %v %v", dirs, err)
-		}
-		out, err := json.Marshal(state)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dirs[0], "terraform.tfstate"), out, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	config := func(message string) string {
-		return providerConfig() + fmt.Sprintf(`
-moved {
-  from = helm_release.app
-  to   = helmrelease_release.app
-}
-
-resource "helmrelease_release" "app" {
-  name             = "app"
-  namespace        = %q
-  chart            = { name = %q, reconcile_strategy = "ChartVersion" }
-  values           = { replicaCount = 2, message = %q, extra = { items = ["a", "b"] } }
-  sensitive_values = jsonencode({ password = "fixture-secret" })
-  install          = { create_namespace = true, remediation = { remediate_last_failure = true } }
-  upgrade          = { remediation = { remediate_last_failure = true } }
-  timeout          = "2m0s"
-  max_history      = 3
-}
-`, ns, chartDir, message)
-	}
-	const app = "helmrelease_release.app"
-	acc.Test(t, acc.TestCase{
-		ProtoV6ProviderFactories: map[string]func() (tfprotov6.ProviderServer, error){
-			"helmrelease": testAccProtoV6ProviderFactories["helmrelease"],
-			"helm":        providerserver.NewProtocol6WithError(helmSchemaProvider{}),
-		},
-		WorkingDir: workDir,
-		// Moves between resource types came with Terraform 1.8.
-		TerraformVersionChecks: []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_8_0)},
-		Steps: []acc.TestStep{
-			{
-				PreConfig: func() { install(); pushState() },
-				Config:    config("from set"),
-				ConfigPlanChecks: acc.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(app, plancheck.ResourceActionNoop),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(app, tfjsonpath.New("status").AtMapKey("reason"), knownvalue.StringExact(reconcile.ReasonAdopted)),
-					statecheck.ExpectKnownValue(app, tfjsonpath.New("id"), knownvalue.StringExact(ns+"/app")),
-				},
-				Check: func(*terraform.State) error {
-					if rev := releaseRevisionOf(t, ns, "app"); rev != 1 {
-						return fmt.Errorf("release app at revision %d after the move, want 1", rev)
-					}
-					return nil
-				},
-			},
-			{
-				// Managed from now on: a values change upgrades it (every
-				// object gets this provider's origin labels with it).
-				Config: config("from helmrelease"),
-				ConfigPlanChecks: acc.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					changedObjects{addr: app, want: []string{"v1/ConfigMap/" + ns + "/app-config", "v1/Secret/" + ns + "/app-secret", "apps/v1/Deployment/" + ns + "/app"}},
-					plancheck.ExpectKnownValue(app, tfjsonpath.New("resources").AtMapKey("v1/ConfigMap/"+ns+"/app-config"), objectField("from helmrelease", "data", "message")),
-				}},
-				Check: func(*terraform.State) error {
-					if rev := releaseRevisionOf(t, ns, "app"); rev != 2 {
-						return fmt.Errorf("release app at revision %d after the upgrade, want 2", rev)
-					}
-					return nil
-				},
-			},
-		},
-	})
 }

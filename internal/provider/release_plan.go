@@ -301,6 +301,12 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 // planDriftCorrection plans the objects Read found drifted or missing back
 // to their desired YAML; nothing else changes.
 func (r *releaseResource) planDriftCorrection(ctx context.Context, req resource.ModifyPlanRequest, plan, state *releaseModel, diags *diag.Diagnostics) {
+	if state.ChartDigest.ValueString() == "" {
+		// Adopted (import, moved): Helm's storage does not record the
+		// archive the release was installed from, so its digest stays
+		// unknown, shown empty, until an upgrade installs one.
+		plan.ChartDigest = state.ChartDigest
+	}
 	plan.Resources = state.Resources
 	plan.Notes, plan.Description = state.Notes, state.Description
 	if !plan.Status.IsUnknown() {

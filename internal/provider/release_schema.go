@@ -151,7 +151,7 @@ func releaseSchema() schema.Schema {
 				Computed:            true,
 			},
 			"chart_digest": schema.StringAttribute{
-				MarkdownDescription: "SHA-256 of the chart archive (Helm repositories, `.tgz`), or the OCI manifest digest; empty for a chart directory.",
+				MarkdownDescription: "SHA-256 of the chart archive (Helm repositories, `.tgz`), or the OCI manifest digest; empty for a chart directory, and for a release adopted by import or `moved` until its next install or upgrade (Helm's storage does not record the archive a release came from).",
 				Computed:            true,
 			},
 			"resources": schema.MapAttribute{

@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -136,22 +137,33 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := waitHTTP(ctx, http.DefaultClient, loop(etcdClient)+"/health", 60*time.Second); err != nil {
 		return nil, fmt.Errorf("etcd did not become healthy (see %s): %w", filepath.Join(dir, "logs", binEtcd+".log"), err)
 	}
-	if err := run(binAPIServer,
-		"--etcd-servers="+loop(etcdClient),
+	apiServerArgs := []string{
+		"--etcd-servers=" + loop(etcdClient),
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(apiPort),
+		"--secure-port=" + strconv.Itoa(apiPort),
 		"--endpoint-reconciler-type=none",
-		"--cert-dir="+filepath.Join(dir, "pki"),
-		"--tls-cert-file="+p.serverCert, "--tls-private-key-file="+p.serverKey,
-		"--client-ca-file="+p.caCert,
+		"--cert-dir=" + filepath.Join(dir, "pki"),
+		"--tls-cert-file=" + p.serverCert, "--tls-private-key-file=" + p.serverKey,
+		"--client-ca-file=" + p.caCert,
 		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-account-key-file="+p.saPub,
-		"--service-account-signing-key-file="+p.saKey,
+		"--service-account-key-file=" + p.saPub,
+		"--service-account-signing-key-file=" + p.saKey,
 		"--service-cluster-ip-range=10.96.0.0/16",
 		"--authorization-mode=Node,RBAC",
 		"--allow-privileged=true",
 		"--profiling=false",
-	); err != nil {
+	}
+	var auditLog string
+	if len(opts.AuditNamespaces) > 0 {
+		auditLog = filepath.Join(dir, "logs", "audit.log")
+		policy := filepath.Join(dir, "audit-policy.yaml")
+		if err := os.WriteFile(policy, auditPolicy(opts.AuditNamespaces), 0o600); err != nil {
+			return nil, fmt.Errorf("writing the audit policy: %w", err)
+		}
+		apiServerArgs = append(apiServerArgs, "--audit-policy-file="+policy, "--audit-log-path="+auditLog,
+			"--audit-log-format=json", "--audit-log-mode=blocking")
+	}
+	if err := run(binAPIServer, apiServerArgs...); err != nil {
 		return nil, err
 	}
 	tlsClient, err := adminHTTPClient(p)
@@ -206,7 +218,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return nil, err
 	}
 	fmt.Fprintf(log, "testcluster: ready, KUBECONFIG=%s\n", kubeconfig)
-	return &Cluster{Dir: dir, Kubeconfig: kubeconfig, Host: host}, nil
+	return &Cluster{Dir: dir, Kubeconfig: kubeconfig, Host: host, AuditLog: auditLog}, nil
 }
 
 // Stop stops the cluster whose directory is dir and removes the directory.
@@ -558,4 +570,21 @@ func nodeNotReady(ctx context.Context, cs kubernetes.Interface) string {
 		return "default service account: " + err.Error()
 	}
 	return ""
+}
+
+// auditPolicy logs the requests in namespaces at the Metadata level, once
+// each (when the response is complete), and nothing else.
+func auditPolicy(namespaces []string) []byte {
+	quoted := make([]string, len(namespaces))
+	for i, ns := range namespaces {
+		quoted[i] = strconv.Quote(ns)
+	}
+	return []byte(`apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted]
+rules:
+  - level: Metadata
+    namespaces: [` + strings.Join(quoted, ", ") + `]
+  - level: None
+`)
 }

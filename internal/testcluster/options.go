@@ -27,6 +27,11 @@ type Options struct {
 	Detach bool
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
+	// AuditNamespaces are namespaces whose requests the API server writes
+	// to Cluster.AuditLog, one JSON event per request at the Metadata level
+	// (user, verb, object, User-Agent, response code): what tests check of
+	// the requests a client sent. None: no audit log.
+	AuditNamespaces []string
 }
 
 // Cluster is a running local cluster.
@@ -37,4 +42,7 @@ type Cluster struct {
 	Kubeconfig string
 	// Host is the API server URL.
 	Host string
+	// AuditLog is the API server's audit log of the requests in
+	// Options.AuditNamespaces; empty when there are none.
+	AuditLog string
 }

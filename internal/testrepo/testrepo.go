@@ -85,6 +85,20 @@ type HTTP struct {
 	files   map[string][]byte // path → content
 	failing int               // status every request answers when not 0
 	garbage bool              // index.yaml answers something that is no index
+	agents  map[string]bool   // User-Agents of the requests answered
+}
+
+// UserAgents returns the User-Agents of the requests answered so far,
+// each once, sorted.
+func (h *HTTP) UserAgents() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	agents := make([]string, 0, len(h.agents))
+	for a := range h.agents {
+		agents = append(agents, a)
+	}
+	slices.Sort(agents)
+	return agents
 }
 
 // FailWith makes every request answer the HTTP status code, as a
@@ -106,13 +120,16 @@ func (h *HTTP) ServeGarbage(on bool) {
 // NewHTTP starts an empty repository requiring Username and Password.
 func NewHTTP(t testing.TB) *HTTP {
 	t.Helper()
-	h := &HTTP{Password: Password, index: repo.NewIndexFile(), files: map[string][]byte{}}
+	h := &HTTP{Password: Password, index: repo.NewIndexFile(), files: map[string][]byte{}, agents: map[string]bool{}}
 	h.Server = httptest.NewServer(http.HandlerFunc(h.serve))
 	t.Cleanup(h.Close)
 	return h
 }
 
 func (h *HTTP) serve(w http.ResponseWriter, r *http.Request) {
+	h.mu.Lock()
+	h.agents[r.UserAgent()] = true
+	h.mu.Unlock()
 	if user, pass, ok := r.BasicAuth(); h.Password != "" && (!ok || user != Username || pass != h.Password) {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
