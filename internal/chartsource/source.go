@@ -137,6 +137,7 @@ func (r *Repositories) Resolve(ctx context.Context, src Source) (*Resolved, erro
 	}
 	out.Version = revision(out.Version, out.Parts)
 	out.Chart.Metadata.Version = out.Version
+	record(out.Chart, src)
 	if src.tracksDigest() {
 		out.TrackedDigest = out.Digest
 	}

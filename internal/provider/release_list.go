@@ -17,6 +17,7 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	"sigs.k8s.io/yaml"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
@@ -135,6 +136,9 @@ func (l *releaseList) results(ctx context.Context, req list.ListRequest, release
 				m := nullReleaseModel()
 				m.StorageNamespace = types.StringValue(r.StorageNamespace)
 				result.Diagnostics.Append(adoptRelease(ctx, m, rel, scope, nil)...)
+				if _, recorded := chartsource.RecordedSource(rel.Chart); !recorded && !result.Diagnostics.HasError() {
+					result.Diagnostics.Append(askForRepository(ctx, m, rel)...)
+				}
 				if !result.Diagnostics.HasError() {
 					result.Diagnostics.Append(result.Resource.Set(ctx, m)...)
 				}
@@ -144,6 +148,24 @@ func (l *releaseList) results(ctx context.Context, req list.ListRequest, release
 			}
 		}
 	}
+}
+
+// askForRepository puts in chart.repository of m, a release another tool
+// installed, what to fill in: the chart's source is recorded only by this
+// provider, and `terraform query -generate-config-out` writes no comments.
+// The plan refuses the text until it is replaced.
+func askForRepository(ctx context.Context, m *releaseModel, rel *release.Release) diag.Diagnostics {
+	name, version := "?", "?"
+	if rel.Chart != nil && rel.Chart.Metadata != nil {
+		name, version = rel.Chart.Metadata.Name, rel.Chart.Metadata.Version
+	}
+	attrs := m.Chart.Attributes()
+	attrs["repository"] = types.StringValue(fmt.Sprintf("FILL IN: the https:// or oci:// repository serving chart %s %s (or remove repository and set name to the chart's path)", name, version))
+	chart, diags := types.ObjectValue(m.Chart.AttributeTypes(ctx), attrs)
+	if !diags.HasError() {
+		m.Chart = chart
+	}
+	return diags
 }
 
 // secretName is a values key that holds a secret by its name. Values of

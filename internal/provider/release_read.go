@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"helm.sh/helm/v3/pkg/release"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
@@ -259,7 +260,23 @@ func adoptRelease(ctx context.Context, m *releaseModel, latest *release.Release,
 		for k, t := range releaseChartAttribute().GetType().(types.ObjectType).AttrTypes {
 			chartAttrs[k] = nullOf(t)
 		}
-		chartAttrs["name"], chartAttrs["version"] = types.StringValue(chartName), types.StringValue(chartVersion)
+		if src, ok := chartsource.RecordedSource(latest.Chart); ok {
+			// Installed by this provider: the chart as its configuration
+			// named it.
+			chartAttrs["name"], chartAttrs["version"] = types.StringValue(src.Name), stringOrNull(src.Version)
+			chartAttrs["repository"] = stringOrNull(src.Repository)
+			chartAttrs["reconcile_strategy"] = stringOrNull(string(src.ReconcileStrategy))
+			if len(src.ValuesFiles) > 0 {
+				files, d := types.ListValueFrom(ctx, types.StringType, src.ValuesFiles)
+				diags.Append(d...)
+				chartAttrs["values_files"] = files
+			}
+			if src.IgnoreMissingValuesFiles {
+				chartAttrs["ignore_missing_values_files"] = types.BoolValue(true)
+			}
+		} else {
+			chartAttrs["name"], chartAttrs["version"] = types.StringValue(chartName), types.StringValue(chartVersion)
+		}
 		chart, d := types.ObjectValue(releaseChartAttribute().GetType().(types.ObjectType).AttrTypes, chartAttrs)
 		diags.Append(d...)
 		m.Chart = chart
@@ -304,4 +321,12 @@ func singleOrigin(releaseManifest, namespace string) ([2]string, bool) {
 		return k, true
 	}
 	return [2]string{}, false
+}
+
+// stringOrNull is s, or null when it is empty (an attribute left unset).
+func stringOrNull(s string) types.String {
+	if s == "" {
+		return types.StringNull()
+	}
+	return types.StringValue(s)
 }

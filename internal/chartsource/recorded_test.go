@@ -1,0 +1,49 @@
+package chartsource
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestSourceRecorded: a resolved chart records the source as configured
+// (repository, name, constraint, strategy, values files), never the
+// credentials, for Helm to keep with the release.
+func TestSourceRecorded(t *testing.T) {
+	ctx := context.Background()
+	repo := newRepoServer(t, false, relative)
+	withUser := strings.Replace(repo.URL, "http://", "http://bot:url-s3cret@", 1)
+	reg := newOCIRegistry(t)
+	reg.push(t, "1.0.0", "pushed")
+
+	for _, tc := range []struct {
+		name string
+		src  Source
+		want Recorded
+	}{
+		{"repository", Source{Name: "web", Version: "~1.2", Repository: repo.URL, ValuesFiles: []string{"values.yaml"}, IgnoreMissingValuesFiles: true},
+			Recorded{Repository: repo.URL, Name: "web", Version: "~1.2", ValuesFiles: []string{"values.yaml"}, IgnoreMissingValuesFiles: true}},
+		{"credentials in the URL", Source{Name: "web", Repository: withUser, ReconcileStrategy: StrategyRevision, Auth: Auth{Username: "bot", Password: "auth-s3cret"}},
+			Recorded{Repository: repo.URL, Name: "web", ReconcileStrategy: StrategyRevision}},
+		{"OCI", Source{Name: "web", Version: "1.0.0", Repository: reg.url, Auth: reg.auth},
+			Recorded{Repository: reg.url, Name: "web", Version: "1.0.0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resolved, err := NewRepositories(t.TempDir(), 0).Resolve(ctx, tc.src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := RecordedSource(resolved.Chart)
+			if !ok || !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("recorded %+v (%v), want %+v", got, ok, tc.want)
+			}
+			if raw := resolved.Chart.Metadata.Annotations[SourceAnnotation]; strings.Contains(raw, "s3cret") {
+				t.Errorf("the recorded source holds a credential: %s", raw)
+			}
+		})
+	}
+	if _, ok := RecordedSource(nil); ok {
+		t.Error("a missing chart records a source")
+	}
+}
