@@ -56,6 +56,8 @@ func TestExamples(t *testing.T) {
 		// handle), which the next apply makes.
 		invoke        string
 		invokeChanges bool
+		// invokeNoHelmAction: that plan plans no install or upgrade.
+		invokeNoHelmAction bool
 	}{
 		{dir: "examples/provider", vars: []string{"kubeconfig=" + cluster.Kubeconfig}},
 		{dir: "examples/resources/helmrelease_release"},
@@ -92,7 +94,7 @@ func TestExamples(t *testing.T) {
 		}},
 		{dir: "examples/actions/helmrelease_test", newer: true, invoke: "action.helmrelease_test.podinfo"},
 		{dir: "examples/actions/helmrelease_force", newer: true, invoke: "action.helmrelease_force.podinfo", invokeChanges: true},
-		{dir: "examples/actions/helmrelease_reset", newer: true, invoke: "action.helmrelease_reset.podinfo", invokeChanges: true},
+		{dir: "examples/actions/helmrelease_reset", newer: true, invoke: "action.helmrelease_reset.podinfo", invokeChanges: true, invokeNoHelmAction: true},
 		{dir: "examples/list-resources/helmrelease_release", newer: true, query: true, setup: func(t *testing.T) {
 			helmInstall(t, podinfo, "apps", "podinfo")
 		}},
@@ -138,7 +140,10 @@ func TestExamples(t *testing.T) {
 				if ex.invokeChanges {
 					want = 2
 				}
-				w.must(want, append([]string{"plan", "-input=false", "-no-color", "-detailed-exitcode"}, args...)...)
+				res := w.must(want, append([]string{"plan", "-input=false", "-no-color", "-detailed-exitcode"}, args...)...)
+				if ex.invokeNoHelmAction && strings.Contains(res.stdout+res.stderr, "Helm action planned") {
+					t.Errorf("the plan after %s plans a Helm action:\n%s", ex.invoke, res)
+				}
 				w.must(0, append([]string{"apply", "-auto-approve", "-input=false", "-no-color"}, args...)...)
 			}
 			w.must(0, append([]string{"plan", "-input=false", "-no-color", "-detailed-exitcode"}, args...)...)

@@ -189,6 +189,11 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	case len(changes) == 0 && ready != nil && ready.Status:
 		// No Helm action: the release as refreshed, drifted objects put back.
 		r.planDriftCorrection(ctx, req, &plan, state, &resp.Diagnostics)
+		if resetRequested(spec, st) {
+			// The apply records the reset as handled, and clears the
+			// failure counters.
+			plan.Status = types.ObjectUnknown(statusAttrTypes())
+		}
 		return
 	case len(changes) == 0 && ready != nil:
 		changes = []string{"the release is not ready: " + ready.Message}
@@ -335,6 +340,12 @@ func (r *releaseResource) planDriftCorrection(ctx context.Context, req resource.
 	plan.Resources = resources
 }
 
+// resetRequested reports whether spec carries a reset token (reset_at, or
+// the helmrelease_reset action's) not handled yet.
+func resetRequested(spec *reconcile.Spec, st *reconcile.Status) bool {
+	return spec.ResetAt != "" && spec.ResetAt != st.LastHandledResetAt
+}
+
 // releaseChanges says why the release needs an install or upgrade: inputs
 // that differ from the last attempt, and tokens not yet handled.
 func releaseChanges(st *reconcile.Status, chart *chartsource.Resolved, sameValues bool, spec *reconcile.Spec) []string {
@@ -345,13 +356,16 @@ func releaseChanges(st *reconcile.Status, chart *chartsource.Resolved, sameValue
 	if !sameValues {
 		out = append(out, "values changed")
 	}
-	if s := spec.ResetAt; s != "" && s != st.LastHandledResetAt {
+	stalled := st.Condition(reconcile.ConditionStalled)
+	if stalled != nil && stalled.Status && resetRequested(spec, st) {
+		// Elsewhere a reset only clears the failure counters: as in
+		// helm-controller, it makes no Helm action of its own.
 		out = append(out, "reset_at changed")
 	}
 	if s := spec.ForceAt; s != "" && s != st.LastHandledForceAt {
 		out = append(out, "force_at changed")
 	}
-	if stalled := st.Condition(reconcile.ConditionStalled); stalled != nil && stalled.Status {
+	if stalled != nil && stalled.Status {
 		// Only what resets the failure counters counts while stalled.
 		return out
 	}
