@@ -398,26 +398,52 @@ func newHTTPClient(auth Auth, timeout time.Duration, userAgent string) (*http.Cl
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.TLSClientConfig = cfg
 	transport.ResponseHeaderTimeout = timeout
-	return &http.Client{Transport: userAgentTransport{next: transport, agent: userAgent}, Timeout: timeout}, nil
+	return &http.Client{Transport: requestTransport{next: transport, agent: userAgent, timeout: timeout}}, nil
 }
 
-// userAgentTransport sends agent as the User-Agent of every request; the
-// agent a library set (Helm's registry client names Helm) follows it, as
-// in "terraform-provider-helmrelease/1.2.0 Terraform/1.11.0 Helm/3.22.0".
-type userAgentTransport struct {
-	next  http.RoundTripper
-	agent string
+// requestTransport bounds each request, body included, by timeout, and
+// sends agent as its User-Agent; the agent a library set (Helm's registry
+// client names Helm) follows it, as in "terraform-provider-helmrelease/1.2.0
+// Terraform/1.11.0 Helm/3.22.0". (http.Client.Timeout would bound the
+// requests too, but around a RoundTripper other than http.Transport it
+// reports a timeout as a bare "context deadline exceeded" now and then.)
+type requestTransport struct {
+	next    http.RoundTripper
+	agent   string
+	timeout time.Duration
 }
 
-func (t userAgentTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t requestTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	agent := t.agent
 	if own := req.Header.Get("User-Agent"); own != "" {
 		agent += " " + own
 	}
+	ctx, cancel := context.WithTimeout(req.Context(), t.timeout)
 	// A RoundTripper must not change the request it is given.
-	req = req.Clone(req.Context())
-	req.Header.Set("User-Agent", agent)
-	return t.next.RoundTrip(req)
+	out := req.Clone(ctx)
+	out.Header.Set("User-Agent", agent)
+	resp, err := t.next.RoundTrip(out)
+	if err != nil {
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) && req.Context().Err() == nil {
+			return nil, fmt.Errorf("%w: no answer within the request timeout of %s", err, t.timeout)
+		}
+		return nil, err
+	}
+	resp.Body = cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelOnClose ends a response's request context when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // Chart downloads (or takes from the cache) the archive of v and loads it.
