@@ -15,7 +15,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -228,15 +227,10 @@ func pinVersion(config, version string) string {
 		fmt.Sprintf(`{ source = "helmrelease/helmrelease", version = %q }`, version), 1)
 }
 
-// auditMu serialises reads of the audit log.
-var auditMu sync.Mutex
-
 // auditedUserAgents counts the requests in namespace by User-Agent, from
 // the test cluster's audit log.
 func auditedUserAgents(t *testing.T, namespace string) map[string]int {
 	t.Helper()
-	auditMu.Lock()
-	defer auditMu.Unlock()
 	f, err := os.Open(cluster.AuditLog)
 	if err != nil {
 		t.Fatal(err)
