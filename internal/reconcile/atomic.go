@@ -210,6 +210,13 @@ func (e *Engine) markReady(req *Request, want Desired) {
 	if cur := st.Latest(); cur != nil {
 		st.LastAppliedRevision = cur.ChartVersion
 	}
+	// The release is what was asked for, whether an action of this run or
+	// an earlier one (a rollback to these values) made it: the next plan
+	// must not see an attempt still to make.
+	st.LastAttemptedRevision, st.LastAttemptedConfigDigest = want.ChartVersion, want.ConfigDigest
+	if want.ChartDigest != "" {
+		st.LastAttemptedRevisionDigest = want.ChartDigest
+	}
 	msg := "release is in sync"
 	if c := st.Condition(ConditionReleased); c != nil {
 		msg = c.Message

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -47,8 +48,9 @@ func (e *Engine) DriftDetector(s *Spec) DriftDetector {
 // the live object, ignore rules applied. It reads only. Objects are
 // compared concurrently, in bounded number; objects the engine's
 // InSyncRecord found in sync at their present resourceVersion, and objects
-// only this provider's Helm actions wrote, are not compared (a metadata
-// list per kind and namespace says which). The record of this detection
+// provably as this provider's Helm actions wrote them (asWritten), are not
+// compared (a metadata list per kind and namespace, and a full list where
+// there are such objects, say which). The record of this detection
 // replaces it.
 func (e *Engine) DetectDrift(ctx context.Context, rel *release.Release, ignore []IgnoreRule) (*DriftReport, error) {
 	mapper, err := e.Kube.ToRESTMapper()
@@ -84,10 +86,7 @@ func (e *Engine) DetectDrift(ctx context.Context, rel *release.Release, ignore [
 	if prev != nil && prev.Basis != basis {
 		prev = nil
 	}
-	// Only a deployed revision's objects are all as Helm wrote them from
-	// its manifest: a failed upgrade may have written some and not others.
-	deployed := rel.Info != nil && rel.Info.Status == release.StatusDeployed
-	inSync := e.inSyncWithoutComparing(ctx, prev, deployed, objs, mapper)
+	inSync := e.inSyncWithoutComparing(ctx, prev, objs, mapper)
 	var compare []manifest.Object
 	for _, o := range objs {
 		if _, ok := inSync[o.Key]; !ok {
@@ -199,12 +198,18 @@ func objectDrift(key string, desired *unstructured.Unstructured, d *ssajsondiff.
 		if op.Type != "remove" {
 			change.Desired = show(op.Value, secret, hashKey)
 		}
-		v, found := pointer(live.Object, op.Path)
-		if found {
+		if v, found := pointer(live.Object, op.Path); found {
 			change.Live = show(v, secret, hashKey)
 		}
-		setPointer(drift.Observed.Object, op.Path, v, found)
 		drift.Changes = append(drift.Changes, change)
+	}
+	// The patch turns the live object into the desired one, op by op: its
+	// inverses, last op first, turn the desired object back into the live
+	// one at the drifted paths (list elements added or removed included).
+	for i := len(d.Patch) - 1; i >= 0; i-- {
+		op := d.Patch[i]
+		v, found := pointer(live.Object, op.Path)
+		drift.Observed.Object = undo(drift.Observed.Object, op.Type, op.Path, v, found).(map[string]any)
 	}
 	return drift, true, nil
 }
@@ -222,53 +227,71 @@ func show(v any, secret bool, hashKey []byte) string {
 	return strings.TrimSpace(string(b))
 }
 
-// setPointer sets the field at the JSON pointer ptr of obj to v, or
-// removes it when !found, creating the maps on the way. A pointer into a
-// list element that is not there is left alone: the object then shows the
-// desired value at that path.
-func setPointer(obj map[string]any, ptr string, v any, found bool) {
+// undo applies to obj the inverse of the patch operation op at the JSON
+// pointer ptr and returns obj: the field takes the live value v, or is
+// removed when the live object has none (!found); an element a patch
+// added to a list ("add") is removed, one it removed is put back. Maps on
+// the way are created; a pointer into a list element that is not there is
+// left alone, and the object then shows the desired value at that path.
+func undo(obj any, op, ptr string, v any, found bool) any {
 	tokens := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
 	for i := range tokens {
 		tokens[i] = strings.ReplaceAll(strings.ReplaceAll(tokens[i], "~1", "/"), "~0", "~")
 	}
-	var cur any = obj
-	for i, tok := range tokens {
-		last := i == len(tokens)-1
-		switch t := cur.(type) {
-		case map[string]any:
-			if last {
-				if found {
-					t[tok] = runtime.DeepCopyJSONValue(v)
-				} else {
-					delete(t, tok)
-				}
-				return
+	return undoAt(obj, tokens, op, v, found)
+}
+
+func undoAt(cur any, tokens []string, op string, v any, found bool) any {
+	tok, last := tokens[0], len(tokens) == 1
+	switch t := cur.(type) {
+	case map[string]any:
+		if last {
+			if found {
+				t[tok] = runtime.DeepCopyJSONValue(v)
+			} else {
+				delete(t, tok)
 			}
-			next, ok := t[tok]
-			if !ok {
-				if !found {
-					return
-				}
-				next = map[string]any{}
-				t[tok] = next
-			}
-			cur = next
-		case []any:
-			var idx int
-			if _, err := fmt.Sscanf(tok, "%d", &idx); err != nil || idx < 0 || idx >= len(t) {
-				return
-			}
-			if last {
-				if found {
-					t[idx] = runtime.DeepCopyJSONValue(v)
-				}
-				return
-			}
-			cur = t[idx]
-		default:
-			return
+			return t
 		}
+		next, ok := t[tok]
+		if !ok {
+			if !found {
+				return t
+			}
+			next = map[string]any{}
+		}
+		t[tok] = undoAt(next, tokens[1:], op, v, found)
+		return t
+	case []any:
+		idx := len(t) - 1 // "-": the end of the list
+		if tok != "-" {
+			if _, err := fmt.Sscanf(tok, "%d", &idx); err != nil {
+				return t
+			}
+		}
+		switch {
+		case last && op == "add":
+			if idx < 0 || idx >= len(t) {
+				return t
+			}
+			return slices.Delete(t, idx, idx+1)
+		case last && op == "remove":
+			if !found || idx < 0 || idx > len(t) {
+				return t
+			}
+			return slices.Insert(t, idx, runtime.DeepCopyJSONValue(v))
+		case idx < 0 || idx >= len(t):
+			return t
+		case last:
+			if found {
+				t[idx] = runtime.DeepCopyJSONValue(v)
+			}
+			return t
+		}
+		t[idx] = undoAt(t[idx], tokens[1:], op, v, found)
+		return t
 	}
+	return cur
 }
 
 // pointer resolves an RFC 6901 JSON pointer in obj.

@@ -14,11 +14,13 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 )
 
 // dryRuns records the paths of the server-side dry-run applies sent
@@ -60,7 +62,7 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// An object only Helm wrote is not compared; an object is compared again
+// An object provably as Helm wrote it is not compared; an object is compared again
 // only when it was written since drift detection last found it in sync;
 // out-of-band changes and deletions are still seen, and a record of other
 // ignore rules or of another engine's detection (kept as JSON, as the
@@ -107,6 +109,41 @@ func TestDriftDetectionSkipsUnchangedObjects(t *testing.T) {
 	}
 	if got := stable(seen.take()); len(got) > 0 {
 		t.Errorf("unchanged objects dry-run again: %v", got)
+	}
+
+	// Edits that only remove fields leave no manager of their own in
+	// managedFields (the API server drops a manager whose field set is
+	// empty): each is still seen, and the object recorded in sync only
+	// once it is put back.
+	for _, edit := range []struct {
+		name, patch, restore string
+		kind                 types.PatchType
+	}{
+		{"JSON patch removing a data key", `[{"op":"remove","path":"/data/greeting"}]`, `{"data":{"greeting":"hello"}}`, types.JSONPatchType},
+		{"merge patch setting a data key to null", `{"data":{"greeting":null}}`, `{"data":{"greeting":"hello"}}`, types.MergePatchType},
+		{"label removed", `{"metadata":{"labels":{"` + postrender.OriginNameLabel + `":null}}}`, `{"metadata":{"labels":{"` + postrender.OriginNameLabel + `":"app"}}}`, types.MergePatchType},
+	} {
+		if _, err := f.cs.CoreV1().ConfigMaps(f.ns).Patch(ctx, "app-config", edit.kind, []byte(edit.patch), metav1.PatchOptions{}); err != nil {
+			t.Fatalf("%s: %v", edit.name, err)
+		}
+		cm, err := f.cs.CoreV1().ConfigMaps(f.ns).Get(ctx, "app-config", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !writtenByHelmAlone(cm.ManagedFields) {
+			t.Fatalf("%s: the edit left a manager of its own, so this case tests nothing: %+v", edit.name, cm.ManagedFields)
+		}
+		if d := detect(e, nil); !slices.Equal(d, []string{"v1/ConfigMap/" + f.ns + "/app-config"}) {
+			t.Errorf("%s: drift %v, want the ConfigMap", edit.name, d)
+		}
+		seen.take()
+		if _, err := f.cs.CoreV1().ConfigMaps(f.ns).Patch(ctx, "app-config", types.MergePatchType, []byte(edit.restore), metav1.PatchOptions{FieldManager: helm.FieldManager}); err != nil {
+			t.Fatal(err)
+		}
+		if d := detect(e, nil); len(d) > 0 {
+			t.Errorf("%s: drift after putting it back: %v", edit.name, d)
+		}
+		seen.take()
 	}
 
 	// Written out of band: compared again, and the drift seen.
@@ -191,5 +228,55 @@ func TestDriftDetectionSkipsUnchangedObjects(t *testing.T) {
 	}
 	if got := stable(seen.take()); !slices.Contains(got, "app-config") {
 		t.Errorf("without permission to list dry-ran %v, want the recorded ConfigMap compared again", got)
+	}
+}
+
+// asWritten holds an object to be as written only when every field of
+// the manifest's object is in the live one with an equal value, and only
+// Helm's own writes are recorded; anything it cannot decide is compared.
+func TestAsWritten(t *testing.T) {
+	helmOnly := []any{map[string]any{"manager": helm.FieldManager, "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1"}}
+	obj := func(fields string, managed []any) *unstructured.Unstructured {
+		t.Helper()
+		u := &unstructured.Unstructured{}
+		if err := json.Unmarshal([]byte(fields), &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		if managed != nil {
+			_ = unstructured.SetNestedSlice(u.Object, managed, "metadata", "managedFields")
+		}
+		return u
+	}
+	const desired = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","labels":{"l":"1"}},"data":{"k":"v"},"spec":{"n":2,"list":[{"a":1},{"b":"x"}]}}`
+	for _, tc := range []struct {
+		name          string
+		live, desired string
+		managed       []any
+		want          bool
+	}{
+		{"same", desired, desired, helmOnly, true},
+		{"server added fields", `{"metadata":{"name":"a","uid":"u","labels":{"l":"1","managed-by":"Helm"}},"data":{"k":"v"},"spec":{"n":2,"list":[{"a":1,"d":true},{"b":"x"}]}}`, desired, helmOnly, true},
+		{"integer as float", `{"metadata":{"name":"a","labels":{"l":"1"}},"data":{"k":"v"},"spec":{"n":2.0,"list":[{"a":1},{"b":"x"}]}}`, desired, helmOnly, true},
+		{"data key removed", `{"metadata":{"name":"a","labels":{"l":"1"}},"data":{},"spec":{"n":2,"list":[{"a":1},{"b":"x"}]}}`, desired, helmOnly, false},
+		{"label removed", `{"metadata":{"name":"a"},"data":{"k":"v"},"spec":{"n":2,"list":[{"a":1},{"b":"x"}]}}`, desired, helmOnly, false},
+		{"list item removed", `{"metadata":{"name":"a","labels":{"l":"1"}},"data":{"k":"v"},"spec":{"n":2,"list":[{"a":1}]}}`, desired, helmOnly, false},
+		{"list item added", `{"metadata":{"name":"a","labels":{"l":"1"}},"data":{"k":"v"},"spec":{"n":2,"list":[{"a":1},{"b":"x"},{"c":1}]}}`, desired, helmOnly, false},
+		{"value changed", `{"metadata":{"name":"a","labels":{"l":"1"}},"data":{"k":"w"},"spec":{"n":2,"list":[{"a":1},{"b":"x"}]}}`, desired, helmOnly, false},
+		{"type changed", `{"metadata":{"name":"a","labels":{"l":"1"}},"data":{"k":"v"},"spec":{"n":"2","list":[{"a":1},{"b":"x"}]}}`, desired, helmOnly, false},
+		{"another writer", desired, desired, append([]any{map[string]any{"manager": "kubectl-edit", "operation": "Update"}}, helmOnly...), false},
+		{"a server-side apply by Helm's manager", desired, desired, []any{map[string]any{"manager": helm.FieldManager, "operation": "Apply"}}, false},
+		{"a subresource write", desired, desired, []any{map[string]any{"manager": helm.FieldManager, "operation": "Update", "subresource": "scale"}}, false},
+		{"no managed fields", desired, desired, nil, false},
+		{"a null in the manifest", `{"metadata":{"name":"a"}}`, `{"metadata":{"name":"a","annotations":null}}`, helmOnly, false},
+		{"a normalised quantity", `{"spec":{"cpu":"500m"}}`, `{"spec":{"cpu":"0.5"}}`, helmOnly, false},
+		{"Secret stringData stored as data", `{"kind":"Secret","data":{"p":"czNjcmV0","q":"eA=="}}`, `{"apiVersion":"v1","kind":"Secret","stringData":{"p":"s3cret"},"data":{"q":"eA=="}}`, helmOnly, true},
+		{"Secret stringData changed", `{"kind":"Secret","data":{"p":"b3RoZXI="}}`, `{"apiVersion":"v1","kind":"Secret","stringData":{"p":"s3cret"}}`, helmOnly, false},
+		{"Secret key removed", `{"kind":"Secret","data":{}}`, `{"apiVersion":"v1","kind":"Secret","stringData":{"p":"s3cret"}}`, helmOnly, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := asWritten(obj(tc.live, tc.managed), obj(tc.desired, nil)); got != tc.want {
+				t.Errorf("asWritten = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
