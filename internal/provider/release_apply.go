@@ -286,7 +286,14 @@ func reportRun(diags *diag.Diagnostics, id string, actions []reconcile.ActionRec
 	case errors.As(err, &untouched):
 		summary = "Release not applied"
 	}
-	diags.AddError(summary, fmt.Sprintf("helmrelease_release %s: %s\n\n%s", id, err, remedy))
+	detail := fmt.Sprintf("helmrelease_release %s: %s", id, err)
+	if waitErr != nil {
+		if logs := waitErr.PodLogs(); logs != "" {
+			// Shown here only: never kept in status (see PodLogs).
+			detail += "\n\nLast log lines of the failed pods:\n" + logs
+		}
+	}
+	diags.AddError(summary, detail+"\n\n"+remedy)
 }
 
 // oneLine is an action's error without Helm's log lines (the final error

@@ -164,7 +164,13 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	}
 	st, diags := statusOf(ctx, stateStatus(state))
 	resp.Diagnostics.Append(diags...)
-	sameValues, err := reconcile.Digests{Key: key}.SameConfig(st.LastAttemptedConfigDigest, values)
+	attempted := st.LastAttemptedConfigDigest
+	if cur := st.Latest(); attempted == "" && cur != nil {
+		// Cleared as unconfirmed (a plain digest of an older version):
+		// the newest revision's values stand for the last attempt.
+		attempted = cur.ConfigDigest
+	}
+	sameValues, err := reconcile.Digests{Key: key}.SameConfig(attempted, values)
 	if errors.Is(err, reconcile.ErrNoDigestKey) {
 		err = nil // a state without its key: the values are applied again
 	}

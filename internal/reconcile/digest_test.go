@@ -148,7 +148,7 @@ func TestSameDigests(t *testing.T) {
 
 // TestUpgradePlainDigests: a status recorded before keyed digests gets
 // keyed ones for what storage or the values confirm, and keeps no plain
-// digest of a revision storage no longer holds as recorded.
+// digest it cannot confirm.
 func TestUpgradePlainDigests(t *testing.T) {
 	v1 := testReleaseFor(func(r *release.Release) { r.Version = 1; r.Info.Status = release.StatusSuperseded })
 	v2 := testReleaseFor(func(r *release.Release) { r.Config = map[string]any{"a": 2} })
@@ -182,13 +182,15 @@ func TestUpgradePlainDigests(t *testing.T) {
 		{name: "revision 1 gone from storage", status: plainStatus(v2.Config), stored: []*release.Release{v2},
 			history: [][2]string{{v2Config, v2Digest}, {"", ""}}, lastAttempted: v2Config},
 		{name: "revision 2 changed by hand", status: plainStatus(v2.Config), stored: []*release.Release{v1, changedV2},
-			history: [][2]string{{"", ""}, {v1Config, v1Digest}}, lastAttempted: PlainDigests(v2)[0]},
+			history: [][2]string{{"", ""}, {v1Config, v1Digest}}, lastAttempted: ""},
+		{name: "last attempt not confirmed at refresh (no values)", status: plainStatus(map[string]any{"a": 3}), stored: []*release.Release{v1, v2},
+			history: [][2]string{{v2Config, v2Digest}, {v1Config, v1Digest}}, lastAttempted: ""},
 		{name: "last attempt confirmed by the values", status: plainStatus(map[string]any{"a": 3}), stored: []*release.Release{v1, v2},
 			values: map[string]any{"a": 3}, history: [][2]string{{v2Config, v2Digest}, {v1Config, v1Digest}},
 			lastAttempted: func() string { c, _ := testDigests.Config(map[string]any{"a": 3}); return c }()},
 		{name: "last attempt not confirmed", status: plainStatus(map[string]any{"a": 3}), stored: []*release.Release{v1, v2},
 			values: map[string]any{"a": 4}, history: [][2]string{{v2Config, v2Digest}, {v1Config, v1Digest}},
-			lastAttempted: PlainDigests(&release.Release{Config: map[string]any{"a": 3}})[0]},
+			lastAttempted: ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !tc.status.HasPlainDigests() {

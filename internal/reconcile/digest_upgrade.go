@@ -24,10 +24,11 @@ func (s *Status) HasPlainDigests() bool {
 // recorded in st with keyed ones, where it can confirm them: a snapshot's
 // from its revision in stored (the release's whole history in storage), the last
 // attempted values' from values (nil when not at hand) or from a snapshot
-// that had the same values. A snapshot whose revision is gone from storage
-// or changed loses its digests, which no longer identify what storage
-// holds; a last attempted digest it cannot confirm stays, for a later run
-// with the values to confirm.
+// that had the same values. A digest it cannot confirm is dropped, not
+// kept: a snapshot whose revision is gone from storage or changed loses
+// its digests, which no longer identify what storage holds, and a last
+// attempted digest neither storage nor values confirm is cleared (the
+// plan then compares the values with the newest revision's).
 func (d Digests) Upgrade(st *Status, stored []*release.Release, values map[string]any) error {
 	if !st.HasPlainDigests() {
 		return nil
@@ -71,9 +72,11 @@ func (d Digests) Upgrade(st *Status, stored []*release.Release, values map[strin
 		return nil
 	}
 	if values == nil {
+		st.LastAttemptedConfigDigest = ""
 		return nil
 	}
 	if same, err := d.SameConfig(st.LastAttemptedConfigDigest, values); err != nil || !same {
+		st.LastAttemptedConfigDigest = ""
 		return err
 	}
 	keyed, err := d.Config(values)

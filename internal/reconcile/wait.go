@@ -58,9 +58,6 @@ func (e *WaitError) Error() string {
 	}
 	for _, n := range e.NotReady {
 		b.WriteString("\n  - " + n.String())
-		if n.Logs != "" {
-			b.WriteString("\n    " + strings.ReplaceAll(n.Logs, "\n", "\n      "))
-		}
 	}
 	if len(e.More) > 0 {
 		named := e.More
@@ -76,6 +73,22 @@ func (e *WaitError) Error() string {
 }
 
 func (e *WaitError) Unwrap() error { return e.Err }
+
+// PodLogs are the last log lines of the failed pods of the objects not
+// ready, under their object; empty when there are none. They are not part
+// of Error: an error's text is kept in status condition messages, and a
+// pod's logs may hold secrets the provider never saw (a generated
+// password, a connection string). Only the diagnostic of the run shows
+// them.
+func (e *WaitError) PodLogs() string {
+	var b strings.Builder
+	for _, n := range e.NotReady {
+		if n.Logs != "" {
+			fmt.Fprintf(&b, "\n  - %s:\n    %s", n.Object, strings.ReplaceAll(n.Logs, "\n", "\n    "))
+		}
+	}
+	return strings.TrimPrefix(b.String(), "\n")
+}
 
 // Causes are the distinct causes of the objects explained, most specific
 // first.

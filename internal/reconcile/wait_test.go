@@ -88,6 +88,8 @@ spec:
 		objects string
 		// hooks is the hook named in the error, if a hook failed.
 		hooks string
+		// logs must be in the pod logs of the error (and nowhere in its text).
+		logs  string
 		cause kube.Cause
 		// want are texts of the error, in order.
 		want []string
@@ -174,6 +176,7 @@ spec:
       containers: [{name: seed, image: busybox:1.36, command: [sh, -c, "echo seeding failed; exit 1"]}]
 `,
 		hooks: "post-install Job seed",
+		logs:  "of pod seed-",
 		cause: kube.CauseFailed,
 		want:  []string{"hook post-install Job seed did not complete: failed post-install: 1 error occurred: * job seed failed: BackoffLimitExceeded", "- Job %s/seed: failed: BackoffLimitExceeded", "Failed, container seed exited with code 1"},
 	}, {
@@ -229,6 +232,22 @@ spec:
 			if tc.notReady > 0 && len(we.NotReady)+len(we.More) != tc.notReady {
 				t.Log(msg)
 				t.Errorf("%d objects not ready, want %d", len(we.NotReady)+len(we.More), tc.notReady)
+			}
+			// A pod's log lines may hold secrets the provider never saw:
+			// shown by PodLogs (the run's diagnostic) alone, never in
+			// the error's text, which status conditions keep.
+			if tc.logs != "" {
+				if !strings.Contains(we.PodLogs(), tc.logs) {
+					t.Errorf("PodLogs lacks the pod's log %q:\n%s", tc.logs, we.PodLogs())
+				}
+				if strings.Contains(msg, tc.logs) {
+					t.Errorf("the error's text holds the pod's log %q:\n%s", tc.logs, msg)
+				}
+				for _, c := range st.Conditions {
+					if strings.Contains(c.Message, tc.logs) {
+						t.Errorf("status condition %s holds the pod's log %q", c.Type, tc.logs)
+					}
+				}
 			}
 			if len(we.NotReady) > maxExplained {
 				t.Errorf("%d objects explained, want at most %d", len(we.NotReady), maxExplained)
