@@ -481,6 +481,12 @@ func (r *Repositories) archive(ctx context.Context, repoURL string, v *ChartVers
 	if cacheKey == "" {
 		cacheKey = target.String()
 	}
+	// An archive downloaded with credentials is only handed to the same
+	// credentials: a repository may serve its index to anyone and its
+	// archives to some.
+	if id := r.credentialID(auth); id != "" {
+		cacheKey += "\x00" + id
+	}
 	path := r.cachePath("charts", cacheKey) + ".tgz"
 	cached := func() []byte {
 		if b, err := os.ReadFile(path); err == nil && v.Digest != "" && digestOf(b) == v.Digest {

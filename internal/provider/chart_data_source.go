@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"regexp"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -20,7 +19,6 @@ var (
 	_ datasource.DataSourceWithConfigure = (*chartDataSource)(nil)
 )
 
-var repositoryPattern = regexp.MustCompile(`^(https?|oci)://[^\s/]+`)
 
 // NewChartDataSource returns the helmrelease_chart data source.
 func NewChartDataSource() datasource.DataSource { return &chartDataSource{} }
@@ -65,9 +63,9 @@ func chartDataSchema() schema.Schema {
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{MarkdownDescription: "`<repository>/<name>@<chart_version>`.", Computed: true},
 			"repository": schema.StringAttribute{
-				MarkdownDescription: "Helm repository (`https://…`, `http://…`) or OCI registry path (`oci://host/path`) (HelmRepository `url`).",
+				MarkdownDescription: "Helm repository (`https://…`, `http://…`) or OCI registry path (`oci://host/path`) (HelmRepository `url`). Credentials written into it (`https://user:pass@host/…`) are sent as basic auth and kept out of `id`, errors, logs and caches; a query string or fragment is refused.",
 				Required:            true,
-				Validators:          []validator.String{stringvalidator.RegexMatches(repositoryPattern, "must start with https://, http:// or oci:// and a host")},
+				Validators:          []validator.String{repositoryURL()},
 			},
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Chart name (`chart`).",
@@ -118,6 +116,11 @@ func (d *chartDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 		Username: m.Username.ValueString(), Password: m.Password.ValueString(),
 		CAFile: m.CAFile.ValueString(), CertFile: m.CertFile.ValueString(), KeyFile: m.KeyFile.ValueString(),
 		InsecureSkipTLSVerify: m.InsecureSkipTLSVerify.ValueBool(), PassCredentials: m.PassCredentials.ValueBool(),
+	}
+	repo, auth, err := chartsource.SplitRepositoryURL(repo, auth)
+	if err != nil {
+		repositoryURLError(&resp.Diagnostics, path.Root("repository"), err)
+		return
 	}
 	if auth.Username == "" && chartsource.IsOCI(repo) {
 		if login := d.data.registryAuth(repo); login != nil {

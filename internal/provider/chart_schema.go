@@ -36,9 +36,9 @@ func chartAttribute() schema.SingleNestedAttribute {
 				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
 			},
 			"repository": schema.StringAttribute{
-				MarkdownDescription: "Helm repository URL (`https://…`, `http://…`) or OCI registry path (`oci://host/path`, the chart being `<path>/<name>`) (HelmRepository `url`). Default: none, `name` is a local chart.",
+				MarkdownDescription: "Helm repository URL (`https://…`, `http://…`) or OCI registry path (`oci://host/path`, the chart being `<path>/<name>`) (HelmRepository `url`). Credentials written into it (`https://user:pass@host/…`) are sent as the request's basic auth and kept out of errors, logs, caches and the recorded chart source, but Terraform shows the URL as written: prefer `username` and `password`, or pass the URL in a sensitive variable. A query string or fragment is refused. Default: none, `name` is a local chart.",
 				Optional:            true,
-				Validators:          []validator.String{stringvalidator.RegexMatches(repositoryPattern, "must start with https://, http:// or oci:// and a host")},
+				Validators:          []validator.String{repositoryURL()},
 			},
 			"version": schema.StringAttribute{
 				MarkdownDescription: "Semver constraint the chart version must satisfy (`version`), e.g. `1.2.3`, `6.5.*` or `>=4.0.0 <5.0.0`; the newest match is used, so a new matching version shows as an upgrade in the plan. Prereleases match only a constraint that names one (`>=1.0.0-0`). Default: `*`.",
@@ -132,10 +132,16 @@ func (m *chartModel) source(ctx context.Context, data *providerData) (chartsourc
 	if src.Repository == "" {
 		src.Name = filepath.Clean(src.Name)
 	}
+	var diags diag.Diagnostics
+	var err error
+	if src.Repository, src.Auth, err = chartsource.SplitRepositoryURL(src.Repository, src.Auth); err != nil {
+		repositoryURLError(&diags, path.Root("chart").AtName("repository"), err)
+		return src, diags
+	}
 	if m.Verify != nil {
 		src.Keyring = m.Verify.Keyring.ValueString()
 	}
-	diags := m.ValuesFiles.ElementsAs(ctx, &src.ValuesFiles, false)
+	diags.Append(m.ValuesFiles.ElementsAs(ctx, &src.ValuesFiles, false)...)
 	if src.Auth.Username == "" && chartsource.IsOCI(src.Repository) && data != nil {
 		if login := data.registryAuth(src.Repository); login != nil {
 			src.Auth.Username, src.Auth.Password = login.Username, login.Password

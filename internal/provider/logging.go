@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -58,14 +59,24 @@ func waitProgressEvery() time.Duration {
 }
 
 // engineLogger sends the engine's progress and Helm's log lines to
-// Terraform's log; safe for concurrent use.
-type engineLogger struct{ ctx context.Context }
+// Terraform's log; safe for concurrent use. Its context is replaced once
+// the engine knows the credentials of its cluster (a kube_config Secret's),
+// which the new one masks.
+type engineLogger struct{ ctx *atomic.Pointer[context.Context] }
 
-func (l engineLogger) Info(msg string, kv ...any)  { logInfo(l.ctx, msg, fields(kv)) }
-func (l engineLogger) Debug(msg string, kv ...any) { logDebug(l.ctx, msg, fields(kv)) }
+func newEngineLogger(ctx context.Context) engineLogger {
+	l := engineLogger{ctx: &atomic.Pointer[context.Context]{}}
+	l.setContext(ctx)
+	return l
+}
+
+func (l engineLogger) setContext(ctx context.Context) { l.ctx.Store(&ctx) }
+
+func (l engineLogger) Info(msg string, kv ...any)  { logInfo(*l.ctx.Load(), msg, fields(kv)) }
+func (l engineLogger) Debug(msg string, kv ...any) { logDebug(*l.ctx.Load(), msg, fields(kv)) }
 
 // helm logs one line of Helm's.
-func (l engineLogger) helm(line string) { logDebug(l.ctx, "helm: "+line, nil) }
+func (l engineLogger) helm(line string) { logDebug(*l.ctx.Load(), "helm: "+line, nil) }
 
 func fields(kv []any) map[string]any {
 	out := make(map[string]any, len(kv)/2)

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"k8s.io/client-go/rest"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
 )
@@ -63,6 +64,14 @@ func (r *redactor) addConfig(cfg *rest.Config) {
 	r.add(string(cfg.KeyData))
 }
 
+// addURLPassword records the password written into a repository URL
+// (https://user:pass@host/…), which the requests take out of it.
+func (r *redactor) addURLPassword(repository string) {
+	if _, auth, err := chartsource.SplitRepositoryURL(repository, chartsource.Auth{}); err == nil {
+		r.add(auth.Password)
+	}
+}
+
 // addEngine records the credentials the engine's cluster uses: those of
 // kube_config.secret_ref when set.
 func (r *redactor) addEngine(e *reconcile.Engine) {
@@ -86,6 +95,7 @@ func (r *releaseResource) redactorFor(ctx context.Context, m *releaseModel, wo w
 		var c releaseChartModel
 		if d := objectInto(ctx, m.Chart, &c); !d.HasError() {
 			red.add(c.Password.ValueString())
+			red.addURLPassword(c.Repository.ValueString())
 		}
 	}
 	return red

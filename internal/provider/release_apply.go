@@ -89,12 +89,11 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	if diags.HasError() {
 		return
 	}
-	e := r.newEngine(ctx, &m, spec, diags)
+	ctx, e := r.newEngine(ctx, &m, spec, red, diags)
 	if e == nil {
 		return
 	}
 	e.Key = secretHashKeyOf(ctx, priorPrivate, private, diags)
-	red.addEngine(e)
 	if st.StorageNamespace == "" {
 		st.StorageNamespace = spec.GetStorageNamespace()
 	}
@@ -324,7 +323,7 @@ func (r *releaseResource) Delete(ctx context.Context, req resource.DeleteRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	e := r.newEngine(ctx, &m, spec, &resp.Diagnostics)
+	ctx, e := r.newEngine(ctx, &m, spec, red, &resp.Diagnostics)
 	if e == nil {
 		return
 	}

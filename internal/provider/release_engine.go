@@ -25,16 +25,19 @@ func (r *releaseResource) clusterKnown() bool {
 
 // newEngine returns the engine of spec on the provider's cluster (or the
 // kube_config one); nil with a diagnostic when the cluster cannot be used.
-func (r *releaseResource) newEngine(ctx context.Context, m *releaseModel, spec *reconcile.Spec, diags *diag.Diagnostics) *reconcile.Engine {
+// The credentials of the engine's cluster join red, and the context
+// returned masks them in log lines, the engine's own included.
+func (r *releaseResource) newEngine(ctx context.Context, m *releaseModel, spec *reconcile.Spec, red *redactor, diags *diag.Diagnostics) (context.Context, *reconcile.Engine) {
 	cfg, err := r.data.clients.RESTConfig()
 	if err != nil {
 		clusterUnavailable(diags, path.Root("name"), err)
-		return nil
+		return ctx, nil
 	}
 	ref := m.kubeConfigRef(ctx, diags)
 	if diags.HasError() {
-		return nil
+		return ctx, nil
 	}
+	log := newEngineLogger(ctx)
 	impersonate := ""
 	if spec.ServiceAccountName != "" {
 		impersonate = kube.ServiceAccountUser(spec.Namespace, spec.ServiceAccountName)
@@ -42,8 +45,8 @@ func (r *releaseResource) newEngine(ctx context.Context, m *releaseModel, spec *
 	e, err := reconcile.New(ctx, spec, reconcile.Options{
 		Config:     cfg,
 		KubeConfig: ref,
-		Log:        engineLogger{ctx},
-		HelmLog:    engineLogger{ctx}.helm,
+		Log:        log,
+		HelmLog:    log.helm,
 		// Terraform shows only "Still creating…": the log says for what.
 		ProgressEvery: waitProgressEvery(),
 		Discovery:     r.data.discovery(cfg, impersonate),
@@ -54,9 +57,12 @@ func (r *releaseResource) newEngine(ctx context.Context, m *releaseModel, spec *
 			p = path.Root("kube_config")
 		}
 		attrError(diags, p, "Release cluster unavailable", err.Error()+".", "Check the provider's kubernetes settings and, with kube_config, that the Secret holds a kubeconfig of a reachable cluster.")
-		return nil
+		return ctx, nil
 	}
-	return e
+	red.addEngine(e)
+	ctx = red.context(ctx)
+	log.setContext(ctx)
+	return ctx, e
 }
 
 // resolveChart resolves the chart of the model; nil with a diagnostic on

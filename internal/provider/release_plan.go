@@ -219,7 +219,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		plan.Resources = types.MapUnknown(types.StringType)
 		return
 	}
-	r.planRender(ctx, &plan, wo, spec, resolved, values, state == nil, key, &resp.Diagnostics)
+	r.planRender(ctx, &plan, wo, spec, resolved, values, state == nil, key, red, &resp.Diagnostics)
 }
 
 func (r *releaseResource) planChart(ctx context.Context, plan *releaseModel, wo writeOnly, diags *diag.Diagnostics) *chartsource.Resolved {
@@ -237,12 +237,12 @@ func (r *releaseResource) planChart(ctx context.Context, plan *releaseModel, wo 
 // the planned resources, after checking that the release may be acted on.
 // Secret values show hashed with hashKey; without one (a create: the key
 // is made when it applies) Secrets are known after apply.
-func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo writeOnly, spec *reconcile.Spec, resolved *chartsource.Resolved, values map[string]any, create bool, hashKey []byte, diags *diag.Diagnostics) {
+func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo writeOnly, spec *reconcile.Spec, resolved *chartsource.Resolved, values map[string]any, create bool, hashKey []byte, red *redactor, diags *diag.Diagnostics) {
 	plan.Resources = types.MapUnknown(types.StringType)
 	if !r.clusterKnown() {
 		return
 	}
-	e := r.newEngine(ctx, plan, spec, diags)
+	ctx, e := r.newEngine(ctx, plan, spec, red, diags)
 	if e == nil {
 		return
 	}

@@ -57,12 +57,11 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 	ctx = red.context(ctx)
 	defer red.finish(ctx, &resp.State, &resp.Diagnostics)
 	spec := m.spec(ctx, &resp.Diagnostics)
-	e := r.newEngine(ctx, &m, spec, &resp.Diagnostics)
+	ctx, e := r.newEngine(ctx, &m, spec, red, &resp.Diagnostics)
 	if e == nil {
 		return
 	}
 	e.Key = secretHashKeyOf(ctx, req.Private, resp.Private, &resp.Diagnostics)
-	red.addEngine(e)
 	latest, err := e.Helm.LastRelease(spec.GetReleaseName())
 	if err != nil {
 		summary := "Release not readable"

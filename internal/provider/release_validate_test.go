@@ -56,7 +56,8 @@ resource "helmrelease_release" "r" {
 		{`chart = { name = "./chart", values_files = [""] }`, `Attribute chart.values_files[0] string length must be at least 1, got: 0`},
 		{`chart = { name = "./chart", reconcile_strategy = "Always" }`, `Attribute chart.reconcile_strategy value must be one of: ["ChartVersion" "Revision"], got: "Always"`},
 		{`chart = { name = "./chart", verify = { keyring = "" } }`, `Attribute chart.verify.keyring string length must be at least 1, got: 0`},
-		{`chart = { name = "app", repository = "oci://" }`, `Attribute chart.repository must start with https://, http:// or oci:// and a host`},
+		{`chart = { name = "app", repository = "oci://" }`, `Error: Invalid repository URL … The repository URL at chart.repository is not valid: not an https://, http:// or oci:// URL with a host`},
+		{`chart = { name = "app", repository = "https://charts.example.com/?token=s3cret-in-query" }`, `The repository URL at chart.repository is not valid: a repository URL may not carry a query string or a fragment`},
 		{`test = { filters = [{ name = "" }] }`, `Attribute test.filters[0].name string length must be at least 1, got: 0`},
 		{`test = { timeout = "soon" }`, `The duration at test.timeout is not valid: "soon"`},
 		{`rollback = { timeout = "0s" }`, `The duration at rollback.timeout is not valid: "0s" is not positive`},
@@ -88,7 +89,7 @@ resource "helmrelease_release" "r" {
 	steps = append(steps, resource.TestStep{
 		Config:      `provider "helmrelease" {}` + "\n" + `resource "helmrelease_release" "r" {` + "\n" + `name = "web"` + "\n" + `chart = { name = "app", repository = "ftp://charts.example.com" }` + "\n}\n",
 		PlanOnly:    true,
-		ExpectError: errorText(`Attribute chart.repository must start with https://, http:// or oci:// and a host`),
+		ExpectError: errorText(`The repository URL at chart.repository is not valid: not an https://, http:// or oci:// URL with a host`),
 	})
 	resource.UnitTest(t, resource.TestCase{ProtoV6ProviderFactories: testAccProtoV6ProviderFactories, Steps: steps})
 }

@@ -185,6 +185,7 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 	red := newRedactor(d.data)
 	if m.Chart != nil {
 		red.add(m.Chart.Password.ValueString())
+		red.addURLPassword(m.Chart.Repository.ValueString())
 	}
 	defer func() { resp.Diagnostics = red.diagnostics(resp.Diagnostics) }()
 	composed := composeValues(ctx, d.data, m.Namespace.ValueString(), m.Values, []sensitiveInput{{path.Root("sensitive_values"), m.SensitiveValues}}, m.ValuesFrom, red, &resp.Diagnostics)

@@ -9,10 +9,13 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"k8s.io/apimachinery/pkg/labels"
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
 )
 
@@ -168,4 +171,22 @@ func jsonPointer() validator.String {
 			return nil
 		},
 	}
+}
+
+// repositoryURL checks a chart repository URL without quoting it (it may
+// hold a password): https://, http:// or oci:// with a host, no query
+// string or fragment.
+func repositoryURL() validator.String {
+	return stringCheck{what: "repository URL", remedy: repositoryURLRemedy, check: func(s string) error {
+		_, _, err := chartsource.SplitRepositoryURL(s, chartsource.Auth{})
+		return err
+	}}
+}
+
+const repositoryURLRemedy = "Write the repository as https://host/path, http://host/path or oci://host/path, without a query string or fragment. Give credentials in username and password (password is sensitive; Terraform shows a URL as written in plans and keeps it in the state)."
+
+// repositoryURLError reports what chartsource.SplitRepositoryURL refused,
+// on the attribute p, without the URL.
+func repositoryURLError(diags *diag.Diagnostics, p path.Path, err error) {
+	invalidValue(diags, p, "repository URL", err, repositoryURLRemedy)
 }
