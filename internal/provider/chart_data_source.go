@@ -19,7 +19,6 @@ var (
 	_ datasource.DataSourceWithConfigure = (*chartDataSource)(nil)
 )
 
-
 // NewChartDataSource returns the helmrelease_chart data source.
 func NewChartDataSource() datasource.DataSource { return &chartDataSource{} }
 

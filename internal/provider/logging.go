@@ -62,7 +62,9 @@ func waitProgressEvery() time.Duration {
 // Terraform's log; safe for concurrent use. Its context is replaced once
 // the engine knows the credentials of its cluster (a kube_config Secret's),
 // which the new one masks.
-type engineLogger struct{ ctx *atomic.Pointer[context.Context] }
+type engineLogger struct {
+	ctx *atomic.Pointer[context.Context]
+}
 
 func newEngineLogger(ctx context.Context) engineLogger {
 	l := engineLogger{ctx: &atomic.Pointer[context.Context]{}}
