@@ -299,6 +299,9 @@ resource "helmrelease_release" "edits" {
 		}
 		res := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=drift.plan")
 		before, after := w.plannedResources("drift.plan")
+		if got := w.plannedAction("drift.plan"); got != nil {
+			t.Errorf("%s: correcting drift plans the Helm action %q, want none", phase, *got)
+		}
 		var want []string
 		for _, e := range outOfBandEdits {
 			key := strings.ReplaceAll(e.key, "NS", ns)
@@ -345,7 +348,14 @@ resource "helmrelease_release" "edits" {
 
 	upgraded := `{ message = "upgraded", tag = "1.1" }`
 	configure(upgraded)
-	w.apply()
+	res := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=upgrade.plan")
+	if got := w.plannedAction("upgrade.plan"); got == nil || *got != "upgrade: values changed" {
+		t.Errorf("the upgrade's planned_action is %v, want \"upgrade: values changed\"", got)
+	}
+	if out := strings.ReplaceAll(res.stdout+res.stderr, "Warning: Provider development overrides", ""); has(out, "Warning:") {
+		t.Errorf("an ordinary upgrade's plan warns:\n%s", res)
+	}
+	w.must(0, "apply", "-auto-approve", "-input=false", "-no-color", "upgrade.plan")
 	if got := st.latest("edits").Version; got != 2 {
 		t.Fatalf("the upgrade made revision %d, want 2", got)
 	}
@@ -393,6 +403,33 @@ func waitRolledOut(t *testing.T, ns string, names ...string) {
 			t.Fatalf("Deployment %s/%s did not roll out: %v", ns, name, err)
 		}
 	}
+}
+
+// plannedAction is the planned_action of the plan file's release (nil
+// when null).
+func (w *workspace) plannedAction(planFile string) *string {
+	w.t.Helper()
+	res := w.must(0, "show", "-json", planFile)
+	var plan struct {
+		ResourceChanges []struct {
+			Type   string `json:"type"`
+			Change struct {
+				After struct {
+					PlannedAction *string `json:"planned_action"`
+				}
+			} `json:"change"`
+		} `json:"resource_changes"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &plan); err != nil {
+		w.t.Fatalf("terraform show -json: %v", err)
+	}
+	for _, rc := range plan.ResourceChanges {
+		if rc.Type == "helmrelease_release" {
+			return rc.Change.After.PlannedAction
+		}
+	}
+	w.t.Fatalf("the plan has no helmrelease_release")
+	return nil
 }
 
 // plannedResources returns resources before and after the change of the

@@ -141,7 +141,7 @@ func TestExamples(t *testing.T) {
 					want = 2
 				}
 				res := w.must(want, append([]string{"plan", "-input=false", "-no-color", "-detailed-exitcode"}, args...)...)
-				if ex.invokeNoHelmAction && strings.Contains(res.stdout+res.stderr, "Helm action planned") {
+				if ex.invokeNoHelmAction && strings.Contains(res.stdout, "planned_action") {
 					t.Errorf("the plan after %s plans a Helm action:\n%s", ex.invoke, res)
 				}
 				w.must(0, append([]string{"apply", "-auto-approve", "-input=false", "-no-color"}, args...)...)

@@ -49,7 +49,10 @@ type releaseModel struct {
 	ChartDigest  types.String `tfsdk:"chart_digest"`
 	Notes        types.String `tfsdk:"notes"`
 	Description  types.String `tfsdk:"description"`
-	Resources    types.Map    `tfsdk:"resources"`
+	// PlannedAction is set by a plan that runs a Helm action, and null
+	// once refreshed (plannedActionDescription).
+	PlannedAction types.String `tfsdk:"planned_action"`
+	Resources     types.Map    `tfsdk:"resources"`
 	Status       types.Object `tfsdk:"status"`
 }
 

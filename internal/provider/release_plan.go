@@ -104,6 +104,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		resp.Diagnostics = red.diagnostics(resp.Diagnostics)
 	}()
 
+	plan.PlannedAction = types.StringNull()
 	if plan.Suspend.ValueBool() {
 		if state != nil {
 			plan.ChartVersion, plan.AppVersion, plan.ChartDigest = state.ChartVersion, state.AppVersion, state.ChartDigest
@@ -207,12 +208,16 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		changes = []string{"the release was never applied"}
 	}
 	plan.Status = types.ObjectUnknown(statusAttrTypes())
+	plan.PlannedAction = types.StringValue("install")
 	if state != nil {
+		// In the diff, not as a warning: a module of many releases would
+		// print one per release for an ordinary change.
+		action := "upgrade"
+		if cur := st.Latest(); cur == nil || cur.Status == string(release.StatusUninstalled) {
+			action = "install"
+		}
+		plan.PlannedAction = types.StringValue(action + ": " + strings.Join(changes, "; "))
 		logInfo(ctx, "release action planned", map[string]any{"release": plan.ID.ValueString(), "because": strings.Join(changes, "; ")})
-		// A summary of its own per release: Terraform folds warnings that
-		// share one.
-		resp.Diagnostics.AddWarning("Helm action planned for release "+plan.ID.ValueString(),
-			fmt.Sprintf("helmrelease_release %s needs a Helm action because:\n- %s", plan.ID.ValueString(), strings.Join(changes, "\n- ")))
 	}
 	if ready != nil && ready.Reason == reasonLocked {
 		// A pending release cannot be rendered until it is unlocked.

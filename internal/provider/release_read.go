@@ -164,6 +164,7 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 	resp.Diagnostics.Append(d...)
 	m.Status, m.Resources = status, resources
 	m.Notes, m.Description = releaseInfo(latest, nil, m.Notes, m.Description)
+	m.PlannedAction = types.StringNull() // describes the last plan, not the release
 	resp.Diagnostics.Append(setRelease(ctx, &resp.State.Raw, &m)...)
 }
 

@@ -146,6 +146,10 @@ func releaseSchema() schema.Schema {
 				MarkdownDescription: "The description Helm stores with the latest revision, e.g. `Install complete`, `Upgrade complete`, or why it failed (`helm history` shows it). Known after apply when the plan runs a Helm action.",
 				Computed:            true,
 			},
+			"planned_action": schema.StringAttribute{
+				MarkdownDescription: plannedActionDescription,
+				Computed:            true,
+			},
 			"app_version": schema.StringAttribute{
 				MarkdownDescription: "App version of the resolved chart.",
 				Computed:            true,
@@ -431,3 +435,11 @@ func statusAttribute() schema.SingleNestedAttribute {
 		},
 	}
 }
+
+// plannedActionDescription says what planned_action is: why a plan runs a
+// Helm action, said in the plan's diff rather than as a warning each
+// release of a module would raise for an ordinary change.
+const plannedActionDescription = "Set by a plan that runs a Helm action: which one and why, e.g. `install`, or " +
+	"`upgrade: values changed; chart content changed`, or `upgrade: the release is not ready: …` for a retry. " +
+	"Null when the plan runs none (no change, or drift corrected without a new revision), and after the next refresh: " +
+	"it describes a plan, not the release. Terraform-only (no HelmRelease field)."
