@@ -21,6 +21,15 @@ import (
 const (
 	DefaultQPS   = 50
 	DefaultBurst = 100
+	// CeilingQPS and CeilingBurst bound the provider once the API server
+	// shows it throttles with API Priority and Fairness: identities the
+	// server exempts from it (system:masters, as most cluster creators
+	// and kind's admin are) get no queueing and no 429 there, so the
+	// provider keeps a limit of its own, well above what it needs (the
+	// install of a 1,000-object release peaks near 400 requests per
+	// second).
+	CeilingQPS   = 1000
+	CeilingBurst = 1000
 )
 
 // ExecConfig runs a credential plugin (client.authentication.k8s.io).

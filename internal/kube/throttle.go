@@ -25,45 +25,44 @@ const apfProbeTimeout = 5 * time.Second
 // serverThrottled is the rate limiter of a configuration whose qps and
 // burst the user left unset: a token bucket of DefaultQPS and DefaultBurst,
 // shared by every client of the configuration, until the API server shows
-// that it throttles with API Priority and Fairness; then none. APF queues
-// each client's requests at its priority level and answers 429 with
-// Retry-After when the queues are full, which client-go honours (it
-// retries); a client-side limit on top only adds waiting, as SIG API
-// Machinery advises and controller-runtime and Flux do. A qps or burst the
-// user sets is a plain token bucket, whatever the server does.
+// that it throttles with API Priority and Fairness; then one of CeilingQPS
+// and CeilingBurst. APF queues each client's requests at its priority
+// level and answers 429 with Retry-After when the queues are full, which
+// client-go honours (it retries); a tight client-side limit on top only
+// adds waiting, as SIG API Machinery advises and controller-runtime and
+// Flux do. The ceiling stays because the server may exempt the identity
+// from APF (system:masters): then nothing else bounds it. A qps or burst
+// the user sets is a plain token bucket, whatever the server does.
 type serverThrottled struct {
-	bucket flowcontrol.RateLimiter
-	apf    atomic.Bool
+	bucket, ceiling flowcontrol.RateLimiter
+	apf             atomic.Bool
 }
 
 var _ flowcontrol.RateLimiter = (*serverThrottled)(nil)
 
 func newServerThrottled() *serverThrottled {
-	return &serverThrottled{bucket: flowcontrol.NewTokenBucketRateLimiter(DefaultQPS, DefaultBurst)}
-}
-
-func (l *serverThrottled) TryAccept() bool { return l.apf.Load() || l.bucket.TryAccept() }
-
-func (l *serverThrottled) Accept() {
-	if !l.apf.Load() {
-		l.bucket.Accept()
+	return &serverThrottled{
+		bucket:  flowcontrol.NewTokenBucketRateLimiter(DefaultQPS, DefaultBurst),
+		ceiling: flowcontrol.NewTokenBucketRateLimiter(CeilingQPS, CeilingBurst),
 	}
 }
 
-func (l *serverThrottled) Stop() { l.bucket.Stop() }
-
-func (l *serverThrottled) QPS() float32 {
+// current is the limiter in force.
+func (l *serverThrottled) current() flowcontrol.RateLimiter {
 	if l.apf.Load() {
-		return 0
+		return l.ceiling
 	}
-	return l.bucket.QPS()
+	return l.bucket
 }
 
-func (l *serverThrottled) Wait(ctx context.Context) error {
-	if l.apf.Load() {
-		return nil
-	}
-	return l.bucket.Wait(ctx)
+func (l *serverThrottled) TryAccept() bool                { return l.current().TryAccept() }
+func (l *serverThrottled) Accept()                        { l.current().Accept() }
+func (l *serverThrottled) QPS() float32                   { return l.current().QPS() }
+func (l *serverThrottled) Wait(ctx context.Context) error { return l.current().Wait(ctx) }
+
+func (l *serverThrottled) Stop() {
+	l.bucket.Stop()
+	l.ceiling.Stop()
 }
 
 // ThrottleByServer gives cfg, a configuration of no set rate limits (a
@@ -75,9 +74,9 @@ func ThrottleByServer(cfg *rest.Config) {
 	go probeAPF(cfg, l)
 }
 
-// ServerThrottles reports whether cfg's requests go without a client-side
-// limit because its API server throttles them with API Priority and
-// Fairness (false until a probe has shown it).
+// ServerThrottles reports whether cfg's requests go under the ceiling
+// rather than the default limit because its API server throttles them with
+// API Priority and Fairness (false until a probe has shown it).
 func ServerThrottles(cfg *rest.Config) bool {
 	l, ok := cfg.RateLimiter.(*serverThrottled)
 	return ok && l.apf.Load()

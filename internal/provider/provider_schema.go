@@ -105,7 +105,7 @@ func providerSchema() schema.Schema {
 						},
 					},
 					"qps": schema.Float64Attribute{
-						MarkdownDescription: "Queries per second the provider allows itself to the API server (a client-side token bucket with `burst`). Default: unset, which limits to 50 per second, burst 100, unless the API server answers that it throttles with API Priority and Fairness (Kubernetes ≥ 1.20 by default): then the server's queues alone decide, as with controller-runtime and Flux. Setting `qps` or `burst` always limits.",
+						MarkdownDescription: "Queries per second the provider allows itself to the API server (a client-side token bucket with `burst`). Default: unset, which limits to 50 per second, burst 100, unless the API server answers that it throttles with API Priority and Fairness (Kubernetes ≥ 1.20 by default): then the server's queues decide, as with controller-runtime and Flux, under a ceiling of 1,000 per second (burst 1,000) that bounds identities the server exempts from APF (`system:masters`). Setting `qps` or `burst` always limits to what is set.",
 						Optional:            true,
 						Validators:          []validator.Float64{float64validator.AtLeast(1)},
 					},
