@@ -53,7 +53,7 @@ type releaseModel struct {
 	// once refreshed (plannedActionDescription).
 	PlannedAction types.String `tfsdk:"planned_action"`
 	Resources     types.Map    `tfsdk:"resources"`
-	Status       types.Object `tfsdk:"status"`
+	Status        types.Object `tfsdk:"status"`
 }
 
 // releaseChartModel is the chart of helmrelease_release: the shared chart
