@@ -21,12 +21,23 @@ import (
 // FieldManager is the server-side apply field manager of the provider.
 const FieldManager = "helmrelease"
 
-// validatedFor is how long a set of objects that passed a dry run is not
-// sent again by the same process and identity: long enough for Terraform's
-// final plan of an apply (which validates) and the apply itself (which
-// would validate the byte-identical render again), short enough that a
-// change of the cluster's admission or schemas between two runs is seen.
+// validatedFor is how long a plan's dry run of a set of objects spares the
+// apply's (DryRunOptions.TrustPlan): long enough for Terraform's final
+// plan of an apply and the apply itself, short enough that a change of the
+// cluster's admission or schemas between two runs is seen.
 const validatedFor = 10 * time.Minute
+
+// DryRunOptions are the options of DryRunApply.
+type DryRunOptions struct {
+	// TrustPlan skips the requests when a dry run of this process and
+	// identity (the plan's) passed the byte-identical objects whole less
+	// than validatedFor ago, and uses up that record: an apply trusts the
+	// plan it applies, once. What it trusts is that nothing the server
+	// would refuse changed in between; the server still validates each
+	// write, so such a change fails the action at the write instead of
+	// before it. Without TrustPlan, every object is sent.
+	TrustPlan bool
+}
 
 // ObjectConcurrency bounds the requests for independent objects the
 // provider has in flight at once, per release: enough to hide the round
@@ -41,17 +52,15 @@ const ObjectConcurrency = 8
 // the cluster does not serve yet (CRDs of the same release) and objects in
 // namespaces that do not exist yet are skipped: they can be judged only
 // once their CRD or namespace exists. Objects are sent ObjectConcurrency at
-// a time; the errors of all objects are joined, in their order. A set of
-// objects byte-identical to one that passed whole (none skipped) less than
-// validatedFor ago, for the same identity in this process, passes without
-// a request.
-func (g *Getter) DryRunApply(ctx context.Context, objs []*unstructured.Unstructured) error {
+// a time; the errors of all objects are joined, in their order. A set that
+// passes whole (none skipped) is recorded for opts.TrustPlan.
+func (g *Getter) DryRunApply(ctx context.Context, objs []*unstructured.Unstructured, opts DryRunOptions) error {
 	mapper, err := g.ToRESTMapper()
 	if err != nil {
 		return err
 	}
 	key, keyErr := objectsDigest(objs)
-	if keyErr == nil && g.discovery.validatedSince(key, time.Now().Add(-validatedFor)) {
+	if keyErr == nil && opts.TrustPlan && g.discovery.takeValidated(key, time.Now().Add(-validatedFor)) {
 		return nil
 	}
 	var skipped atomic.Bool
@@ -147,12 +156,13 @@ func objectsDigest(objs []*unstructured.Unstructured) ([32]byte, error) {
 	return [32]byte(h.Sum(nil)), nil
 }
 
-// validatedSince reports whether the objects of digest key passed a dry
-// run after since.
-func (d *Discovery) validatedSince(key [32]byte, since time.Time) bool {
+// takeValidated reports whether the objects of digest key passed a dry
+// run after since, and forgets it.
+func (d *Discovery) takeValidated(key [32]byte, since time.Time) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	at, ok := d.validated[key]
+	delete(d.validated, key)
 	return ok && at.After(since)
 }
 

@@ -28,11 +28,12 @@ func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return c.next.RoundTrip(r)
 }
 
-// TestDryRunApplyOnceForTheSameObjects: objects that passed a dry run
-// whole are not sent again by the same identity (Terraform's final plan
-// validates, then the apply would again); objects of a namespace that does
-// not exist yet are not sent (one read of the namespace says so) and are
-// sent once it exists; other objects are sent.
+// TestDryRunApplyOnceForTheSameObjects: objects that passed a plan's dry
+// run whole are not sent again by the apply of the same identity that
+// trusts it (Terraform's final plan validates, then the apply would again),
+// once: a second action of the apply, or a plan, sends them again; objects
+// of a namespace that does not exist yet are not sent (one read of the
+// namespace says so) and are sent once it exists; other objects are sent.
 func TestDryRunApplyOnceForTheSameObjects(t *testing.T) {
 	if testKubeconfig == "" {
 		t.Skip("needs the test cluster")
@@ -64,12 +65,15 @@ func TestDryRunApplyOnceForTheSameObjects(t *testing.T) {
 	for _, step := range []struct {
 		name    string
 		objs    []*unstructured.Unstructured
+		apply   bool
 		patches int64
 		first   func() error
 	}{
-		{name: "first", objs: []*unstructured.Unstructured{configMap("default", "a")}, patches: 1},
-		{name: "the same objects, another getter of the identity", objs: []*unstructured.Unstructured{configMap("default", "a")}},
-		{name: "other objects", objs: []*unstructured.Unstructured{configMap("default", "b")}, patches: 1},
+		{name: "plan", objs: []*unstructured.Unstructured{configMap("default", "a")}, patches: 1},
+		{name: "the plan again", objs: []*unstructured.Unstructured{configMap("default", "a")}, patches: 1},
+		{name: "its apply, another getter of the identity", objs: []*unstructured.Unstructured{configMap("default", "a")}, apply: true},
+		{name: "a second action of the apply", objs: []*unstructured.Unstructured{configMap("default", "a")}, apply: true, patches: 1},
+		{name: "other objects", objs: []*unstructured.Unstructured{configMap("default", "b")}, apply: true, patches: 1},
 		{name: "a namespace that does not exist", objs: []*unstructured.Unstructured{configMap(created, "a")}},
 		{name: "the same once the namespace exists", objs: []*unstructured.Unstructured{configMap(created, "a")}, patches: 1,
 			first: func() error {
@@ -86,7 +90,7 @@ func TestDryRunApplyOnceForTheSameObjects(t *testing.T) {
 				}
 				return err
 			}},
-		{name: "and again", objs: []*unstructured.Unstructured{configMap(created, "a")}},
+		{name: "and applied", objs: []*unstructured.Unstructured{configMap(created, "a")}, apply: true},
 	} {
 		if step.first != nil {
 			if err := step.first(); err != nil {
@@ -94,15 +98,19 @@ func TestDryRunApplyOnceForTheSameObjects(t *testing.T) {
 			}
 		}
 		before := patches.Load()
-		if err := NewGetter(cfg, "default", "", shared).DryRunApply(ctx, step.objs); err != nil {
+		if err := NewGetter(cfg, "default", "", shared).DryRunApply(ctx, step.objs, DryRunOptions{TrustPlan: step.apply}); err != nil {
 			t.Fatalf("%s: %v", step.name, err)
 		}
 		if got := patches.Load() - before; got != step.patches {
 			t.Errorf("%s: %d dry-run requests, want %d", step.name, got, step.patches)
 		}
 	}
+	// A plan of this process, then the apply of another.
+	if err := NewGetter(cfg, "default", "", shared).DryRunApply(ctx, []*unstructured.Unstructured{configMap("default", "a")}, DryRunOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	before := patches.Load()
-	if err := NewGetter(cfg, "default", "", NewDiscovery(cfg, "")).DryRunApply(ctx, []*unstructured.Unstructured{configMap("default", "a")}); err != nil {
+	if err := NewGetter(cfg, "default", "", NewDiscovery(cfg, "")).DryRunApply(ctx, []*unstructured.Unstructured{configMap("default", "a")}, DryRunOptions{TrustPlan: true}); err != nil {
 		t.Fatal(err)
 	}
 	if patches.Load() == before {

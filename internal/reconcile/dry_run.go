@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 )
 
@@ -56,7 +57,7 @@ func (e *Engine) DryRun(ctx context.Context, req *Request) (*release.Release, er
 		// As Helm then sends the objects as they are.
 		return rel, nil
 	}
-	if err := e.validate(ctx, req, rel.Manifest, coming); err != nil {
+	if err := e.validate(ctx, req, rel.Manifest, coming, kube.DryRunOptions{}); err != nil {
 		return nil, err
 	}
 	return rel, nil
@@ -190,8 +191,9 @@ func (e *Engine) render(ctx context.Context, req *Request) (rel *release.Release
 
 // validate has the API server validate the objects of manifest (a
 // server-side dry-run apply each, see kube.Getter.DryRunApply), except those
-// of the kinds coming.
-func (e *Engine) validate(ctx context.Context, req *Request, manifestText string, coming []schema.GroupVersionKind) error {
+// of the kinds coming. An action's validation (opts.TrustPlan) trusts the
+// plan's of the same render, once.
+func (e *Engine) validate(ctx context.Context, req *Request, manifestText string, coming []schema.GroupVersionKind, opts kube.DryRunOptions) error {
 	objs, err := manifest.Parse(manifestText, req.Spec.GetTargetNamespace(), nil)
 	if err != nil {
 		return fmt.Errorf("reading the rendered manifest of release %s: %w", releaseRef(req), err)
@@ -202,7 +204,7 @@ func (e *Engine) validate(ctx context.Context, req *Request, manifestText string
 			list = append(list, objs[i].Object)
 		}
 	}
-	if err := e.Kube.DryRunApply(ctx, list); err != nil {
+	if err := e.Kube.DryRunApply(ctx, list, opts); err != nil {
 		return fmt.Errorf("the cluster rejects objects of release %s: %w", releaseRef(req), err)
 	}
 	return nil
@@ -229,7 +231,7 @@ func (e *Engine) validatingPostRenderer(ctx context.Context, req *Request, valid
 	if !validation {
 		return pr, nil
 	}
-	v := &validatingRenderer{next: pr, validate: func(m string) error { return e.validate(ctx, req, m, nil) }}
+	v := &validatingRenderer{next: pr, validate: func(m string) error { return e.validate(ctx, req, m, nil, kube.DryRunOptions{TrustPlan: true}) }}
 	return v, v
 }
 
