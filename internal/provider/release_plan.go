@@ -104,9 +104,17 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		resp.Diagnostics = red.diagnostics(resp.Diagnostics)
 	}()
 
-	plan.PlannedAction = types.StringNull()
+	// A create installs; an update runs no Helm action unless found below
+	// (as refreshed: null, or with -refresh=false the last one, rather
+	// than show it going away).
+	plan.PlannedAction = types.StringValue("install")
+	if state != nil {
+		plan.PlannedAction = state.PlannedAction
+	}
 	if plan.Suspend.ValueBool() {
-		if state != nil {
+		if state == nil {
+			plan.PlannedAction = types.StringNull()
+		} else {
 			plan.ChartVersion, plan.AppVersion, plan.ChartDigest = state.ChartVersion, state.AppVersion, state.ChartDigest
 			plan.Notes, plan.Description = state.Notes, state.Description
 			plan.Resources, plan.Status = state.Resources, state.Status
@@ -144,6 +152,9 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		specKnown(&plan) && (isEmpty(plan.ValuesFrom) || r.clusterKnown())
 	if !inputsKnown {
 		plan.Resources, plan.Status = types.MapUnknown(types.StringType), types.ObjectUnknown(statusAttrTypes())
+		if state != nil {
+			plan.PlannedAction = types.StringUnknown()
+		}
 		return
 	}
 	spec := plan.spec(ctx, &resp.Diagnostics)

@@ -441,5 +441,6 @@ func statusAttribute() schema.SingleNestedAttribute {
 // release of a module would raise for an ordinary change.
 const plannedActionDescription = "Set by a plan that runs a Helm action: which one and why, e.g. `install`, or " +
 	"`upgrade: values changed; chart content changed`, or `upgrade: the release is not ready: …` for a retry. " +
-	"Null when the plan runs none (no change, or drift corrected without a new revision), and after the next refresh: " +
-	"it describes a plan, not the release. Terraform-only (no HelmRelease field)."
+	"A refresh sets it to null (it describes a plan, not the release), so a plan that runs no Helm action (no change, " +
+	"or drift corrected without a new revision) shows none; with `-refresh=false` such a plan keeps the last one unchanged. " +
+	"Terraform-only (no HelmRelease field)."
