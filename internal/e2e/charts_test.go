@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testenv"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 )
 
@@ -96,7 +97,8 @@ var publicCharts = []publicChart{{
 }}
 
 // sharedCharts is the directory of the public charts:
-// $HELMRELEASE_TEST_CHARTS, or shared/charts beside the repository.
+// $HELMRELEASE_TEST_CHARTS, or shared/charts beside the repository. A test
+// that needs them and does not find them skips (testenv.SkipUnlessRequired).
 func sharedCharts(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("HELMRELEASE_TEST_CHARTS")
@@ -105,7 +107,7 @@ func sharedCharts(t *testing.T) string {
 		dir = filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "charts")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "podinfo", "Chart.yaml")); err != nil {
-		t.Skipf("no public charts at %s (set HELMRELEASE_TEST_CHARTS): %v", dir, err)
+		testenv.SkipUnlessRequired(t, fmt.Sprintf("no public charts at %s (set HELMRELEASE_TEST_CHARTS): %v", dir, err))
 	}
 	return dir
 }
@@ -119,14 +121,14 @@ func sharedCharts(t *testing.T) string {
 // It logs the wall time of each step and the provider's peak memory.
 func TestPublicCharts(t *testing.T) {
 	needMatrix(t)
-	charts := sharedCharts(t)
 	_, file, _, _ := runtime.Caller(0)
 	local := filepath.Join(filepath.Dir(file), "testdata", "charts")
 	for _, pc := range publicCharts {
 		t.Run(pc.dir, func(t *testing.T) {
-			chart := filepath.Join(charts, pc.dir)
-			if pc.local {
-				chart = filepath.Join(local, pc.dir)
+			// The in-repository charts run wherever the tests do.
+			chart := filepath.Join(local, pc.dir)
+			if !pc.local {
+				chart = filepath.Join(sharedCharts(t), pc.dir)
 			}
 			ns := newNamespace(t)
 			w := newWorkspace(t, pc.dir)

@@ -20,6 +20,8 @@ import (
 
 	"golang.org/x/mod/sumdb/dirhash"
 	"sigs.k8s.io/yaml"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testenv"
 )
 
 // auditedNamespaces are the namespaces of TestReleaseArchives (newNamespace
@@ -41,7 +43,7 @@ func TestReleaseArchives(t *testing.T) {
 	for _, name := range []string{"terraform", "opentofu"} {
 		t.Run(name, func(t *testing.T) {
 			if clis[name] == "" {
-				t.Skip("needs OpenTofu: set HELMRELEASE_TEST_OPENTOFU to a tofu binary (make test builds one from tools/tofu)")
+				testenv.SkipUnlessRequired(t, "needs OpenTofu: set HELMRELEASE_TEST_OPENTOFU to a tofu binary (make test builds one from tools/tofu)")
 			}
 			installFromMirror(t, archives, clis[name])
 		})
@@ -62,7 +64,7 @@ func buildReleaseArchives(t *testing.T) releaseArchive {
 	t.Helper()
 	goreleaser := os.Getenv("HELMRELEASE_TEST_GORELEASER")
 	if goreleaser == "" {
-		t.Skip("needs GoReleaser: set HELMRELEASE_TEST_GORELEASER to a goreleaser binary (make test builds one from tools/goreleaser)")
+		testenv.SkipUnlessRequired(t, "needs GoReleaser: set HELMRELEASE_TEST_GORELEASER to a goreleaser binary (make test builds one from tools/goreleaser)")
 	}
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-version"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testenv"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 )
 
@@ -30,7 +31,7 @@ func TestMovedFromHelmProvider(t *testing.T) {
 	needMatrix(t)
 	helmProvider := os.Getenv("HELMRELEASE_TEST_HELM_PROVIDER")
 	if helmProvider == "" {
-		t.Skip("needs HashiCorp's helm provider: set HELMRELEASE_TEST_HELM_PROVIDER to its binary (v3.x)")
+		testenv.SkipUnlessRequired(t, "needs HashiCorp's helm provider: set HELMRELEASE_TEST_HELM_PROVIDER to its binary (v3.x)")
 	}
 	bin := movedTerraform(t)
 	_, file, _, _ := runtime.Caller(0)
@@ -247,6 +248,6 @@ func movedTerraform(t *testing.T) string {
 			return bin
 		}
 	}
-	t.Skip("moved blocks across resource types need Terraform >= 1.8: set HELMRELEASE_TEST_TERRAFORM_NEWER")
+	testenv.SkipUnlessRequired(t, "moved blocks across resource types need Terraform >= 1.8: set HELMRELEASE_TEST_TERRAFORM_NEWER")
 	return ""
 }

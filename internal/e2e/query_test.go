@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testenv"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 )
 
@@ -24,7 +25,7 @@ func TestQueryGeneratesConfig(t *testing.T) {
 	needMatrix(t)
 	newer := os.Getenv("HELMRELEASE_TEST_TERRAFORM_NEWER")
 	if newer == "" {
-		t.Skip("terraform query needs Terraform >= 1.14: set HELMRELEASE_TEST_TERRAFORM_NEWER")
+		testenv.SkipUnlessRequired(t, "terraform query needs Terraform >= 1.14: set HELMRELEASE_TEST_TERRAFORM_NEWER")
 	}
 	_, file, _, _ := runtime.Caller(0)
 	charts := filepath.Join(filepath.Dir(file), "testdata", "charts")

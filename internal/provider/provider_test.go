@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testenv"
 )
 
 // testAccProtoV6ProviderFactories serve the provider in-process to Terraform.
@@ -107,7 +108,7 @@ func terraformAtLeast(t *testing.T, version string) {
 		}
 		seen = append(seen, bin+" is "+v.Version)
 	}
-	t.Skipf("needs Terraform >= %s (set HELMRELEASE_TEST_TERRAFORM_NEWER to one): %s", version, strings.Join(seen, "; "))
+	testenv.SkipUnlessRequired(t, fmt.Sprintf("needs Terraform >= %s (set HELMRELEASE_TEST_TERRAFORM_NEWER to one): %s", version, strings.Join(seen, "; ")))
 }
 
 // useOpenTofu runs the rest of the test on the OpenTofu that
@@ -117,7 +118,7 @@ func useOpenTofu(t *testing.T) {
 	t.Helper()
 	bin := os.Getenv("HELMRELEASE_TEST_OPENTOFU")
 	if bin == "" {
-		t.Skip("needs OpenTofu: set HELMRELEASE_TEST_OPENTOFU to a tofu binary (make test builds one from tools/tofu)")
+		testenv.SkipUnlessRequired(t, "needs OpenTofu: set HELMRELEASE_TEST_OPENTOFU to a tofu binary (make test builds one from tools/tofu)")
 	}
 	t.Setenv("TF_ACC_TERRAFORM_PATH", bin)
 	// The provider under test is served at OpenTofu's registry address,
