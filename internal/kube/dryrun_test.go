@@ -77,7 +77,7 @@ func TestDryRunApplyOnceForTheSameObjects(t *testing.T) {
 		{name: "a namespace that does not exist", objs: []*unstructured.Unstructured{configMap(created, "a")}},
 		{name: "the same once the namespace exists", objs: []*unstructured.Unstructured{configMap(created, "a")}, patches: 1,
 			first: func() error {
-				if err := NewGetter(cfg, "default", "", shared).CreateNamespace(ctx, created, "test"); err != nil {
+				if _, err := NewGetter(cfg, "default", "", shared).CreateNamespace(ctx, created, "test"); err != nil {
 					return err
 				}
 				cs, err := kubernetes.NewForConfig(cfg)

@@ -226,7 +226,7 @@ func installAttribute() schema.SingleNestedAttribute {
 		Optional:            true,
 		Attributes: actionAttributes("install", "Create", map[string]schema.Attribute{
 			"replace":          flag("Reuse the name of a deleted release kept in history", "replace"),
-			"create_namespace": flag("Create `target_namespace` when missing (before the objects are validated, so a refused install leaves the namespace)", "createNamespace"),
+			"create_namespace": flag("Create `target_namespace` when missing (before the objects are validated; an install refused before writing anything deletes it again)", "createNamespace"),
 			"skip_crds": schema.BoolAttribute{
 				MarkdownDescription: "Skip the chart's CRDs (`skipCRDs`). Default: `false`.",
 				Optional:            true,

@@ -737,7 +737,29 @@ func TestInstallValidatedByTheServer(t *testing.T) {
 	if rel, _ := e.Helm.LastRelease(created.GetReleaseName()); rel != nil || st.Failures != 0 {
 		t.Errorf("refused install wrote a release (%v) or counted a failure (%d)", rel, st.Failures)
 	}
-	if list, err := f.cs.AppsV1().Deployments(target).List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) > 0 {
-		t.Errorf("refused install wrote objects in the namespace it created: %v", err)
+	// It leaves nothing: the namespace it created is deleted.
+	if ns, err := f.cs.CoreV1().Namespaces().Get(ctx, target, metav1.GetOptions{}); err == nil && ns.DeletionTimestamp == nil {
+		t.Errorf("refused install left the namespace %s it created", target)
+	} else if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	// A namespace that existed before is left alone.
+	if _, err := f.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: target + "-kept"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.cs.CoreV1().Namespaces().Delete(context.Background(), target+"-kept", metav1.DeleteOptions{}) })
+	kept := f.spec(func(s *Spec) {
+		s.TargetNamespace = target + "-kept"
+		s.Install.CreateNamespace = true
+	})
+	if e, err = New(ctx, kept, Options{Config: testRESTConfig}); err != nil {
+		t.Fatal(err)
+	}
+	e.Key = testDigests.Key
+	if err := e.Reconcile(ctx, &Request{Spec: kept, Chart: c, Status: &Status{}}, nil); !errors.As(err, &untouched) {
+		t.Fatalf("install into an existing namespace, with an unknown field: %v", err)
+	}
+	if ns, err := f.cs.CoreV1().Namespaces().Get(ctx, target+"-kept", metav1.GetOptions{}); err != nil || ns.DeletionTimestamp != nil {
+		t.Errorf("refused install deleted the namespace it did not create (%v)", err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 )
 
@@ -27,12 +29,26 @@ func (a *Install) Reconcile(ctx context.Context, req *Request) error {
 		return &StorageUntouchedError{Err: fmt.Errorf("applying the CRDs of chart %s: %w", chartRef(req), err)}
 	}
 	validation := !s.Install.DisableOpenAPIValidation
+	var createdNamespace types.UID
 	if validation && s.Install.CreateNamespace {
 		// Created before Helm would, so that the objects bound for it are
 		// validated before anything of the release is written.
-		if err := a.e.Kube.CreateNamespace(ctx, s.GetTargetNamespace(), helm.FieldManager); err != nil {
+		var err error
+		if createdNamespace, err = a.e.Kube.CreateNamespace(ctx, s.GetTargetNamespace(), helm.FieldManager); err != nil {
 			return &StorageUntouchedError{Err: err}
 		}
+	}
+	// An install that writes nothing leaves nothing: not the namespace it
+	// created either.
+	untouched := func(err error) error {
+		if createdNamespace != "" {
+			cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if derr := a.e.Kube.DeleteNamespace(cleanup, s.GetTargetNamespace(), createdNamespace); derr != nil {
+				err = fmt.Errorf("%w; and the namespace it created is left: %w", err, derr)
+			}
+		}
+		return &StorageUntouchedError{Err: err}
 	}
 	pr, validated := a.e.validatingPostRenderer(ctx, req, validation)
 	started := time.Now()
@@ -56,14 +72,14 @@ func (a *Install) Reconcile(ctx context.Context, req *Request) error {
 	if validated != nil && validated.refused != nil {
 		// Refused before Helm wrote anything: a run error, as Helm's own
 		// validation failing is.
-		return &StorageUntouchedError{Err: validated.refused}
+		return untouched(validated.refused)
 	}
 	written, rerr := a.e.recordObserved(req, req.ChartDigest)
 	if rerr != nil && err == nil {
 		err = rerr
 	}
 	if err != nil && written == 0 {
-		return &StorageUntouchedError{Err: a.e.failure("Helm %s of release %s with chart %s wrote nothing to storage", err, a.Name(), releaseRef(req), chartRef(req))}
+		return untouched(a.e.failure("Helm %s of release %s with chart %s wrote nothing to storage", err, a.Name(), releaseRef(req), chartRef(req)))
 	}
 	if err != nil {
 		return a.fail(req, a.e.explainFailure(ctx, req, err, started, s.InstallTimeout(), !s.Install.DisableWaitForJobs))
