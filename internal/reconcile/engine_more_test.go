@@ -747,7 +747,9 @@ func TestInstallValidatedByTheServer(t *testing.T) {
 	if _, err := f.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: target + "-kept"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = f.cs.CoreV1().Namespaces().Delete(context.Background(), target+"-kept", metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = f.cs.CoreV1().Namespaces().Delete(context.Background(), target+"-kept", metav1.DeleteOptions{})
+	})
 	kept := f.spec(func(s *Spec) {
 		s.TargetNamespace = target + "-kept"
 		s.Install.CreateNamespace = true
