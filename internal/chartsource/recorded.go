@@ -1,10 +1,14 @@
 package chartsource
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/url"
+	"slices"
+	"strings"
 
 	"helm.sh/helm/v3/pkg/chart"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
 // SourceAnnotation is the annotation of a resolved chart's metadata that
@@ -15,6 +19,12 @@ import (
 // labels take no URL or version constraint, and Helm rewrites the object,
 // dropping annotations, each time it updates a revision.
 const SourceAnnotation = "helmrelease.terraform.io/chart-source"
+
+// CRDsAnnotation is the annotation of a resolved chart's metadata that
+// names the CRDs of its crds/ directories and its subcharts', comma-
+// separated: Helm stores a release's chart without its subcharts, so
+// what an uninstall leaves (their CRDs) can be told only from this.
+const CRDsAnnotation = "helmrelease.terraform.io/crds"
 
 // Recorded is the part of a Source a release records: what the
 // configuration said, without credentials or files of the machine that
@@ -44,6 +54,43 @@ func record(c *chart.Chart, src Source) {
 		c.Metadata.Annotations = map[string]string{}
 	}
 	c.Metadata.Annotations[SourceAnnotation] = string(b)
+	if names := crdNames(c); len(names) > 0 {
+		c.Metadata.Annotations[CRDsAnnotation] = strings.Join(names, ",")
+	}
+}
+
+// crdNames are the names of the CRDs of c's crds/ directories, its
+// subcharts' included, sorted.
+func crdNames(c *chart.Chart) []string {
+	var names []string
+	for _, f := range c.CRDObjects() {
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(f.File.Data), 4096)
+		for {
+			var doc struct {
+				Kind     string `json:"kind"`
+				Metadata struct {
+					Name string `json:"name"`
+				} `json:"metadata"`
+			}
+			if err := dec.Decode(&doc); err != nil {
+				break // the end, or not YAML: Helm refuses it at install
+			}
+			if doc.Kind == "CustomResourceDefinition" && doc.Metadata.Name != "" {
+				names = append(names, doc.Metadata.Name)
+			}
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// RecordedCRDs are the CRDs a release's chart and its subcharts brought
+// (CRDsAnnotation); none when it records none.
+func RecordedCRDs(c *chart.Chart) []string {
+	if c == nil || c.Metadata == nil || c.Metadata.Annotations[CRDsAnnotation] == "" {
+		return nil
+	}
+	return strings.Split(c.Metadata.Annotations[CRDsAnnotation], ",")
 }
 
 // RecordedSource reads the source a release's chart was resolved from;

@@ -3,8 +3,11 @@ package chartsource
 import (
 	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"helm.sh/helm/v3/pkg/chart"
 )
 
 // TestSourceRecorded: a resolved chart records the source as configured
@@ -45,5 +48,26 @@ func TestSourceRecorded(t *testing.T) {
 	}
 	if _, ok := RecordedSource(nil); ok {
 		t.Error("a missing chart records a source")
+	}
+}
+
+// TestCRDsRecorded: the CRDs of a chart's crds/ and of its subcharts' are
+// named in its metadata, which Helm stores with the release without the
+// subcharts themselves.
+func TestCRDsRecorded(t *testing.T) {
+	crd := func(name string) []byte {
+		return []byte("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: " + name + "\n")
+	}
+	sub := &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "crds", Version: "1.0.0"},
+		Files: []*chart.File{{Name: "crds/two.yaml", Data: append(append(crd("b.example.com"), "---\n"...), crd("c.example.com")...)}}}
+	parent := &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "stack", Version: "1.0.0"},
+		Files: []*chart.File{{Name: "crds/one.yaml", Data: crd("a.example.com")}, {Name: "crds/notes.txt", Data: []byte("not a CRD")}}}
+	parent.AddDependency(sub)
+	record(parent, Source{Name: "stack"})
+	if got, want := RecordedCRDs(parent), []string{"a.example.com", "b.example.com", "c.example.com"}; !slices.Equal(got, want) {
+		t.Errorf("recorded CRDs %v, want %v", got, want)
+	}
+	if got := RecordedCRDs(&chart.Chart{Metadata: &chart.Metadata{Name: "plain"}}); got != nil {
+		t.Errorf("a chart without CRDs records %v", got)
 	}
 }

@@ -45,6 +45,10 @@ type publicChart struct {
 	// objects must be among the release's objects after the install, and
 	// absent must not (keys of resources, NS for the namespace).
 	objects, absent []string
+	// plannedKnown must be known in the plan of the install, and
+	// plannedUnknown known after apply only (keys of resources, NS for
+	// the namespace); not checked when both are empty.
+	plannedKnown, plannedUnknown []string
 	// leftBehind are the objects the destroy's warning names, NS for the
 	// namespace.
 	leftBehind []string
@@ -92,6 +96,11 @@ var publicCharts = []publicChart{{
 	upgraded:       `{ greeting = "hey {{ .Release.Namespace }}" }`,
 	upgradeChanges: []string{"v1/ConfigMap/NS/p-main"},
 	objects:        []string{"patterns.example.com/v1/Widget/NS/p", "v1/ConfigMap/NS/p-widgets-served", "v1/ConfigMap/NS/p-sub", "v1/Secret/NS/p-token"},
+	// The CRD is in the subchart's crds/ and the cluster does not have it:
+	// the plan still shows every object a render reproduces; only the
+	// token (random until the lookup finds it) is known after apply.
+	plannedKnown:   []string{"patterns.example.com/v1/Widget/NS/p", "v1/ConfigMap/NS/p-widgets-served", "v1/ConfigMap/NS/p-sub", "v1/ConfigMap/NS/p-main"},
+	plannedUnknown: []string{"v1/Secret/NS/p-token"},
 	absent:         []string{"v1/ConfigMap/NS/p-disabled"},
 	leftBehind:     []string{"CustomResourceDefinition widgets.patterns.example.com"},
 }}
@@ -157,6 +166,20 @@ func TestPublicCharts(t *testing.T) {
 			}
 
 			w.write(publicChartConfig(ns, chart, pc.release, pc.values))
+			if len(pc.plannedKnown)+len(pc.plannedUnknown) > 0 {
+				step("plan install", 2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=install.plan")
+				known, unknown := w.plannedObjects("install.plan")
+				for _, k := range keys(pc.plannedKnown) {
+					if !slices.Contains(known, k) {
+						t.Errorf("the plan of the install does not show %s; it shows %v, and %v known after apply", k, known, unknown)
+					}
+				}
+				for _, k := range keys(pc.plannedUnknown) {
+					if !slices.Contains(unknown, k) {
+						t.Errorf("the plan of the install does not plan %s as known after apply; unknown: %v", k, unknown)
+					}
+				}
+			}
 			step("install", 0, "apply", "-auto-approve", "-input=false", "-no-color")
 			objects := w.stateObjects()
 			for _, k := range keys(pc.objects) {
@@ -394,6 +417,47 @@ func (w *workspace) plannedChanges(planFile string) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// plannedObjects are the keys of resources a plan file shows for its
+// release, known and known after apply (all unknown when resources is).
+func (w *workspace) plannedObjects(planFile string) (known, unknown []string) {
+	w.t.Helper()
+	res := w.must(0, "show", "-json", planFile)
+	var plan struct {
+		ResourceChanges []struct {
+			Type   string `json:"type"`
+			Change struct {
+				After struct {
+					Resources map[string]string `json:"resources"`
+				} `json:"after"`
+				AfterUnknown struct {
+					Resources json.RawMessage `json:"resources"`
+				} `json:"after_unknown"`
+			} `json:"change"`
+		} `json:"resource_changes"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &plan); err != nil {
+		w.t.Fatalf("terraform show -json: %v", err)
+	}
+	for _, rc := range plan.ResourceChanges {
+		if rc.Type != "helmrelease_release" {
+			continue
+		}
+		var marks map[string]bool
+		_ = json.Unmarshal(rc.Change.AfterUnknown.Resources, &marks) // true (all unknown) is no map
+		for k := range rc.Change.After.Resources {
+			known = append(known, k)
+		}
+		for k, u := range marks {
+			if u {
+				unknown = append(unknown, k)
+			}
+		}
+	}
+	slices.Sort(known)
+	slices.Sort(unknown)
+	return known, unknown
 }
 
 // scaleBy sets the replicas of a Deployment or StatefulSet by hand.

@@ -32,20 +32,7 @@ import (
 // (the cluster's and the new kinds), and only the other objects are
 // validated; the apply validates everything once the CRDs exist.
 func (e *Engine) DryRun(ctx context.Context, req *Request) (*release.Release, error) {
-	install, err := e.rendersInstall(req)
-	if err != nil {
-		return nil, err
-	}
-	coming, err := e.crdKindsToCome(req, install)
-	if err != nil {
-		return nil, err
-	}
-	var rel *release.Release
-	if len(coming) > 0 {
-		rel, err = e.renderBeforeCRDs(ctx, req, install, coming)
-	} else {
-		rel, err = e.render(ctx, req)
-	}
+	rel, install, coming, err := e.renderAsTheAction(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -142,11 +129,32 @@ func (e *Engine) renderBeforeCRDs(ctx context.Context, req *Request, install boo
 }
 
 // Render returns the release the next install or upgrade would make, post-
-// renderers included, as DryRun does but without the API server's
-// validation: to render a chart whose objects need not be valid (a chart
-// whose non-reproducible results were perturbed, to compare).
+// renderers included, as DryRun does (client-side with the kinds of the
+// chart's CRDs to come, its subcharts' included, when there are such)
+// but without the API server's validation: to render a chart whose
+// objects need not be valid (a chart whose non-reproducible results were
+// perturbed, to compare).
 func (e *Engine) Render(ctx context.Context, req *Request) (*release.Release, error) {
-	return e.render(ctx, req)
+	rel, _, _, err := e.renderAsTheAction(ctx, req)
+	return rel, err
+}
+
+// renderAsTheAction renders the release as the next install or upgrade
+// (install tells which) will: with a dry-run action, or client-side when
+// kinds of the chart's CRDs are to come (coming).
+func (e *Engine) renderAsTheAction(ctx context.Context, req *Request) (rel *release.Release, install bool, coming []schema.GroupVersionKind, err error) {
+	if install, err = e.rendersInstall(req); err != nil {
+		return nil, false, nil, err
+	}
+	if coming, err = e.crdKindsToCome(req, install); err != nil {
+		return nil, false, nil, err
+	}
+	if len(coming) > 0 {
+		rel, err = e.renderBeforeCRDs(ctx, req, install, coming)
+	} else {
+		rel, err = e.render(ctx, req)
+	}
+	return rel, install, coming, err
 }
 
 // render returns the release a dry-run install or upgrade makes.

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 )
 
@@ -30,7 +31,7 @@ func (l LeftBehind) String() string { return l.Object + " (" + l.Why + ")" }
 const (
 	whyResourcePolicy = "annotated helm.sh/resource-policy: keep"
 	whyVolumeClaim    = "volume claim of StatefulSet %s: the StatefulSet's pods made it, not Helm, and its data outlives them"
-	whyCRD            = "from the chart's crds/ directory: Helm never deletes those, their custom resources would go with them"
+	whyCRD            = "from a crds/ directory of the chart or a subchart: Helm never deletes those, their custom resources would go with them"
 )
 
 // leftBehind lists what still exists in the cluster, after rel was
@@ -56,15 +57,21 @@ func leftBehind(ctx context.Context, cs kubernetes.Interface, rel *release.Relea
 		}
 	}
 	if rel.Chart != nil {
+		// Helm stores the chart without its subcharts: their CRDs are
+		// known from what the chart recorded when it was resolved.
+		names := chartsource.RecordedCRDs(rel.Chart)
 		for _, f := range rel.Chart.CRDObjects() {
 			var crd struct {
 				Metadata metav1.ObjectMeta `json:"metadata"`
 			}
-			if yaml.Unmarshal(f.File.Data, &crd) != nil || crd.Metadata.Name == "" {
-				continue
+			if yaml.Unmarshal(f.File.Data, &crd) == nil && crd.Metadata.Name != "" {
+				names = append(names, crd.Metadata.Name)
 			}
-			if _, err := cs.Discovery().RESTClient().Get().AbsPath("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd.Metadata.Name).DoRaw(ctx); err == nil {
-				out = append(out, LeftBehind{Object: "CustomResourceDefinition " + crd.Metadata.Name, Why: whyCRD})
+		}
+		slices.Sort(names)
+		for _, name := range slices.Compact(names) {
+			if _, err := cs.Discovery().RESTClient().Get().AbsPath("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", name).DoRaw(ctx); err == nil {
+				out = append(out, LeftBehind{Object: "CustomResourceDefinition " + name, Why: whyCRD})
 			}
 		}
 	}
