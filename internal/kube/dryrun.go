@@ -1,10 +1,13 @@
 package kube
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,21 +25,35 @@ import (
 const FieldManager = "helmrelease"
 
 // validatedFor is how long a plan's dry run of a set of objects spares the
-// apply's (DryRunOptions.TrustPlan): long enough for Terraform's final
-// plan of an apply and the apply itself, short enough that a change of the
-// cluster's admission or schemas between two runs is seen.
+// apply's (DryRunOptions.Trusted): long enough for a plan reviewed before
+// it is applied, short enough that a change of the cluster's admission or
+// schemas between two runs is seen.
 const validatedFor = 10 * time.Minute
+
+// ValidatedSet identifies a set of objects that passed a server-side dry
+// run whole, and when: what a resource's plan hands its apply (in its
+// private state), so that the apply does not send the same objects again.
+type ValidatedSet struct {
+	// Digest is a SHA-256 of the objects' JSON, in any order (a plan's
+	// manifest and an action's post-rendered objects come in different
+	// orders).
+	Digest string    `json:"digest"`
+	At     time.Time `json:"at"`
+}
 
 // DryRunOptions are the options of DryRunApply.
 type DryRunOptions struct {
-	// TrustPlan skips the requests when a dry run of this process and
-	// identity (the plan's) passed the byte-identical objects whole less
-	// than validatedFor ago, and uses up that record: an apply trusts the
-	// plan it applies, once. What it trusts is that nothing the server
-	// would refuse changed in between; the server still validates each
-	// write, so such a change fails the action at the write instead of
-	// before it. Without TrustPlan, every object is sent.
+	// TrustPlan passes, without a request, objects a plan had the API
+	// server validate whole less than validatedFor ago: those of Planned
+	// (the resource's plan hands it over in private state), or those this
+	// process last validated for the identity (Terraform's final plan of
+	// an apply runs in the apply's process, and a create gets no private
+	// state from its plan), once. What it trusts is that nothing the API
+	// server would refuse changed in between; the server still checks each
+	// write, so such a change fails the action at its write instead of
+	// before it.
 	TrustPlan bool
+	Planned   *ValidatedSet
 }
 
 // ObjectConcurrency bounds the requests for independent objects the
@@ -53,21 +70,28 @@ const ObjectConcurrency = 8
 // namespaces that do not exist yet are skipped: they can be judged only
 // once their CRD or namespace exists. Objects are sent ObjectConcurrency at
 // a time; the errors of all objects are joined, in their order. A set that
-// passes whole (none skipped) is recorded for opts.TrustPlan.
-func (g *Getter) DryRunApply(ctx context.Context, objs []*unstructured.Unstructured, opts DryRunOptions) error {
+// passes whole (none skipped) is returned as a ValidatedSet; so is one
+// opts.Trusted vouches for, which is not sent.
+func (g *Getter) DryRunApply(ctx context.Context, objs []*unstructured.Unstructured, opts DryRunOptions) (*ValidatedSet, error) {
 	mapper, err := g.ToRESTMapper()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	key, keyErr := objectsDigest(objs)
-	if keyErr == nil && opts.TrustPlan && g.discovery.takeValidated(key, time.Now().Add(-validatedFor)) {
-		return nil
+	digest, digestErr := objectsDigest(objs)
+	if digestErr == nil && opts.TrustPlan {
+		if t := opts.Planned; t != nil && t.Digest == digest && time.Since(t.At) < validatedFor && !t.At.After(time.Now()) {
+			return t, nil
+		}
+		if t := g.discovery.takeValidated(digest); t != nil && time.Since(t.At) < validatedFor {
+			return t, nil
+		}
 	}
 	var skipped atomic.Bool
 	client, err := dynamic.NewForConfig(g.config)
 	if err != nil {
-		return fmt.Errorf("creating dynamic client: %w", err)
+		return nil, fmt.Errorf("creating dynamic client: %w", err)
 	}
+	at := time.Now()
 	errs := make([]error, len(objs))
 	namespaces := map[string]bool{}
 	var wg sync.WaitGroup
@@ -113,11 +137,36 @@ func (g *Getter) DryRunApply(ctx context.Context, objs []*unstructured.Unstructu
 		})
 	}
 	wg.Wait()
-	err = errors.Join(errs...)
-	if err == nil && keyErr == nil && !skipped.Load() {
-		g.discovery.markValidated(key, time.Now())
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
-	return err
+	if digestErr != nil || skipped.Load() {
+		return nil, nil
+	}
+	v := &ValidatedSet{Digest: digest, At: at}
+	g.discovery.recordValidated(v)
+	return v, nil
+}
+
+// recordValidated keeps v, the newest set of objects that passed whole
+// for the identity, for takeValidated.
+func (d *Discovery) recordValidated(v *ValidatedSet) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.validated = v
+}
+
+// takeValidated returns the set recordValidated kept if it is of digest,
+// and forgets it: it vouches once.
+func (d *Discovery) takeValidated(digest string) *ValidatedSet {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	v := d.validated
+	if v == nil || v.Digest != digest {
+		return nil
+	}
+	d.validated = nil
+	return v
 }
 
 // namespaceExists tells whether the namespace ns exists, asking the API
@@ -142,42 +191,20 @@ func namespaceExists(ctx context.Context, client dynamic.Interface, ns string, k
 
 var namespacesResource = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
-// objectsDigest identifies a set of objects, in order, by content.
-func objectsDigest(objs []*unstructured.Unstructured) ([32]byte, error) {
-	h := sha256.New()
-	for _, obj := range objs {
+// objectsDigest identifies a set of objects by content, in any order.
+func objectsDigest(objs []*unstructured.Unstructured) (string, error) {
+	sums := make([][sha256.Size]byte, len(objs))
+	for i, obj := range objs {
 		data, err := obj.MarshalJSON()
 		if err != nil {
-			return [32]byte{}, err
+			return "", err
 		}
-		fmt.Fprintf(h, "%d:", len(data))
-		h.Write(data)
+		sums[i] = sha256.Sum256(data)
 	}
-	return [32]byte(h.Sum(nil)), nil
-}
-
-// takeValidated reports whether the objects of digest key passed a dry
-// run after since, and forgets it.
-func (d *Discovery) takeValidated(key [32]byte, since time.Time) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	at, ok := d.validated[key]
-	delete(d.validated, key)
-	return ok && at.After(since)
-}
-
-// markValidated records that the objects of digest key passed a dry run at
-// at, forgetting what is too old to be used.
-func (d *Discovery) markValidated(key [32]byte, at time.Time) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.validated == nil {
-		d.validated = map[[32]byte]time.Time{}
+	slices.SortFunc(sums, func(a, b [sha256.Size]byte) int { return bytes.Compare(a[:], b[:]) })
+	h := sha256.New()
+	for _, s := range sums {
+		h.Write(s[:])
 	}
-	for k, t := range d.validated {
-		if at.Sub(t) > validatedFor {
-			delete(d.validated, k)
-		}
-	}
-	d.validated[key] = at
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -2,7 +2,6 @@ package kube
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -29,11 +28,12 @@ func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // TestDryRunApplyOnceForTheSameObjects: objects that passed a plan's dry
-// run whole are not sent again by the apply of the same identity that
-// trusts it (Terraform's final plan validates, then the apply would again),
-// once: a second action of the apply, or a plan, sends them again; objects
-// of a namespace that does not exist yet are not sent (one read of the
-// namespace says so) and are sent once it exists; other objects are sent.
+// run whole are not sent again by the apply that trusts the plan's set
+// (handed over, or the newest of its process), in any order, for ten
+// minutes, once; other objects are sent; objects of a
+// namespace that does not exist yet are not sent (one read of the
+// namespace says so), and such a set vouches for nothing; they are sent
+// once it exists.
 func TestDryRunApplyOnceForTheSameObjects(t *testing.T) {
 	if testKubeconfig == "" {
 		t.Skip("needs the test cluster")
@@ -47,11 +47,11 @@ func TestDryRunApplyOnceForTheSameObjects(t *testing.T) {
 		return countingTransport{next: rt, method: http.MethodPatch, n: &patches}
 	})
 	shared := NewDiscovery(cfg, "")
-	configMap := func(ns, message string) *unstructured.Unstructured {
+	configMap := func(ns, name string) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "v1", "kind": "ConfigMap",
-			"metadata": map[string]any{"name": "validated", "namespace": ns},
-			"data":     map[string]any{"message": message},
+			"metadata": map[string]any{"name": name, "namespace": ns},
+			"data":     map[string]any{"message": "hello"},
 		}}
 	}
 	ctx := context.Background()
@@ -62,58 +62,59 @@ func TestDryRunApplyOnceForTheSameObjects(t *testing.T) {
 			_ = cs.CoreV1().Namespaces().Delete(context.Background(), created, metav1.DeleteOptions{})
 		}
 	})
-	for _, step := range []struct {
-		name    string
-		objs    []*unstructured.Unstructured
-		apply   bool
-		patches int64
-		first   func() error
-	}{
-		{name: "plan", objs: []*unstructured.Unstructured{configMap("default", "a")}, patches: 1},
-		{name: "the plan again", objs: []*unstructured.Unstructured{configMap("default", "a")}, patches: 1},
-		{name: "its apply, another getter of the identity", objs: []*unstructured.Unstructured{configMap("default", "a")}, apply: true},
-		{name: "a second action of the apply", objs: []*unstructured.Unstructured{configMap("default", "a")}, apply: true, patches: 1},
-		{name: "other objects", objs: []*unstructured.Unstructured{configMap("default", "b")}, apply: true, patches: 1},
-		{name: "a namespace that does not exist", objs: []*unstructured.Unstructured{configMap(created, "a")}},
-		{name: "the same once the namespace exists", objs: []*unstructured.Unstructured{configMap(created, "a")}, patches: 1,
-			first: func() error {
-				if _, err := NewGetter(cfg, "default", "", shared).CreateNamespace(ctx, created, "test"); err != nil {
-					return err
-				}
-				cs, err := kubernetes.NewForConfig(cfg)
-				if err != nil {
-					return err
-				}
-				ns, err := cs.CoreV1().Namespaces().Get(ctx, created, metav1.GetOptions{})
-				if err == nil && ns.Labels["name"] != created {
-					err = fmt.Errorf("namespace labels %v, want name=%s as Helm labels the namespaces it creates", ns.Labels, created)
-				}
-				return err
-			}},
-		{name: "and applied", objs: []*unstructured.Unstructured{configMap(created, "a")}, apply: true},
-	} {
-		if step.first != nil {
-			if err := step.first(); err != nil {
-				t.Fatalf("%s: %v", step.name, err)
-			}
-		}
+	dryRun := func(name string, objs []*unstructured.Unstructured, trusted *ValidatedSet, wantPatches int64) *ValidatedSet {
+		t.Helper()
 		before := patches.Load()
-		if err := NewGetter(cfg, "default", "", shared).DryRunApply(ctx, step.objs, DryRunOptions{TrustPlan: step.apply}); err != nil {
-			t.Fatalf("%s: %v", step.name, err)
+		v, err := NewGetter(cfg, "default", "", NewDiscovery(cfg, "")).DryRunApply(ctx, objs, DryRunOptions{TrustPlan: trusted != nil, Planned: trusted})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
 		}
-		if got := patches.Load() - before; got != step.patches {
-			t.Errorf("%s: %d dry-run requests, want %d", step.name, got, step.patches)
+		if got := patches.Load() - before; got != wantPatches {
+			t.Errorf("%s: %d dry-run requests, want %d", name, got, wantPatches)
 		}
+		return v
 	}
-	// A plan of this process, then the apply of another.
-	if err := NewGetter(cfg, "default", "", shared).DryRunApply(ctx, []*unstructured.Unstructured{configMap("default", "a")}, DryRunOptions{}); err != nil {
+	a, b := configMap("default", "a"), configMap("default", "b")
+	plan := dryRun("plan", []*unstructured.Unstructured{a, b}, nil, 2)
+	if plan == nil {
+		t.Fatal("a set validated whole vouches for nothing")
+	}
+	dryRun("the plan again", []*unstructured.Unstructured{a, b}, nil, 2)
+	dryRun("its apply, the objects in another order", []*unstructured.Unstructured{b, a}, plan, 0)
+	dryRun("an apply of other objects", []*unstructured.Unstructured{a, configMap("default", "c")}, plan, 2)
+	old := *plan
+	old.At = old.At.Add(-11 * time.Minute)
+	dryRun("an apply of a plan made too long ago", []*unstructured.Unstructured{a, b}, &old, 2)
+
+	missing := dryRun("a namespace that does not exist", []*unstructured.Unstructured{configMap(created, "a")}, nil, 0)
+	if missing != nil {
+		t.Error("a set of objects not sent vouches for them")
+	}
+	if _, err := NewGetter(cfg, "default", "", shared).CreateNamespace(ctx, created, "test"); err != nil {
 		t.Fatal(err)
 	}
-	before := patches.Load()
-	if err := NewGetter(cfg, "default", "", NewDiscovery(cfg, "")).DryRunApply(ctx, []*unstructured.Unstructured{configMap("default", "a")}, DryRunOptions{TrustPlan: true}); err != nil {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if patches.Load() == before {
-		t.Error("another discovery (another process's) used the record")
+	if ns, err := cs.CoreV1().Namespaces().Get(ctx, created, metav1.GetOptions{}); err != nil || ns.Labels["name"] != created {
+		t.Errorf("namespace labels %v (%v), want name=%s as Helm labels the namespaces it creates", ns.Labels, err, created)
 	}
+	dryRun("the same once the namespace exists", []*unstructured.Unstructured{configMap(created, "a")}, missing, 1)
+
+	// In one process (Terraform's final plan and the apply), the
+	// identity's newest validated set vouches for the apply, once.
+	process := func(name string, trust bool, want int64) {
+		t.Helper()
+		before := patches.Load()
+		if _, err := NewGetter(cfg, "default", "", shared).DryRunApply(ctx, []*unstructured.Unstructured{a, b}, DryRunOptions{TrustPlan: trust}); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := patches.Load() - before; got != want {
+			t.Errorf("%s: %d dry-run requests, want %d", name, got, want)
+		}
+	}
+	process("the final plan", false, 2)
+	process("its apply", true, 0)
+	process("a second action of the apply", true, 2)
 }

@@ -3,7 +3,6 @@ package kube
 import (
 	"fmt"
 	"sync"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -27,10 +26,10 @@ type Discovery struct {
 	discovery discovery.CachedDiscoveryInterface
 	mapper    meta.RESTMapper
 
-	// validated holds when each set of objects (by digest) last passed a
-	// dry run of this identity, whole (see DryRunApply).
+	// validated is the newest set of objects that passed a dry run of
+	// this identity whole (DryRunApply).
 	mu        sync.Mutex
-	validated map[[32]byte]time.Time
+	validated *ValidatedSet
 }
 
 // NewDiscovery returns the discovery of cfg, impersonating impersonate

@@ -99,8 +99,10 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	}
 	request := &reconcile.Request{Spec: spec, Chart: resolved.Chart, ChartDigest: resolved.TrackedDigest, Values: values, Status: st}
 	loadInSync(ctx, priorPrivate, e, diags)
+	loadValidated(ctx, priorPrivate, e, diags)
 	runErr := e.Reconcile(ctx, request, e.DriftDetector(spec))
 	saveInSync(ctx, private, e, diags)
+	saveValidated(ctx, private, nil, diags) // this plan's: used up
 	if prior == nil && runErr != nil && (errors.Is(runErr, reconcile.ErrNotOwned) || len(st.History) == 0) {
 		// Nothing was made (refused, or another apply took the name
 		// first): no resource, so that destroying it can never uninstall

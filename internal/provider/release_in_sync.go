@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
@@ -35,4 +36,34 @@ func saveInSync(ctx context.Context, set privateSetter, e *reconcile.Engine, dia
 		raw, _ = json.Marshal(rec) // strings
 	}
 	diags.Append(set.SetKey(ctx, privateInSync, raw)...)
+}
+
+// privateValidated is the private state key under which a plan hands its
+// apply the objects it had the API server validate whole
+// (kube.ValidatedSet as JSON): the apply's first install or upgrade of
+// those objects does not send them again.
+const privateValidated = "validated_render"
+
+// saveValidated keeps what e's plan validated with set; none clears it.
+func saveValidated(ctx context.Context, set privateSetter, e *reconcile.Engine, diags *diag.Diagnostics) {
+	var raw []byte
+	if e != nil {
+		if v := e.Validated(); v != nil {
+			raw, _ = json.Marshal(v) // strings
+		}
+	}
+	diags.Append(set.SetKey(ctx, privateValidated, raw)...)
+}
+
+// loadValidated gives e what its plan validated, if the plan kept it.
+func loadValidated(ctx context.Context, get privateGetter, e *reconcile.Engine, diags *diag.Diagnostics) {
+	if get == nil {
+		return
+	}
+	raw, d := get.GetKey(ctx, privateValidated)
+	diags.Append(d...)
+	var v kube.ValidatedSet
+	if len(raw) > 0 && json.Unmarshal(raw, &v) == nil && v.Digest != "" {
+		e.TrustedRender = &v
+	}
 }

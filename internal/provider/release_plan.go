@@ -97,6 +97,8 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 			state = nil
 		}
 	}
+	// Only this plan's render may vouch for the apply's objects.
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateValidated, nil)...)
 	red := newRedactor(nil)
 	defer func() {
 		red.model(ctx, &plan, &resp.Diagnostics)
@@ -235,7 +237,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		plan.Resources = types.MapUnknown(types.StringType)
 		return
 	}
-	r.planRender(ctx, &plan, wo, spec, resolved, values, state == nil, key, red, &resp.Diagnostics)
+	r.planRender(ctx, &plan, wo, spec, resolved, values, state == nil, key, red, resp.Private, &resp.Diagnostics)
 }
 
 func (r *releaseResource) planChart(ctx context.Context, plan *releaseModel, wo writeOnly, diags *diag.Diagnostics) *chartsource.Resolved {
@@ -253,7 +255,7 @@ func (r *releaseResource) planChart(ctx context.Context, plan *releaseModel, wo 
 // the planned resources, after checking that the release may be acted on.
 // Secret values show hashed with hashKey; without one (a create: the key
 // is made when it applies) Secrets are known after apply.
-func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo writeOnly, spec *reconcile.Spec, resolved *chartsource.Resolved, values map[string]any, create bool, hashKey []byte, red *redactor, diags *diag.Diagnostics) {
+func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo writeOnly, spec *reconcile.Spec, resolved *chartsource.Resolved, values map[string]any, create bool, hashKey []byte, red *redactor, private privateSetter, diags *diag.Diagnostics) {
 	plan.Resources = types.MapUnknown(types.StringType)
 	if !r.clusterKnown() {
 		return
@@ -262,6 +264,8 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 	if e == nil {
 		return
 	}
+	// What the render's validation passed, for the apply of this plan.
+	defer saveValidated(ctx, private, e, diags)
 	asInstall := false
 	if create {
 		latest, err := e.Helm.LastRelease(spec.GetReleaseName())

@@ -44,10 +44,26 @@ func (e *Engine) DryRun(ctx context.Context, req *Request) (*release.Release, er
 		// As Helm then sends the objects as they are.
 		return rel, nil
 	}
-	if err := e.validate(ctx, req, rel.Manifest, coming, kube.DryRunOptions{}); err != nil {
+	// The objects the action's post-renderers see and it validates (not
+	// the hooks, which Helm does not post-render): the action trusts this
+	// validation for the same objects only.
+	validated, err := e.validate(ctx, req, rel.Manifest, coming, kube.DryRunOptions{})
+	if err != nil {
 		return nil, err
 	}
+	e.mu.Lock()
+	e.validated = validated
+	e.mu.Unlock()
 	return rel, nil
+}
+
+// Validated is what the newest DryRun had the API server validate whole;
+// nil when it skipped objects (kinds or a namespace to come) or did not
+// validate. A plan hands it to its apply (TrustedRender).
+func (e *Engine) Validated() *kube.ValidatedSet {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.validated
 }
 
 // rendersInstall tells whether the next action of req renders as an
@@ -199,12 +215,11 @@ func (e *Engine) render(ctx context.Context, req *Request) (rel *release.Release
 
 // validate has the API server validate the objects of manifest (a
 // server-side dry-run apply each, see kube.Getter.DryRunApply), except those
-// of the kinds coming. An action's validation (opts.TrustPlan) trusts the
-// plan's of the same render, once.
-func (e *Engine) validate(ctx context.Context, req *Request, manifestText string, coming []schema.GroupVersionKind, opts kube.DryRunOptions) error {
+// of the kinds coming; it returns the set validated whole, if it was.
+func (e *Engine) validate(ctx context.Context, req *Request, manifestText string, coming []schema.GroupVersionKind, opts kube.DryRunOptions) (*kube.ValidatedSet, error) {
 	objs, err := manifest.Parse(manifestText, req.Spec.GetTargetNamespace(), nil)
 	if err != nil {
-		return fmt.Errorf("reading the rendered manifest of release %s: %w", releaseRef(req), err)
+		return nil, fmt.Errorf("reading the rendered manifest of release %s: %w", releaseRef(req), err)
 	}
 	list := make([]*unstructured.Unstructured, 0, len(objs))
 	for i := range objs {
@@ -212,10 +227,11 @@ func (e *Engine) validate(ctx context.Context, req *Request, manifestText string
 			list = append(list, objs[i].Object)
 		}
 	}
-	if err := e.Kube.DryRunApply(ctx, list, opts); err != nil {
-		return fmt.Errorf("the cluster rejects objects of release %s: %w", releaseRef(req), err)
+	validated, err := e.Kube.DryRunApply(ctx, list, opts)
+	if err != nil {
+		return nil, fmt.Errorf("the cluster rejects objects of release %s: %w", releaseRef(req), err)
 	}
-	return nil
+	return validated, nil
 }
 
 // validatingRenderer runs the release's post-renderers inside an install or
@@ -239,7 +255,14 @@ func (e *Engine) validatingPostRenderer(ctx context.Context, req *Request, valid
 	if !validation {
 		return pr, nil
 	}
-	v := &validatingRenderer{next: pr, validate: func(m string) error { return e.validate(ctx, req, m, nil, kube.DryRunOptions{TrustPlan: true}) }}
+	v := &validatingRenderer{next: pr, validate: func(m string) error {
+		e.mu.Lock()
+		trusted := e.TrustedRender
+		e.TrustedRender = nil // once: a retry after a remediation is validated anew
+		e.mu.Unlock()
+		_, err := e.validate(ctx, req, m, nil, kube.DryRunOptions{TrustPlan: true, Planned: trusted})
+		return err
+	}}
 	return v, v
 }
 

@@ -10,6 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 )
 
 // operatorChart has a CRD in crds/ and an object of its kind in
@@ -91,5 +94,57 @@ func TestDryRunBeforeTheChartsCRDs(t *testing.T) {
 	}
 	if got := strings.TrimSpace(f.latest().Manifest); got != strings.TrimSpace(rel.Manifest) {
 		t.Errorf("installed manifest differs from the planned one:\n%s\nplanned:\n%s", got, rel.Manifest)
+	}
+}
+
+// TestActionTrustsItsPlan: the objects a plan's DryRun validated whole
+// are not sent again by the first install or upgrade of an apply in
+// another process given them (TrustedRender, from private state), once;
+// other objects are.
+func TestActionTrustsItsPlan(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var seen dryRuns
+	// An engine with a discovery of its own: another process's.
+	engine := func() *Engine {
+		t.Helper()
+		e := &Engine{Kube: kube.NewGetter(seen.wrap(testRESTConfig), f.ns, ""), Key: testDigests.Key, Logs: helm.NewLogBuffer(helm.DefaultLogLines, nil)}
+		c, err := helm.NewClient(helm.ClientOptions{Getter: e.Kube, StorageNamespace: f.ns, Log: e.Logs, Observe: e.Observe})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Helm = c
+		return e
+	}
+	s := f.spec(nil)
+	values := map[string]any{"replicas": 1}
+	plan := engine()
+	if _, err := plan.DryRun(ctx, &Request{Spec: s, Chart: engineChart("1.0.0"), Values: values, Status: &Status{}}); err != nil {
+		t.Fatal(err)
+	}
+	planned := plan.Validated()
+	if planned == nil || len(seen.take()) == 0 {
+		t.Fatalf("the plan validated nothing whole (%v)", planned)
+	}
+	apply := engine()
+	apply.TrustedRender = planned
+	if err := apply.Reconcile(ctx, &Request{Spec: s, Chart: engineChart("1.0.0"), Values: values, Status: &Status{}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := seen.take(); len(got) > 0 {
+		t.Errorf("the install sent again what its plan validated: %v", got)
+	}
+	if apply.TrustedRender != nil {
+		t.Error("the plan's record is not used up")
+	}
+	// Other values: the plan's record vouches for nothing.
+	other := engine()
+	other.TrustedRender = planned
+	if err := other.Reconcile(ctx, &Request{Spec: s, Chart: engineChart("1.0.0"), Values: map[string]any{"replicas": 2}, Status: &Status{}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := seen.take(); len(got) == 0 {
+		t.Error("the upgrade of other objects trusted the plan of the install")
 	}
 }

@@ -78,6 +78,10 @@ type Engine struct {
 	// objects logs which are not ready yet (Log, at info level); 0 logs
 	// nothing.
 	ProgressEvery time.Duration
+	// TrustedRender is what the plan of this apply validated (Validated
+	// of the plan's engine): the first install or upgrade whose objects
+	// are those does not send them again. Used once.
+	TrustedRender *kube.ValidatedSet
 
 	// persistentClient keeps discovery between actions (spec.persistentClient).
 	persistentClient bool
@@ -89,6 +93,8 @@ type Engine struct {
 	pendingManifest string
 	// inSync is the record of the newest drift detection.
 	inSync *InSyncRecord
+	// validated is what DryRun's validation last passed whole.
+	validated *kube.ValidatedSet
 	// written are the revisions this engine wrote, by "<name>.v<version>":
 	// a pending one among them is no other operation's lock.
 	written map[string]bool
