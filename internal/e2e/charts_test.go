@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -168,7 +169,8 @@ func TestPublicCharts(t *testing.T) {
 			w.write(publicChartConfig(ns, chart, pc.release, pc.values))
 			if len(pc.plannedKnown)+len(pc.plannedUnknown) > 0 {
 				step("plan install", 2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=install.plan")
-				known, unknown := w.plannedObjects("install.plan")
+				planned := w.plannedRelease("install.plan")
+				known, unknown := planned.Known(), planned.Unknown
 				for _, k := range keys(pc.plannedKnown) {
 					if !slices.Contains(known, k) {
 						t.Errorf("the plan of the install does not show %s; it shows %v, and %v known after apply", k, known, unknown)
@@ -199,7 +201,7 @@ func TestPublicCharts(t *testing.T) {
 				kind, name, _ := strings.Cut(pc.scale, "/")
 				scaleBy(t, ns, kind, name, 3)
 				step("plan drift", 2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=drift.plan")
-				if got := w.plannedChanges("drift.plan"); len(got) != 1 || !strings.HasSuffix(got[0], "/"+ns+"/"+name) {
+				if got := w.plannedRelease("drift.plan").Changed(); len(got) != 1 || !strings.HasSuffix(got[0], "/"+ns+"/"+name) {
 					t.Errorf("the drift plan changes %v, want only the %s scaled by hand", got, pc.scale)
 				}
 				step("correct drift", 0, "apply", "-auto-approve", "-input=false", "-no-color", "drift.plan")
@@ -211,7 +213,7 @@ func TestPublicCharts(t *testing.T) {
 
 			w.write(publicChartConfig(ns, chart, pc.release, pc.upgraded))
 			step("plan upgrade", 2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=upgrade.plan")
-			if got, want := w.plannedChanges("upgrade.plan"), keys(pc.upgradeChanges); !slices.Equal(got, want) {
+			if got, want := w.plannedRelease("upgrade.plan").Changed(), keys(pc.upgradeChanges); !slices.Equal(got, want) {
 				t.Errorf("the upgrade plans changes of %v, want exactly %v", got, want)
 			}
 			step("upgrade", 0, "apply", "-auto-approve", "-input=false", "-no-color", "upgrade.plan")
@@ -370,66 +372,34 @@ func (w *workspace) stateObjects() []string {
 	return out
 }
 
-// plannedChanges are the keys of resources whose object a saved plan
-// changes, adds or removes (an unknown object counts as changed), sorted.
-func (w *workspace) plannedChanges(planFile string) []string {
-	w.t.Helper()
-	res := w.must(0, "show", "-json", planFile)
-	var plan struct {
-		ResourceChanges []struct {
-			Type   string `json:"type"`
-			Change struct {
-				Before, After struct {
-					Resources map[string]string `json:"resources"`
-				}
-				AfterUnknown struct {
-					Resources json.RawMessage `json:"resources"`
-				} `json:"after_unknown"`
-			} `json:"change"`
-		} `json:"resource_changes"`
-	}
-	if err := json.Unmarshal([]byte(res.stdout), &plan); err != nil {
-		w.t.Fatalf("terraform show -json: %v", err)
-	}
-	var out []string
-	for _, rc := range plan.ResourceChanges {
-		if rc.Type != "helmrelease_release" {
-			continue
-		}
-		before, after := rc.Change.Before.Resources, rc.Change.After.Resources
-		var unknown map[string]bool
-		_ = json.Unmarshal(rc.Change.AfterUnknown.Resources, &unknown)
-		for k, v := range before {
-			if a, ok := after[k]; !ok && !unknown[k] || ok && a != v {
-				out = append(out, k)
-			}
-		}
-		for k := range after {
-			if _, ok := before[k]; !ok {
-				out = append(out, k)
-			}
-		}
-		for k, u := range unknown {
-			if u && !slices.Contains(out, k) {
-				out = append(out, k)
-			}
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
+// plannedRelease is the change a plan file plans for its release, as
+// `terraform show -json` tells it.
+type plannedRelease struct {
+	// Before and After are resources before and after the change; After
+	// lacks what is known after apply.
+	Before, After map[string]string
+	// Unknown are the keys of resources known after apply; AllUnknown is
+	// set when resources is, whole.
+	Unknown    []string
+	AllUnknown bool
+	// PlannedAction is planned_action (nil when null).
+	PlannedAction *string
 }
 
-// plannedObjects are the keys of resources a plan file shows for its
-// release, known and known after apply (all unknown when resources is).
-func (w *workspace) plannedObjects(planFile string) (known, unknown []string) {
+// plannedRelease reads the change of the plan file's helmrelease_release.
+func (w *workspace) plannedRelease(planFile string) plannedRelease {
 	w.t.Helper()
 	res := w.must(0, "show", "-json", planFile)
 	var plan struct {
 		ResourceChanges []struct {
 			Type   string `json:"type"`
 			Change struct {
-				After struct {
+				Before struct {
 					Resources map[string]string `json:"resources"`
+				} `json:"before"`
+				After struct {
+					Resources     map[string]string `json:"resources"`
+					PlannedAction *string           `json:"planned_action"`
 				} `json:"after"`
 				AfterUnknown struct {
 					Resources json.RawMessage `json:"resources"`
@@ -444,20 +414,46 @@ func (w *workspace) plannedObjects(planFile string) (known, unknown []string) {
 		if rc.Type != "helmrelease_release" {
 			continue
 		}
+		out := plannedRelease{Before: rc.Change.Before.Resources, After: rc.Change.After.Resources, PlannedAction: rc.Change.After.PlannedAction}
 		var marks map[string]bool
-		_ = json.Unmarshal(rc.Change.AfterUnknown.Resources, &marks) // true (all unknown) is no map
-		for k := range rc.Change.After.Resources {
-			known = append(known, k)
+		if err := json.Unmarshal(rc.Change.AfterUnknown.Resources, &marks); err != nil {
+			// Not a map of marks: true, resources unknown whole.
+			out.AllUnknown = string(rc.Change.AfterUnknown.Resources) == "true"
 		}
 		for k, u := range marks {
 			if u {
-				unknown = append(unknown, k)
+				out.Unknown = append(out.Unknown, k)
 			}
 		}
+		slices.Sort(out.Unknown)
+		return out
 	}
-	slices.Sort(known)
-	slices.Sort(unknown)
-	return known, unknown
+	w.t.Fatalf("the plan has no helmrelease_release")
+	return plannedRelease{}
+}
+
+// Changed are the keys of the objects the change changes, adds, removes
+// or leaves known after apply, sorted.
+func (p plannedRelease) Changed() []string {
+	var out []string
+	for k, v := range p.Before {
+		if a, ok := p.After[k]; !ok && !slices.Contains(p.Unknown, k) || ok && a != v {
+			out = append(out, k)
+		}
+	}
+	for k := range p.After {
+		if _, ok := p.Before[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	out = append(out, p.Unknown...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Known are the keys of the objects the change shows, sorted.
+func (p plannedRelease) Known() []string {
+	return slices.Sorted(maps.Keys(p.After))
 }
 
 // scaleBy sets the replicas of a Deployment or StatefulSet by hand.

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -298,8 +297,9 @@ resource "helmrelease_release" "edits" {
 			}
 		}
 		res := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=drift.plan")
-		before, after := w.plannedResources("drift.plan")
-		if got := w.plannedAction("drift.plan"); got != nil {
+		planned := w.plannedRelease("drift.plan")
+		before, after := planned.Before, planned.After
+		if got := planned.PlannedAction; got != nil {
 			t.Errorf("%s: correcting drift plans the Helm action %q, want none", phase, *got)
 		}
 		var want []string
@@ -315,7 +315,7 @@ resource "helmrelease_release" "edits" {
 			}
 		}
 		slices.Sort(want)
-		if got := w.plannedChanges("drift.plan"); !slices.Equal(got, want) {
+		if got := planned.Changed(); !slices.Equal(got, want) {
 			t.Errorf("%s: the plan changes %v, want exactly %v", phase, got, want)
 		}
 		shown := res.stdout + res.stderr + w.must(0, "show", "-json", "drift.plan").stdout
@@ -349,7 +349,7 @@ resource "helmrelease_release" "edits" {
 	upgraded := `{ message = "upgraded", tag = "1.1" }`
 	configure(upgraded)
 	res := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=upgrade.plan")
-	if got := w.plannedAction("upgrade.plan"); got == nil || *got != "upgrade: values changed" {
+	if got := w.plannedRelease("upgrade.plan").PlannedAction; got == nil || *got != "upgrade: values changed" {
 		t.Errorf("the upgrade's planned_action is %v, want \"upgrade: values changed\"", got)
 	}
 	if out := strings.ReplaceAll(res.stdout+res.stderr, "Warning: Provider development overrides", ""); has(out, "Warning:") {
@@ -403,58 +403,4 @@ func waitRolledOut(t *testing.T, ns string, names ...string) {
 			t.Fatalf("Deployment %s/%s did not roll out: %v", ns, name, err)
 		}
 	}
-}
-
-// plannedAction is the planned_action of the plan file's release (nil
-// when null).
-func (w *workspace) plannedAction(planFile string) *string {
-	w.t.Helper()
-	res := w.must(0, "show", "-json", planFile)
-	var plan struct {
-		ResourceChanges []struct {
-			Type   string `json:"type"`
-			Change struct {
-				After struct {
-					PlannedAction *string `json:"planned_action"`
-				}
-			} `json:"change"`
-		} `json:"resource_changes"`
-	}
-	if err := json.Unmarshal([]byte(res.stdout), &plan); err != nil {
-		w.t.Fatalf("terraform show -json: %v", err)
-	}
-	for _, rc := range plan.ResourceChanges {
-		if rc.Type == "helmrelease_release" {
-			return rc.Change.After.PlannedAction
-		}
-	}
-	w.t.Fatalf("the plan has no helmrelease_release")
-	return nil
-}
-
-// plannedResources returns resources before and after the change of the
-// plan file's release.
-func (w *workspace) plannedResources(planFile string) (before, after map[string]string) {
-	w.t.Helper()
-	res := w.must(0, "show", "-json", planFile)
-	var plan struct {
-		ResourceChanges []struct {
-			Type   string `json:"type"`
-			Change struct {
-				Before, After struct {
-					Resources map[string]string `json:"resources"`
-				}
-			} `json:"change"`
-		} `json:"resource_changes"`
-	}
-	if err := json.Unmarshal([]byte(res.stdout), &plan); err != nil {
-		w.t.Fatalf("terraform show -json: %v", err)
-	}
-	for _, rc := range plan.ResourceChanges {
-		if rc.Type == "helmrelease_release" {
-			return rc.Change.Before.Resources, rc.Change.After.Resources
-		}
-	}
-	w.t.Fatalf("the plan has no helmrelease_release")
-	return nil, nil
 }
