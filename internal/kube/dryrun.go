@@ -45,8 +45,8 @@ type ValidatedSet struct {
 type DryRunOptions struct {
 	// TrustPlan passes, without a request, objects a plan had the API
 	// server validate whole less than validatedFor ago: those of Planned
-	// (the resource's plan hands it over in private state), or those this
-	// process last validated for the identity (Terraform's final plan of
+	// (the resource's plan hands it over in private state), or the same
+	// objects this process validated for the identity (Terraform's final plan of
 	// an apply runs in the apply's process, and a create gets no private
 	// state from its plan), once. What it trusts is that nothing the API
 	// server would refuse changed in between; the server still checks each
@@ -148,24 +148,31 @@ func (g *Getter) DryRunApply(ctx context.Context, objs []*unstructured.Unstructu
 	return v, nil
 }
 
-// recordValidated keeps v, the newest set of objects that passed whole
-// for the identity, for takeValidated.
+// recordValidated keeps v, a set of objects that passed whole for the
+// identity, for takeValidated; the releases of one identity share the
+// Discovery and plan in parallel, so each set is kept by its digest, and
+// those older than validatedFor are forgotten.
 func (d *Discovery) recordValidated(v *ValidatedSet) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.validated = v
+	if d.validated == nil {
+		d.validated = map[string]*ValidatedSet{}
+	}
+	for k, old := range d.validated {
+		if v.At.Sub(old.At) > validatedFor {
+			delete(d.validated, k)
+		}
+	}
+	d.validated[v.Digest] = v
 }
 
-// takeValidated returns the set recordValidated kept if it is of digest,
-// and forgets it: it vouches once.
+// takeValidated returns the set of digest recordValidated kept, and
+// forgets it: it vouches once.
 func (d *Discovery) takeValidated(digest string) *ValidatedSet {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	v := d.validated
-	if v == nil || v.Digest != digest {
-		return nil
-	}
-	d.validated = nil
+	v := d.validated[digest]
+	delete(d.validated, digest)
 	return v
 }
 

@@ -102,8 +102,9 @@ func TestDryRunApplyOnceForTheSameObjects(t *testing.T) {
 	}
 	dryRun("the same once the namespace exists", []*unstructured.Unstructured{configMap(created, "a")}, missing, 1)
 
-	// In one process (Terraform's final plan and the apply), the
-	// identity's newest validated set vouches for the apply, once.
+	// In one process (Terraform's final plan and the apply), a set the
+	// identity validated vouches for the apply, once, even after other
+	// releases of the identity validated theirs.
 	process := func(name string, trust bool, want int64) {
 		t.Helper()
 		before := patches.Load()
@@ -115,6 +116,9 @@ func TestDryRunApplyOnceForTheSameObjects(t *testing.T) {
 		}
 	}
 	process("the final plan", false, 2)
-	process("its apply", true, 0)
+	if _, err := NewGetter(cfg, "default", "", shared).DryRunApply(ctx, []*unstructured.Unstructured{configMap("default", "other-release")}, DryRunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	process("its apply, after another release's final plan", true, 0)
 	process("a second action of the apply", true, 2)
 }

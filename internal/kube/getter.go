@@ -26,10 +26,10 @@ type Discovery struct {
 	discovery discovery.CachedDiscoveryInterface
 	mapper    meta.RESTMapper
 
-	// validated is the newest set of objects that passed a dry run of
-	// this identity whole (DryRunApply).
+	// validated are the sets of objects that passed a dry run of this
+	// identity whole (DryRunApply), by digest.
 	mu        sync.Mutex
-	validated *ValidatedSet
+	validated map[string]*ValidatedSet
 }
 
 // NewDiscovery returns the discovery of cfg, impersonating impersonate
