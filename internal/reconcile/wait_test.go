@@ -97,6 +97,9 @@ spec:
 		notReady int
 		// alone: the case loads the cluster enough to slow the others.
 		alone bool
+		// timeout of the wait; 20s when zero. The ready Deployment must
+		// become ready within it, behind whatever else the case creates.
+		timeout time.Duration
 	}{{
 		name: "pod the scheduler refuses",
 		objects: `apiVersion: apps/v1
@@ -186,6 +189,9 @@ spec:
 		want:     []string{"waiting for 100 of 101 objects to be ready", "- Deployment %s/stuck-009:", "- and 90 more not ready: Deployment %s/stuck-010, Deployment %s/stuck-011", ", …"},
 		notReady: 100,
 		alone:    true,
+		// The controllers take the hundred Deployments in turn; under a
+		// loaded machine the ready one was seen not ready at 20s.
+		timeout: time.Minute,
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -204,7 +210,11 @@ spec:
 			f.engine.Helm = c
 			log := &recordingLogger{}
 			f.engine.Log, f.engine.ProgressEvery = log, 2*time.Second
-			s := f.spec(func(s *Spec) { s.Timeout = 20 * time.Second })
+			timeout := tc.timeout
+			if timeout == 0 {
+				timeout = 20 * time.Second
+			}
+			s := f.spec(func(s *Spec) { s.Timeout = timeout })
 			st := &Status{}
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
