@@ -1,0 +1,145 @@
+package flux
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// FieldManager writes every object of a release handed to Flux.
+const FieldManager = "terraform-provider-helmrelease"
+
+// DefaultPollInterval is how often a wait reads the HelmRelease.
+const DefaultPollInterval = 500 * time.Millisecond
+
+// Engine writes, waits for and deletes the Flux objects of releases on one
+// cluster. Safe for concurrent use.
+type Engine struct {
+	Client client.Client
+	// PollInterval of waits; zero is DefaultPollInterval.
+	PollInterval time.Duration
+	// Log receives progress lines; nil drops them.
+	Log func(msg string, fields map[string]any)
+}
+
+// NewScheme is a scheme of the kinds the engine reads and writes.
+func NewScheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, helmv2.AddToScheme, sourcev1.AddToScheme} {
+		if err := add(s); err != nil {
+			return nil, fmt.Errorf("building the Flux scheme: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// New returns an engine on the cluster of cfg.
+func New(cfg *rest.Config) (*Engine, error) {
+	s, err := NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		return nil, fmt.Errorf("creating the Flux client: %w", err)
+	}
+	return &Engine{Client: c}, nil
+}
+
+func (e *Engine) poll() time.Duration {
+	if e.PollInterval > 0 {
+		return e.PollInterval
+	}
+	return DefaultPollInterval
+}
+
+func (e *Engine) log(msg string, fields map[string]any) {
+	if e.Log != nil {
+		e.Log(msg, fields)
+	}
+}
+
+// ErrCRDsMissing: the cluster does not serve Flux's HelmRelease or source
+// kinds.
+var ErrCRDsMissing = errors.New("the cluster does not serve Flux's kinds")
+
+// CheckCRDs returns an error wrapping ErrCRDsMissing, naming the kinds,
+// when the cluster lacks the HelmRelease, HelmRepository or OCIRepository
+// kinds of the versions the engine writes.
+func (e *Engine) CheckCRDs() error {
+	var missing []string
+	for _, gvk := range []struct{ group, version, kind string }{
+		{helmv2.GroupVersion.Group, helmv2.GroupVersion.Version, helmv2.HelmReleaseKind},
+		{sourcev1.GroupVersion.Group, sourcev1.GroupVersion.Version, sourcev1.HelmRepositoryKind},
+		{sourcev1.GroupVersion.Group, sourcev1.GroupVersion.Version, sourcev1.OCIRepositoryKind},
+	} {
+		gv := helmv2.GroupVersion
+		gv.Group, gv.Version = gvk.group, gvk.version
+		if _, err := e.Client.RESTMapper().RESTMapping(gv.WithKind(gvk.kind).GroupKind(), gvk.version); err != nil {
+			if !meta.IsNoMatchError(err) {
+				return fmt.Errorf("looking up %s %s: %w", gv, gvk.kind, err)
+			}
+			missing = append(missing, gv.String()+" "+gvk.kind)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: %v", ErrCRDsMissing, missing)
+	}
+	return nil
+}
+
+// Apply writes objs by server-side apply under FieldManager, in order,
+// taking over fields other managers set, and returns the HelmRelease as
+// written.
+func (e *Engine) Apply(ctx context.Context, objs *Objects) (*helmv2.HelmRelease, error) {
+	var written *unstructured.Unstructured
+	for _, obj := range objs.List() {
+		u, err := applied(obj)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+			return nil, fmt.Errorf("applying %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+		}
+		written = u
+	}
+	hr := &helmv2.HelmRelease{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(written.Object, hr); err != nil {
+		return nil, fmt.Errorf("reading the HelmRelease written: %w", err)
+	}
+	return hr, nil
+}
+
+// applied is obj as an apply request: no status, no creation time.
+func applied(obj client.Object) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %T: %w", obj, err)
+	}
+	delete(m, "status")
+	unstructured.RemoveNestedField(m, "metadata", "creationTimestamp")
+	return &unstructured.Unstructured{Object: m}, nil
+}
+
+// Get returns the HelmRelease, nil when there is none.
+func (e *Engine) Get(ctx context.Context, namespace, name string) (*helmv2.HelmRelease, error) {
+	hr := &helmv2.HelmRelease{}
+	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, hr); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading HelmRelease %s/%s: %w", namespace, name, err)
+	}
+	return hr, nil
+}

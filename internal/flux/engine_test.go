@@ -1,0 +1,210 @@
+package flux
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testenv"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
+)
+
+var (
+	testRESTConfig *rest.Config
+	testKubeconfig string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	flag.Parse()
+	if testing.Short() {
+		return m.Run()
+	}
+	kubeconfig, stop, err := testcluster.ForTests(os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer stop()
+	testKubeconfig = kubeconfig
+	if testRESTConfig, err = clientcmd.BuildConfigFromFlags("", kubeconfig); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// configMapChart renders a ConfigMap of the values message and password.
+func configMapChart(version string) *chart.Chart {
+	return &chart.Chart{
+		Metadata: &chart.Metadata{APIVersion: "v2", Name: "settings", Version: version},
+		Values:   map[string]any{"message": "default", "password": ""},
+		Templates: []*chart.File{{Name: "templates/cm.yaml", Data: []byte(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}
+data:
+  message: {{ .Values.message | quote }}
+  password: {{ .Values.password | quote }}
+`)}},
+	}
+}
+
+// withFlux runs f against each helm-controller version of the Flux
+// sources, one at a time, each with source-controller.
+func withFlux(t *testing.T, f func(t *testing.T)) {
+	if testing.Short() {
+		t.Skip("needs the test cluster")
+	}
+	dir := testcluster.FluxSourcesDir()
+	if dir == "" {
+		testenv.SkipUnlessRequired(t, "needs the sources of Flux's controllers: set "+testcluster.FluxSourcesEnv+" to a directory of source-controller-vX.tar.gz and helm-controller-vX.tar.gz (make test sets ../shared/flux)")
+	}
+	archives, err := testcluster.FluxArchives(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, version := range archives[testcluster.HelmController] {
+		t.Run("helm-controller "+version, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+			defer cancel()
+			flux, err := testcluster.StartFluxWith(ctx, dir, testKubeconfig, t.TempDir(), version, os.Stderr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer flux.Stop()
+			defer func() {
+				if t.Failed() {
+					b, _ := os.ReadFile(flux.Logs[testcluster.HelmController])
+					lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+					t.Logf("helm-controller's last log lines:\n%s", strings.Join(lines[max(0, len(lines)-30):], "\n"))
+				}
+			}()
+			f(t)
+		})
+	}
+}
+
+func newNamespace(t *testing.T, cs kubernetes.Interface) string {
+	t.Helper()
+	name := strings.NewReplacer("/", "-", " ", "-", ".", "-", "_", "-").Replace(strings.ToLower("flux-" + t.Name()))
+	if len(name) > 60 {
+		name = name[len(name)-60:]
+	}
+	name = strings.Trim(name, "-")
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	return name
+}
+
+// TestLifecycle: a release handed to the controller from a Helm
+// repository and from an OCI registry, both with credentials and
+// sensitive values, is installed as written, upgraded with new values,
+// then deleted: uninstalled, or with uninstall off left running.
+func TestLifecycle(t *testing.T) {
+	withFlux(t, func(t *testing.T) {
+		cs := kubernetes.NewForConfigOrDie(testRESTConfig)
+		e, err := New(testRESTConfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.CheckCRDs(); err != nil {
+			t.Fatal(err)
+		}
+		httpRepo := testrepo.NewHTTP(t)
+		httpRepo.Add(t, configMapChart("1.0.0"), nil)
+		oci := testrepo.NewOCI(t)
+		oci.Push(t, configMapChart("1.0.0"), nil)
+		for _, tc := range []struct {
+			name      string
+			src       chartsource.Source
+			uninstall bool
+		}{
+			{"helm repository", chartsource.Source{Name: "settings", Repository: httpRepo.URL, Auth: chartsource.Auth{Username: testrepo.Username, Password: testrepo.Password}}, true},
+			{"oci registry", chartsource.Source{Name: "settings", Repository: oci.URL, Auth: chartsource.Auth{Username: testrepo.Username, Password: testrepo.Password, CAFile: oci.CAFile}}, false},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				ns := newNamespace(t, cs)
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+				defer cancel()
+				resolved, err := chartsource.NewRepositories(t.TempDir(), 0).Version(ctx, tc.src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				apply := func(message string) {
+					t.Helper()
+					r := &Release{
+						Spec:            &reconcile.Spec{Name: "app", Namespace: ns},
+						Chart:           Chart{Source: tc.src, Version: resolved.Version, Digest: resolved.Digest},
+						Values:          map[string]any{"message": message, "password": "overridden"},
+						SensitiveValues: map[string]any{"password": "hunter2"},
+					}
+					objs, err := Build(r)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if strings.Contains(string(objs.HelmRelease.Spec.Values.Raw), "hunter2") || strings.Contains(string(objs.HelmRelease.Spec.Values.Raw), "overridden") {
+						t.Fatalf("spec.values holds what sensitive values set: %s", objs.HelmRelease.Spec.Values.Raw)
+					}
+					hr, err := e.Apply(ctx, objs)
+					if err != nil {
+						t.Fatal(err)
+					}
+					composed := map[string]any{"message": message, "password": "hunter2"}
+					if _, err := e.Wait(ctx, ns, "app", Want{Generation: hr.Generation, ChartVersion: resolved.Version, ConfigDigest: ConfigDigest(composed)}, 3*time.Minute); err != nil {
+						t.Fatal(err)
+					}
+					cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "app", metav1.GetOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if cm.Data["message"] != message || cm.Data["password"] != "hunter2" {
+						t.Fatalf("ConfigMap data %v, want message %q and the sensitive password", cm.Data, message)
+					}
+				}
+				apply("first")
+				apply("second")
+				if err := e.Delete(ctx, ns, "app", tc.uninstall, 2*time.Minute); err != nil {
+					t.Fatal(err)
+				}
+				releases, err := cs.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: "owner=helm,name=app"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, cmErr := cs.CoreV1().ConfigMaps(ns).Get(ctx, "app", metav1.GetOptions{})
+				switch {
+				case tc.uninstall && (len(releases.Items) > 0 || !apierrors.IsNotFound(cmErr)):
+					t.Errorf("after delete with uninstall: %d storage Secrets, ConfigMap error %v; want none and not found", len(releases.Items), cmErr)
+				case !tc.uninstall && (len(releases.Items) != 2 || cmErr != nil):
+					t.Errorf("after delete without uninstall: %d storage Secrets, ConfigMap error %v; want the 2 revisions and the ConfigMap", len(releases.Items), cmErr)
+				}
+				for _, name := range []string{ValuesName("app"), CredentialsName("app")} {
+					if _, err := cs.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+						t.Errorf("Secret %s after delete: %v, want not found", name, err)
+					}
+				}
+			})
+		}
+	})
+}

@@ -1,0 +1,503 @@
+package flux
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	fluxchartutil "github.com/fluxcd/pkg/chartutil"
+	"github.com/opencontainers/go-digest"
+	"github.com/fluxcd/pkg/apis/kustomize"
+	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
+)
+
+// Labels and annotations of the objects the provider writes.
+const (
+	// ManagedByLabel marks every object written for a release; its value is
+	// ManagedBy.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	ManagedBy      = "terraform-provider-helmrelease"
+	// ReleaseLabel names the HelmRelease an auxiliary object (source,
+	// Secret) was written for.
+	ReleaseLabel = "helmrelease.terraform.io/helmrelease"
+
+	// RequestedAtAnnotation asks the controller to reconcile now; it
+	// records the token handled in status.lastHandledReconcileAt.
+	RequestedAtAnnotation = "reconcile.fluxcd.io/requestedAt"
+	// ForceAtAnnotation and ResetAtAnnotation are acted on together with
+	// a RequestedAtAnnotation of the same value.
+	ForceAtAnnotation = "reconcile.fluxcd.io/forceAt"
+	ResetAtAnnotation = "reconcile.fluxcd.io/resetAt"
+
+	// ValuesKey is the key of the values Secret's values document.
+	ValuesKey = "values.yaml"
+
+	// helmChartLayer is the media type of a Helm chart's content layer.
+	helmChartLayer = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+)
+
+// DefaultInterval is spec.interval when none is set: how often the
+// controller checks the release between Terraform runs.
+const DefaultInterval = 10 * time.Minute
+
+// Chart is the chart of a release as the plan resolved it.
+type Chart struct {
+	// Source is the chart as configured: a Helm repository (http, https)
+	// or an OCI registry, with its credentials.
+	Source chartsource.Source
+	// Version is the resolved revision (chart version, with the OCI
+	// manifest digest as build metadata for OCI charts).
+	Version string
+	// Digest is the OCI manifest digest (OCI charts).
+	Digest string
+}
+
+// Release is everything one release is made of in the cluster.
+type Release struct {
+	Spec  *reconcile.Spec
+	Chart Chart
+	// Values are the inline values (spec.values); SensitiveValues go to a
+	// Secret referenced last in spec.valuesFrom.
+	Values          map[string]any
+	SensitiveValues map[string]any
+	// ValuesFrom are the configuration's references, in order.
+	ValuesFrom []values.Reference
+	// KubeConfig is spec.kubeConfig.secretRef when set.
+	KubeConfig *meta.SecretKeyReference
+	// Interval is spec.interval; zero is DefaultInterval.
+	Interval time.Duration
+	Suspend  bool
+	// RequestedAt is the reconcile request token, empty for none.
+	RequestedAt string
+}
+
+// Objects are the objects of a release, in the order they are applied.
+type Objects struct {
+	// Credentials of the chart source (username/password, TLS), or nil.
+	Credentials *corev1.Secret
+	// Source is the HelmRepository or OCIRepository of the chart.
+	Source client.Object
+	// Values holds the sensitive values, or nil.
+	Values      *corev1.Secret
+	HelmRelease *helmv2.HelmRelease
+}
+
+// List is the objects that exist, in the order they are applied.
+func (o *Objects) List() []client.Object {
+	var out []client.Object
+	if o.Credentials != nil {
+		out = append(out, o.Credentials)
+	}
+	out = append(out, o.Source)
+	if o.Values != nil {
+		out = append(out, o.Values)
+	}
+	return append(out, o.HelmRelease)
+}
+
+// CredentialsName, ValuesName and SourceName name the objects written for
+// the HelmRelease name (in its namespace).
+func CredentialsName(name string) string { return name + "-chart-credentials" }
+func ValuesName(name string) string      { return name + "-sensitive-values" }
+func SourceName(name string) string      { return name }
+
+// Build returns the objects of r.
+func Build(r *Release) (*Objects, error) {
+	s := r.Spec
+	src := r.Chart.Source
+	if src.Repository == "" {
+		return nil, errors.New("a local chart cannot be handed to Flux: the controller reads charts from a Helm repository or an OCI registry")
+	}
+	interval := r.Interval
+	if interval == 0 {
+		interval = DefaultInterval
+	}
+	labels := map[string]string{ManagedByLabel: ManagedBy, ReleaseLabel: s.Name}
+	objectMeta := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: name, Namespace: s.Namespace, Labels: labels}
+	}
+	out := &Objects{}
+	credentials, err := credentialsSecret(src, objectMeta(CredentialsName(s.Name)))
+	if err != nil {
+		return nil, err
+	}
+	out.Credentials = credentials
+	var secretRef *sourceRef
+	if credentials != nil {
+		secretRef = &sourceRef{Name: credentials.Name}
+	}
+	hr := &helmv2.HelmRelease{
+		TypeMeta:   metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
+		ObjectMeta: objectMeta(s.Name),
+	}
+	hr.Labels = map[string]string{ManagedByLabel: ManagedBy}
+	version, _, _ := strings.Cut(r.Chart.Version, "+")
+	if chartsource.IsOCI(src.Repository) {
+		repo := &sourcev1.OCIRepository{
+			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.OCIRepositoryKind},
+			ObjectMeta: objectMeta(SourceName(s.Name)),
+			Spec: sourcev1.OCIRepositorySpec{
+				URL:           strings.TrimSuffix(src.Repository, "/") + "/" + src.Name,
+				Reference:     &sourcev1.OCIRepositoryRef{Tag: version, Digest: r.Chart.Digest},
+				LayerSelector: &sourcev1.OCILayerSelector{MediaType: helmChartLayer, Operation: sourcev1.OCILayerCopy},
+				Interval:      metav1.Duration{Duration: interval},
+			},
+		}
+		if secretRef != nil {
+			if credentials.Data[corev1.DockerConfigJsonKey] != nil {
+				repo.Spec.SecretRef = &meta.LocalObjectReference{Name: secretRef.Name}
+			}
+			if credentials.Data[corev1.TLSCertKey] != nil || credentials.Data["ca.crt"] != nil {
+				repo.Spec.CertSecretRef = &meta.LocalObjectReference{Name: secretRef.Name}
+			}
+		}
+		out.Source = repo
+		hr.Spec.ChartRef = &helmv2.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: repo.Name}
+	} else {
+		repo := &sourcev1.HelmRepository{
+			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.HelmRepositoryKind},
+			ObjectMeta: objectMeta(SourceName(s.Name)),
+			Spec: sourcev1.HelmRepositorySpec{
+				URL:             src.Repository,
+				PassCredentials: src.Auth.PassCredentials,
+				Interval:        metav1.Duration{Duration: interval},
+			},
+		}
+		if secretRef != nil {
+			if credentials.Data["username"] != nil {
+				repo.Spec.SecretRef = &meta.LocalObjectReference{Name: secretRef.Name}
+			}
+			if credentials.Data[corev1.TLSCertKey] != nil || credentials.Data["ca.crt"] != nil {
+				repo.Spec.CertSecretRef = &meta.LocalObjectReference{Name: secretRef.Name}
+			}
+		}
+		out.Source = repo
+		hr.Spec.Chart = &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
+			Chart:                    src.Name,
+			Version:                  version,
+			SourceRef:                helmv2.CrossNamespaceObjectReference{Kind: sourcev1.HelmRepositoryKind, Name: repo.Name},
+			ReconcileStrategy:        string(src.ReconcileStrategy),
+			ValuesFiles:              src.ValuesFiles,
+			IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles,
+		}}
+	}
+
+	hr.Spec.Interval = metav1.Duration{Duration: interval}
+	hr.Spec.KubeConfig = kubeConfigRef(r.KubeConfig)
+	hr.Spec.Suspend = r.Suspend
+	hr.Spec.ReleaseName = s.ReleaseName
+	hr.Spec.TargetNamespace = s.TargetNamespace
+	hr.Spec.StorageNamespace = s.StorageNamespace
+	hr.Spec.Timeout = duration(s.Timeout)
+	hr.Spec.MaxHistory = s.MaxHistory
+	hr.Spec.ServiceAccountName = s.ServiceAccountName
+	if s.PersistentClient {
+		t := true
+		hr.Spec.PersistentClient = &t
+	}
+	hr.Spec.Install = install(s.Install)
+	hr.Spec.Upgrade = upgrade(s.Upgrade)
+	hr.Spec.Test = test(s.Test)
+	hr.Spec.Rollback = rollback(s.Rollback)
+	hr.Spec.Uninstall = uninstall(s.Uninstall)
+	hr.Spec.DriftDetection = drift(s.Drift)
+	hr.Spec.PostRenderers, err = postRenderers(s.PostRenderers)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.CommonMetadata.Labels)+len(s.CommonMetadata.Annotations) > 0 {
+		hr.Spec.CommonMetadata = &helmv2.CommonMetadata{Labels: s.CommonMetadata.Labels, Annotations: s.CommonMetadata.Annotations}
+	}
+	for _, ref := range r.ValuesFrom {
+		hr.Spec.ValuesFrom = append(hr.Spec.ValuesFrom, helmv2.ValuesReference{
+			Kind: ref.Kind, Name: ref.Name, ValuesKey: ref.ValuesKey, TargetPath: ref.TargetPath, Optional: ref.Optional,
+		})
+	}
+	inline := r.Values
+	if len(r.SensitiveValues) > 0 {
+		doc, err := yaml.Marshal(r.SensitiveValues)
+		if err != nil {
+			return nil, fmt.Errorf("encoding the sensitive values: %w", err)
+		}
+		secret := &corev1.Secret{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+			ObjectMeta: objectMeta(ValuesName(s.Name)),
+			Type:       corev1.SecretTypeOpaque,
+			Data:       map[string][]byte{ValuesKey: doc},
+		}
+		out.Values = secret
+		hr.Spec.ValuesFrom = append(hr.Spec.ValuesFrom, helmv2.ValuesReference{Kind: "Secret", Name: secret.Name, ValuesKey: ValuesKey})
+		// The controller merges spec.values over valuesFrom; the provider
+		// merges sensitive values over inline ones: what they set is left
+		// out of spec.values, so that both compose the same values.
+		inline = without(inline, r.SensitiveValues)
+	}
+	if len(inline) > 0 {
+		b, err := json.Marshal(inline)
+		if err != nil {
+			return nil, fmt.Errorf("encoding the values: %w", err)
+		}
+		hr.Spec.Values = &apiextensionsv1.JSON{Raw: b}
+	}
+	annotations := map[string]string{}
+	if r.RequestedAt != "" {
+		annotations[RequestedAtAnnotation] = r.RequestedAt
+	}
+	if s.ForceAt != "" {
+		annotations[ForceAtAnnotation] = s.ForceAt
+	}
+	if s.ResetAt != "" {
+		annotations[ResetAtAnnotation] = s.ResetAt
+	}
+	if len(annotations) > 0 {
+		hr.Annotations = annotations
+	}
+	out.HelmRelease = hr
+	return out, nil
+}
+
+type sourceRef struct{ Name string }
+
+// credentialsSecret is the Secret of a source's credentials and TLS
+// files, read now from the Terraform machine; nil when there are none.
+func credentialsSecret(src chartsource.Source, m metav1.ObjectMeta) (*corev1.Secret, error) {
+	data := map[string][]byte{}
+	secretType := corev1.SecretTypeOpaque
+	switch {
+	case src.Auth.Username == "" && src.Auth.Password == "":
+	case chartsource.IsOCI(src.Repository):
+		// OCIRepository reads a registry login as Docker's config.
+		host, _, _ := strings.Cut(strings.TrimPrefix(src.Repository, "oci://"), "/")
+		login := src.Auth.Username + ":" + src.Auth.Password
+		config, err := json.Marshal(map[string]any{"auths": map[string]any{host: map[string]string{
+			"username": src.Auth.Username, "password": src.Auth.Password, "auth": base64.StdEncoding.EncodeToString([]byte(login)),
+		}}})
+		if err != nil {
+			return nil, fmt.Errorf("encoding the registry login: %w", err)
+		}
+		data[corev1.DockerConfigJsonKey] = config
+		secretType = corev1.SecretTypeDockerConfigJson
+	default:
+		data["username"], data["password"] = []byte(src.Auth.Username), []byte(src.Auth.Password)
+	}
+	for key, file := range map[string]string{"ca.crt": src.Auth.CAFile, corev1.TLSCertKey: src.Auth.CertFile, corev1.TLSPrivateKeyKey: src.Auth.KeyFile} {
+		if file == "" {
+			continue
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("reading the chart repository's TLS file: %w", err)
+		}
+		data[key] = b
+	}
+	if len(data) == 0 {
+		return nil, nil
+	}
+	return &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: m,
+		Type:       secretType,
+		Data:       data,
+	}, nil
+}
+
+// without is v without the leaves that over sets: merging over onto the
+// result gives what merging over onto v gives, whatever the order.
+func without(v, over map[string]any) map[string]any {
+	out := make(map[string]any, len(v))
+	for k, x := range v {
+		o, set := over[k]
+		if !set {
+			out[k] = x
+			continue
+		}
+		xm, xok := x.(map[string]any)
+		om, ook := o.(map[string]any)
+		if xok && ook {
+			if rest := without(xm, om); len(rest) > 0 {
+				out[k] = rest
+			}
+		}
+	}
+	return out
+}
+
+func kubeConfigRef(ref *meta.SecretKeyReference) *meta.KubeConfigReference {
+	if ref == nil {
+		return nil
+	}
+	return &meta.KubeConfigReference{SecretRef: ref}
+}
+
+func duration(d time.Duration) *metav1.Duration {
+	if d == 0 {
+		return nil
+	}
+	return &metav1.Duration{Duration: d}
+}
+
+
+func install(s reconcile.InstallSpec) *helmv2.Install {
+	out := &helmv2.Install{
+		Timeout:                  duration(s.Timeout),
+		CRDs:                     helmv2.CRDsPolicy(s.CRDs),
+		Replace:                  s.Replace,
+		CreateNamespace:          s.CreateNamespace,
+		DisableHooks:             s.DisableHooks,
+		DisableOpenAPIValidation: s.DisableOpenAPIValidation,
+		DisableSchemaValidation:  s.DisableSchemaValidation,
+		DisableTakeOwnership:     s.DisableTakeOwnership,
+		DisableWait:              s.DisableWait,
+		DisableWaitForJobs:       s.DisableWaitForJobs,
+	}
+	if r := s.Remediation; r != (reconcile.Remediation{}) {
+		out.Remediation = &helmv2.InstallRemediation{Retries: r.Retries, IgnoreTestFailures: r.IgnoreTestFailures, RemediateLastFailure: r.RemediateLastFailure}
+	}
+	if *out == (helmv2.Install{}) {
+		return nil
+	}
+	return out
+}
+
+func upgrade(s reconcile.UpgradeSpec) *helmv2.Upgrade {
+	out := &helmv2.Upgrade{
+		Timeout:                  duration(s.Timeout),
+		CRDs:                     helmv2.CRDsPolicy(s.CRDs),
+		CleanupOnFail:            s.CleanupOnFail,
+		DisableHooks:             s.DisableHooks,
+		DisableOpenAPIValidation: s.DisableOpenAPIValidation,
+		DisableSchemaValidation:  s.DisableSchemaValidation,
+		DisableTakeOwnership:     s.DisableTakeOwnership,
+		DisableWait:              s.DisableWait,
+		DisableWaitForJobs:       s.DisableWaitForJobs,
+		Force:                    s.Force,
+		PreserveValues:           s.PreserveValues,
+	}
+	if r := s.Remediation; r != (reconcile.Remediation{}) {
+		out.Remediation = &helmv2.UpgradeRemediation{Retries: r.Retries, IgnoreTestFailures: r.IgnoreTestFailures, RemediateLastFailure: r.RemediateLastFailure}
+		if r.Strategy != "" {
+			st := helmv2.RemediationStrategy(r.Strategy)
+			out.Remediation.Strategy = &st
+		}
+	}
+	if *out == (helmv2.Upgrade{}) {
+		return nil
+	}
+	return out
+}
+
+func test(s reconcile.TestSpec) *helmv2.Test {
+	if !s.Enable && s.Timeout == 0 && !s.IgnoreFailures && len(s.Filters) == 0 {
+		return nil
+	}
+	out := &helmv2.Test{Enable: s.Enable, Timeout: duration(s.Timeout), IgnoreFailures: s.IgnoreFailures}
+	if len(s.Filters) > 0 {
+		filters := make([]helmv2.Filter, 0, len(s.Filters))
+		for _, f := range s.Filters {
+			filters = append(filters, helmv2.Filter{Name: f.Name, Exclude: f.Exclude})
+		}
+		out.Filters = &filters
+	}
+	return out
+}
+
+func rollback(s reconcile.RollbackSpec) *helmv2.Rollback {
+	out := &helmv2.Rollback{
+		Timeout:            duration(s.Timeout),
+		CleanupOnFail:      s.CleanupOnFail,
+		DisableHooks:       s.DisableHooks,
+		DisableWait:        s.DisableWait,
+		DisableWaitForJobs: s.DisableWaitForJobs,
+		Force:              s.Force,
+		Recreate:           s.Recreate,
+	}
+	if *out == (helmv2.Rollback{}) {
+		return nil
+	}
+	return out
+}
+
+func uninstall(s reconcile.UninstallSpec) *helmv2.Uninstall {
+	out := &helmv2.Uninstall{
+		Timeout:      duration(s.Timeout),
+		DisableHooks: s.DisableHooks,
+		DisableWait:  s.DisableWait,
+		KeepHistory:  s.KeepHistory,
+	}
+	if s.DeletionPropagation != "" {
+		p := s.DeletionPropagation
+		out.DeletionPropagation = &p
+	}
+	if *out == (helmv2.Uninstall{}) {
+		return nil
+	}
+	return out
+}
+
+func drift(s reconcile.DriftSpec) *helmv2.DriftDetection {
+	if s.Mode == "" && len(s.Ignore) == 0 {
+		return nil
+	}
+	out := &helmv2.DriftDetection{Mode: helmv2.DriftDetectionMode(s.Mode)}
+	for _, r := range s.Ignore {
+		out.Ignore = append(out.Ignore, helmv2.IgnoreRule{Paths: r.Paths, Target: selector(r.Target)})
+	}
+	return out
+}
+
+func selector(s *postrender.Selector) *kustomize.Selector {
+	if s == nil {
+		return nil
+	}
+	return &kustomize.Selector{
+		Group: s.Group, Version: s.Version, Kind: s.Kind, Name: s.Name, Namespace: s.Namespace,
+		LabelSelector: s.LabelSelector, AnnotationSelector: s.AnnotationSelector,
+	}
+}
+
+// postRenderers are the post-renderers in v2's form: the deprecated
+// strategic merge and JSON 6902 lists become patches, which Kustomize
+// applies the same way.
+func postRenderers(in []postrender.Kustomize) ([]helmv2.PostRenderer, error) {
+	var out []helmv2.PostRenderer
+	for _, k := range in {
+		kz := &helmv2.Kustomize{}
+		for _, p := range k.Patches {
+			kz.Patches = append(kz.Patches, kustomize.Patch{Patch: p.Patch, Target: selector(p.Target)})
+		}
+		for _, p := range k.PatchesStrategicMerge {
+			kz.Patches = append(kz.Patches, kustomize.Patch{Patch: p})
+		}
+		for _, p := range k.PatchesJSON6902 {
+			target := p.Target
+			kz.Patches = append(kz.Patches, kustomize.Patch{Patch: p.Patch, Target: selector(&target)})
+		}
+		for _, i := range k.Images {
+			kz.Images = append(kz.Images, kustomize.Image{Name: i.Name, NewName: i.NewName, NewTag: i.NewTag, Digest: i.Digest})
+		}
+		out = append(out, helmv2.PostRenderer{Kustomize: kz})
+	}
+	return out, nil
+}
+
+// ConfigDigest is the digest of composed values as helm-controller
+// records it in its history (configDigest).
+func ConfigDigest(v map[string]any) string {
+	return fluxchartutil.DigestValues(digest.Canonical, v).String()
+}

@@ -1,0 +1,235 @@
+package flux
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Want is what the controller must report of a HelmRelease written by
+// Apply for the wait to succeed.
+type Want struct {
+	// Generation is the HelmRelease's generation as written.
+	Generation int64
+	// RequestedAt is the reconcile request token written, if any.
+	RequestedAt string
+	// ChartVersion is the revision the plan resolved; ConfigDigest the
+	// digest of the values it composed, as the controller computes it
+	// (ConfigDigest). Empty: not checked.
+	ChartVersion string
+	ConfigDigest string
+}
+
+// Wait waits, as the flux CLI does, until the controller has observed the
+// HelmRelease's generation (and handled RequestedAt), and reports it
+// Ready with the newest history entry at the wanted chart version and
+// values. Stalled ends the wait at once; so does Ready with another
+// revision. On timeout or failure the error is a *NotReadyError saying
+// why, from the HelmRelease's conditions, its source's and the
+// controller's Warning events.
+func (e *Engine) Wait(ctx context.Context, namespace, name string, want Want, timeout time.Duration) (*helmv2.HelmRelease, error) {
+	deadline := time.Now().Add(timeout)
+	var hr *helmv2.HelmRelease
+	for {
+		var err error
+		hr, err = e.Get(ctx, namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		if hr == nil {
+			return nil, fmt.Errorf("HelmRelease %s/%s was deleted while waiting for it", namespace, name)
+		}
+		if observed(hr, want) {
+			switch {
+			case apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.StalledCondition):
+				return hr, e.notReady(ctx, hr, want, timeout, true)
+			case apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.ReconcilingCondition):
+			case apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.ReadyCondition):
+				if mismatch := historyMismatch(hr, want); mismatch != "" {
+					err := e.notReady(ctx, hr, want, timeout, false)
+					err.Mismatch = mismatch
+					return hr, err
+				}
+				return hr, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return hr, e.notReady(ctx, hr, want, timeout, false)
+		}
+		select {
+		case <-ctx.Done():
+			return hr, fmt.Errorf("waiting for HelmRelease %s/%s: %w", namespace, name, ctx.Err())
+		case <-time.After(e.poll()):
+		}
+	}
+}
+
+// observed reports whether the controller's status is about the
+// generation and request written.
+func observed(hr *helmv2.HelmRelease, want Want) bool {
+	if hr.Status.ObservedGeneration < want.Generation {
+		return false
+	}
+	return want.RequestedAt == "" || hr.Status.LastHandledReconcileAt == want.RequestedAt
+}
+
+// historyMismatch says how the newest history entry differs from want.
+func historyMismatch(hr *helmv2.HelmRelease, want Want) string {
+	latest := hr.Status.History.Latest()
+	if latest == nil {
+		return "the controller reports no release in its history"
+	}
+	var diffs []string
+	if want.ChartVersion != "" && latest.ChartVersion != want.ChartVersion {
+		diffs = append(diffs, fmt.Sprintf("chart version %s, planned %s", latest.ChartVersion, want.ChartVersion))
+	}
+	if want.ConfigDigest != "" && latest.ConfigDigest != want.ConfigDigest {
+		diffs = append(diffs, "values other than the planned ones")
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the controller reports revision %d ready with %s", latest.Version, strings.Join(diffs, " and "))
+}
+
+// NotReadyError: the controller did not report the release ready as
+// planned.
+type NotReadyError struct {
+	Namespace, Name string
+	// Stalled: the controller gave up (retries exhausted, or an error it
+	// will not retry).
+	Stalled bool
+	// Observed: the controller observed the generation written.
+	Observed bool
+	// Mismatch says how a Ready release differs from the plan.
+	Mismatch string
+	Timeout  time.Duration
+	// Conditions are the HelmRelease's; Source the chart source's
+	// (kind, name, then its not-ready conditions); Events the newest
+	// Warning events of the HelmRelease and its source, oldest first.
+	Conditions []metav1.Condition
+	Source     string
+	Events     []string
+	// Failures are the controller's failure counters.
+	InstallFailures, UpgradeFailures int64
+}
+
+func (e *NotReadyError) Error() string {
+	var b strings.Builder
+	ref := fmt.Sprintf("HelmRelease %s/%s", e.Namespace, e.Name)
+	switch {
+	case e.Mismatch != "":
+		fmt.Fprintf(&b, "%s: %s", ref, e.Mismatch)
+	case e.Stalled:
+		fmt.Fprintf(&b, "%s stalled: the controller does not retry", ref)
+	case !e.Observed:
+		fmt.Fprintf(&b, "%s was not reconciled within %s: no Flux helm-controller handled its latest change; check that helm-controller runs in the cluster and watches namespace %q", ref, e.Timeout, e.Namespace)
+	default:
+		fmt.Fprintf(&b, "%s not ready after %s", ref, e.Timeout)
+	}
+	for _, c := range e.Conditions {
+		if c.Type == meta.ReadyCondition || c.Status != metav1.ConditionTrue || c.Type == meta.StalledCondition || c.Type == meta.ReconcilingCondition {
+			fmt.Fprintf(&b, "\n  - %s=%s (%s): %s", c.Type, c.Status, c.Reason, c.Message)
+		}
+	}
+	if e.InstallFailures+e.UpgradeFailures > 0 {
+		fmt.Fprintf(&b, "\n  - failures: %d install, %d upgrade", e.InstallFailures, e.UpgradeFailures)
+	}
+	if e.Source != "" {
+		fmt.Fprintf(&b, "\n  - %s", e.Source)
+	}
+	if len(e.Events) > 0 {
+		b.WriteString("\n  Warning events:")
+		for _, ev := range e.Events {
+			b.WriteString("\n    " + ev)
+		}
+	}
+	return b.String()
+}
+
+// maxEvents is the number of Warning events a NotReadyError names.
+const maxEvents = 5
+
+func (e *Engine) notReady(ctx context.Context, hr *helmv2.HelmRelease, want Want, timeout time.Duration, stalled bool) *NotReadyError {
+	err := &NotReadyError{
+		Namespace: hr.Namespace, Name: hr.Name, Stalled: stalled, Observed: observed(hr, want), Timeout: timeout,
+		Conditions: hr.Status.Conditions, InstallFailures: hr.Status.InstallFailures, UpgradeFailures: hr.Status.UpgradeFailures,
+	}
+	// What follows is best effort: the wait's own outcome stands.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	kinds := []string{helmv2.HelmReleaseKind}
+	names := []string{hr.Name}
+	if kind, name := sourceOf(hr); kind != "" {
+		err.Source = e.sourceState(ctx, hr.Namespace, kind, name)
+		kinds, names = append(kinds, kind), append(names, name)
+	}
+	var events []corev1.Event
+	for i := range kinds {
+		list := &corev1.EventList{}
+		sel := fields.AndSelectors(fields.OneTermEqualSelector("involvedObject.kind", kinds[i]), fields.OneTermEqualSelector("involvedObject.name", names[i]), fields.OneTermEqualSelector("type", corev1.EventTypeWarning))
+		if e.Client.List(ctx, list, client.InNamespace(hr.Namespace), client.MatchingFieldsSelector{Selector: sel}) == nil {
+			events = append(events, list.Items...)
+		}
+	}
+	slices.SortFunc(events, func(a, b corev1.Event) int { return eventTime(a).Compare(eventTime(b)) })
+	if len(events) > maxEvents {
+		events = events[len(events)-maxEvents:]
+	}
+	for _, ev := range events {
+		err.Events = append(err.Events, fmt.Sprintf("%s %s/%s %s: %s", eventTime(ev).UTC().Format(time.RFC3339), ev.InvolvedObject.Kind, ev.InvolvedObject.Name, ev.Reason, strings.TrimSpace(ev.Message)))
+	}
+	return err
+}
+
+func eventTime(ev corev1.Event) time.Time {
+	switch {
+	case !ev.LastTimestamp.IsZero():
+		return ev.LastTimestamp.Time
+	case !ev.EventTime.IsZero():
+		return ev.EventTime.Time
+	default:
+		return ev.CreationTimestamp.Time
+	}
+}
+
+// sourceOf is the kind and name of the HelmRelease's chart source.
+func sourceOf(hr *helmv2.HelmRelease) (kind, name string) {
+	switch {
+	case hr.Spec.ChartRef != nil:
+		return hr.Spec.ChartRef.Kind, hr.Spec.ChartRef.Name
+	case hr.Spec.Chart != nil:
+		return hr.Spec.Chart.Spec.SourceRef.Kind, hr.Spec.Chart.Spec.SourceRef.Name
+	}
+	return "", ""
+}
+
+// sourceState says whether the source is ready, and if not why.
+func (e *Engine) sourceState(ctx context.Context, namespace, kind, name string) string {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("source.toolkit.fluxcd.io/v1")
+	u.SetKind(kind)
+	ref := fmt.Sprintf("%s %s/%s", kind, namespace, name)
+	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u); err != nil {
+		return ref + ": not readable: " + err.Error()
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == meta.ReadyCondition {
+			return fmt.Sprintf("%s: Ready=%s (%s): %s", ref, m["status"], m["reason"], m["message"])
+		}
+	}
+	return ref + ": no Ready condition: source-controller has not reconciled it"
+}
