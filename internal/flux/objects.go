@@ -10,11 +10,11 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	fluxchartutil "github.com/fluxcd/pkg/chartutil"
-	"github.com/opencontainers/go-digest"
 	"github.com/fluxcd/pkg/apis/kustomize"
 	"github.com/fluxcd/pkg/apis/meta"
+	fluxchartutil "github.com/fluxcd/pkg/chartutil"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"github.com/opencontainers/go-digest"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -351,7 +351,6 @@ func duration(d time.Duration) *metav1.Duration {
 	}
 	return &metav1.Duration{Duration: d}
 }
-
 
 func install(s reconcile.InstallSpec) *helmv2.Install {
 	out := &helmv2.Install{
