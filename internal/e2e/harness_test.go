@@ -240,7 +240,7 @@ func (w *workspace) releases() map[string]int {
 // newNamespace creates a namespace for one test, deleted after it.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	ns := "e2e-" + strings.ToLower(strings.NewReplacer("_", "-", "/", "-").Replace(t.Name()))
+	ns := "e2e-" + strings.ToLower(strings.NewReplacer("_", "-", "/", "-", ".", "-").Replace(t.Name()))
 	if len(ns) > 63 {
 		ns = ns[:63]
 	}

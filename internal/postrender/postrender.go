@@ -18,9 +18,32 @@ import (
 // Origin labels: every object a release renders carries the name and
 // namespace of the helmrelease_release that owns it.
 const (
-	OriginNameLabel      = "helmrelease.terraform.io/name"
-	OriginNamespaceLabel = "helmrelease.terraform.io/namespace"
+	OriginNameLabel      = OriginGroup + "/name"
+	OriginNamespaceLabel = OriginGroup + "/namespace"
 )
+
+// Groups of origin labels: this provider's, and helm-controller's (whose
+// objects carry the name and namespace of their HelmRelease).
+const (
+	OriginGroup     = "helmrelease.terraform.io"
+	FluxOriginGroup = "helm.toolkit.fluxcd.io"
+)
+
+// Origin is what the origin labels of a release's objects say.
+type Origin struct {
+	// Group of the label keys; empty is OriginGroup.
+	Group           string
+	Name, Namespace string
+}
+
+// labels are the origin labels.
+func (o Origin) labels() map[string]string {
+	group := o.Group
+	if group == "" {
+		group = OriginGroup
+	}
+	return map[string]string{group + "/name": o.Name, group + "/namespace": o.Namespace}
+}
 
 // Chain runs post-renderers in order.
 type Chain []postrender.PostRenderer
@@ -65,7 +88,7 @@ func (i indexed) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 // Build returns the chain of a release: the Kustomize post-renderers in
 // order, then the common metadata, then the origin labels (always last, so
 // no patch can remove them). A Kustomize failure is an *Error.
-func Build(kustomizations []Kustomize, common Metadata, originName, originNamespace string) Chain {
+func Build(kustomizations []Kustomize, common Metadata, origin Origin) Chain {
 	var chain Chain
 	for i := range kustomizations {
 		chain = append(chain, indexed{i, &kustomizations[i]})
@@ -73,10 +96,7 @@ func Build(kustomizations []Kustomize, common Metadata, originName, originNamesp
 	if len(common.Labels) > 0 || len(common.Annotations) > 0 {
 		chain = append(chain, common)
 	}
-	chain = append(chain, Metadata{Labels: map[string]string{
-		OriginNameLabel:      originName,
-		OriginNamespaceLabel: originNamespace,
-	}})
+	chain = append(chain, Metadata{Labels: origin.labels()})
 	return chain
 }
 

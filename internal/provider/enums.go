@@ -28,6 +28,14 @@ func (e enum) markdown() string {
 
 var valuesFromKinds = enum{"ConfigMap", "Secret"}
 
+// Engines of a release (engine).
+const (
+	engineHelm = "helm"
+	engineFlux = "flux"
+)
+
+var engines = enum{engineHelm, engineFlux}
+
 var (
 	crdPolicies           = enum{"Skip", "Create", "CreateReplace"}
 	remediationStrategies = enum{"rollback", "uninstall"}

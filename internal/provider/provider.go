@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 )
 
@@ -47,6 +48,30 @@ type providerData struct {
 	// discoveries are the provider cluster's discovery by impersonated
 	// user ("" for the provider's own), shared by all releases.
 	discoveries sync.Map // string → *kube.Discovery
+
+	// fluxMu guards flux, the Flux engine of the provider's cluster, made
+	// on first use.
+	fluxMu sync.Mutex
+	flux   *flux.Engine
+}
+
+// fluxEngine is the shared Flux engine of the provider's cluster.
+func (d *providerData) fluxEngine() (*flux.Engine, error) {
+	d.fluxMu.Lock()
+	defer d.fluxMu.Unlock()
+	if d.flux != nil {
+		return d.flux, nil
+	}
+	cfg, err := d.clients.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	e, err := flux.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	d.flux = e
+	return e, nil
 }
 
 // discovery is the shared discovery of the provider's cluster for the user

@@ -40,8 +40,8 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	diags.Append(releaseModelOf(ctx, planned.Raw, &m)...)
 	diags.Append(releaseModelOf(ctx, cfg.Raw, &config)...)
 	st := &reconcile.Status{}
+	var previous releaseModel
 	if prior != nil {
-		var previous releaseModel
 		diags.Append(releaseModelOf(ctx, prior.Raw, &previous)...)
 		s, d := statusOf(ctx, previous.Status)
 		diags.Append(d...)
@@ -52,6 +52,15 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	}
 	fillIdentity(&m, &config)
 	diags.Append(private.SetKey(ctx, privateDrift, nil)...)
+	if m.handedToFlux() {
+		r.applyFlux(ctx, &m, &config, st, priorPrivate, out, private, identity, diags)
+		return
+	}
+	diags.Append(private.SetKey(ctx, privateFlux, nil)...)
+	takeBack := prior != nil && previous.handedToFlux()
+	if takeBack && !r.releaseFromFlux(ctx, &previous, diags) {
+		return
+	}
 
 	if m.Suspend.ValueBool() {
 		r.saveSuspended(ctx, &m, st, out, diags)
@@ -62,6 +71,9 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	if prior != nil && priorPrivate != nil {
 		requestsOf(ctx, priorPrivate, diags).Apply(spec)
 	}
+	// Taken back from Flux: the release is the controller's, labelled as
+	// its own, and becomes this resource's with the next upgrade.
+	spec.Adopt = spec.Adopt || takeBack
 	wo := writeOnlyOf(ctx, &config, diags)
 	red := r.redactorFor(ctx, &m, wo)
 	ctx = red.context(ctx)
@@ -308,6 +320,10 @@ func (r *releaseResource) Delete(ctx context.Context, req resource.DeleteRequest
 	var m releaseModel
 	resp.Diagnostics.Append(releaseModelOf(ctx, req.State.Raw, &m)...)
 	if resp.Diagnostics.HasError() || r.data == nil {
+		return
+	}
+	if m.handedToFlux() {
+		r.deleteFlux(ctx, &m, &resp.Diagnostics)
 		return
 	}
 	if m.Suspend.ValueBool() {

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
@@ -43,6 +44,8 @@ type releaseModel struct {
 	DriftDetection     types.Object  `tfsdk:"drift_detection"`
 	ForceAt            types.String  `tfsdk:"force_at"`
 	ResetAt            types.String  `tfsdk:"reset_at"`
+	Engine             types.String  `tfsdk:"engine"`
+	Flux               types.Object  `tfsdk:"flux"`
 
 	ChartVersion types.String `tfsdk:"chart_version"`
 	AppVersion   types.String `tfsdk:"app_version"`
@@ -83,6 +86,15 @@ func writeOnlyOf(ctx context.Context, config *releaseModel, diags *diag.Diagnost
 	}
 	return wo
 }
+
+// fluxModel is flux: what only Flux's controller uses.
+type fluxModel struct {
+	Interval           types.String `tfsdk:"interval"`
+	UninstallOnDestroy types.Bool   `tfsdk:"uninstall_on_destroy"`
+}
+
+// handedToFlux reports whether Flux's controller runs the release.
+func (m *releaseModel) handedToFlux() bool { return m.Engine.ValueString() == engineFlux }
 
 type kubeConfigModel struct {
 	SecretRef struct {
@@ -207,6 +219,10 @@ func (m *releaseModel) spec(ctx context.Context, diags *diag.Diagnostics) *recon
 		ServiceAccountName: m.ServiceAccountName.ValueString(),
 		ForceAt:            m.ForceAt.ValueString(),
 		ResetAt:            m.ResetAt.ValueString(),
+	}
+	if m.handedToFlux() {
+		// Rendered as helm-controller renders it.
+		s.OriginGroup = postrender.FluxOriginGroup
 	}
 	if !m.MaxHistory.IsNull() {
 		n := int(m.MaxHistory.ValueInt64())

@@ -132,6 +132,10 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 
+	if plan.handedToFlux() && r.clusterKnown() && r.fluxEngine(&resp.Diagnostics) == nil {
+		return
+	}
+
 	// What the next revision says, unless no Helm action runs (below).
 	plan.Notes, plan.Description = types.StringUnknown(), types.StringUnknown()
 	wo := writeOnlyOf(ctx, &config, &resp.Diagnostics)
@@ -196,6 +200,10 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 	changes := releaseChanges(st, resolved, sameValues, spec)
+	if state != nil && state.handedToFlux() != plan.handedToFlux() {
+		// The objects' origin labels change hands, in a new revision.
+		changes = append(changes, map[bool]string{true: "handed to Flux's helm-controller", false: "taken back from Flux's helm-controller"}[plan.handedToFlux()])
+	}
 	ready := st.Condition(reconcile.ConditionReady)
 	stalled := st.Condition(reconcile.ConditionStalled)
 	switch {
@@ -267,7 +275,9 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 	// What the render's validation passed, for the apply of this plan.
 	defer saveValidated(ctx, private, e, diags)
 	asInstall := false
-	if create {
+	// Flux's controller takes over any release of the name (upgraded in
+	// place): nothing to refuse.
+	if create && !plan.handedToFlux() {
 		latest, err := e.Helm.LastRelease(spec.GetReleaseName())
 		if err != nil {
 			clusterUnavailable(diags, path.Root("release_name"), err)

@@ -53,6 +53,10 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 			fmt.Sprintf("helmrelease_release %s cannot be refreshed: the provider has no kubernetes settings, and no KUBE_* or KUBECONFIG variable names a cluster (nor does it run in one).\n\nThe state is kept as it is. Configure the provider's kubernetes block (config_path, or host and credentials), or set KUBECONFIG, then plan again.", m.ID.ValueString()))
 		return
 	}
+	if m.handedToFlux() {
+		r.readFlux(ctx, &m, req.Private, resp)
+		return
+	}
 	red := r.redactorFor(ctx, &m, writeOnly{})
 	ctx = red.context(ctx)
 	defer red.finish(ctx, &resp.State, &resp.Diagnostics)

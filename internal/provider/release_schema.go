@@ -119,6 +119,26 @@ func releaseSchema() schema.Schema {
 					},
 				},
 			},
+			"engine": schema.StringAttribute{
+				MarkdownDescription: "What runs the release: `" + engineHelm + "` runs the HelmRelease reconciliation inside `terraform apply`; `" + engineFlux + "` writes the release as a Flux `HelmRelease` (with its `HelmRepository` or `OCIRepository`, and Secrets for credentials and sensitive values) for Flux's helm-controller in the cluster, which installs, upgrades, tests, remediates and corrects drift between Terraform runs, while the plan still shows the rendered objects and the apply waits for the controller's result. One of " + engines.markdown() + ". See the guide \"Handing releases to Flux\". Default: `" + engineHelm + "`.",
+				Optional:            true,
+				Validators:          []validator.String{engines.validator()},
+			},
+			"flux": schema.SingleNestedAttribute{
+				MarkdownDescription: "Settings only Flux's controller uses, with `engine = \"" + engineFlux + "\"` (refused otherwise). Default: every setting's default.",
+				Optional:            true,
+				Attributes: map[string]schema.Attribute{
+					"interval": schema.StringAttribute{
+						MarkdownDescription: "How often the controller checks the release and its chart source between Terraform runs (HelmRelease and source `spec.interval`). Default: `10m`.",
+						Optional:            true,
+						Validators:          []validator.String{duration()},
+					},
+					"uninstall_on_destroy": schema.BoolAttribute{
+						MarkdownDescription: "Whether destroying the resource uninstalls the release: `true` deletes the HelmRelease and waits until the controller has uninstalled it; `false` suspends the HelmRelease, deletes it once the controller has seen the suspension, and leaves the release installed and unmanaged. Default: `true`.",
+						Optional:            true,
+					},
+				},
+			},
 			"install":         installAttribute(),
 			"upgrade":         upgradeAttribute(),
 			"test":            testAttribute(),

@@ -216,7 +216,7 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	chain := postrender.Build(kustomizations(m.PostRenderers), md, m.Name.ValueString(), m.Namespace.ValueString())
+	chain := postrender.Build(kustomizations(m.PostRenderers), md, postrender.Origin{Name: m.Name.ValueString(), Namespace: m.Namespace.ValueString()})
 
 	caps, scope := d.clusterView(&resp.Diagnostics)
 	render := func(ctx context.Context, c *helm.Chart, values map[string]any, _ bool) (string, string, error) {

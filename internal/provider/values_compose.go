@@ -27,14 +27,9 @@ func composeValues(ctx context.Context, data *providerData, namespace string, in
 		invalidValue(diags, path.Root("values"), "values", err, "Set values to an object, e.g. values = { replicaCount = 2 }.")
 		return nil
 	}
-	sensitive := map[string]any{}
-	for _, in := range sensitiveValues {
-		parsed, err := parseSensitiveValues(in.Value.ValueString())
-		if err != nil {
-			invalidValue(diags, in.Path, "sensitive values", err, sensitiveValuesRemedy)
-			return nil
-		}
-		sensitive = values.Merge(sensitive, parsed)
+	sensitive := mergeSensitive(sensitiveValues, diags)
+	if sensitive == nil {
+		return nil
 	}
 	var client kubernetes.Interface
 	if len(valuesFrom) > 0 {
@@ -123,4 +118,19 @@ func sensitiveValuesMapping() validator.String {
 			return err
 		},
 	}
+}
+
+// mergeSensitive parses the sensitive inputs and merges them in order; nil
+// with a diagnostic when one is not valid.
+func mergeSensitive(inputs []sensitiveInput, diags *diag.Diagnostics) map[string]any {
+	sensitive := map[string]any{}
+	for _, in := range inputs {
+		parsed, err := parseSensitiveValues(in.Value.ValueString())
+		if err != nil {
+			invalidValue(diags, in.Path, "sensitive values", err, sensitiveValuesRemedy)
+			return nil
+		}
+		sensitive = values.Merge(sensitive, parsed)
+	}
+	return sensitive
 }

@@ -191,7 +191,7 @@ func indent(s string) string {
 
 // postRenderer is the chain of the release.
 func postRenderer(s *Spec) postrender.Chain {
-	return postrender.Build(s.PostRenderers, s.CommonMetadata, s.Name, s.Namespace)
+	return postrender.Build(s.PostRenderers, s.CommonMetadata, postrender.Origin{Group: s.OriginGroup, Name: s.Name, Namespace: s.Namespace})
 }
 
 // Digests computes the digests of values and releases under the key.

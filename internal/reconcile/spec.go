@@ -74,6 +74,9 @@ type Spec struct {
 
 	PostRenderers  []postrender.Kustomize
 	CommonMetadata postrender.Metadata
+	// OriginGroup is the group of the origin labels of the release's
+	// objects; empty is postrender.OriginGroup (postrender.Origin).
+	OriginGroup string
 
 	// Adopt takes over an existing release that this resource did not make
 	// (set when a release is imported).

@@ -1,0 +1,176 @@
+//go:build unix
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/release"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testenv"
+)
+
+var helmReleases = schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}
+
+// withFluxControllers runs f once per helm-controller version of the Flux
+// sources, each with source-controller running against the matrix's
+// cluster, one version at a time (each reconciles every HelmRelease).
+func withFluxControllers(t *testing.T, f func(t *testing.T, flux *testcluster.Flux)) {
+	t.Helper()
+	needMatrix(t)
+	dir := testcluster.FluxSourcesDir()
+	if dir == "" {
+		testenv.SkipUnlessRequired(t, "needs the sources of Flux's controllers: set "+testcluster.FluxSourcesEnv+" to a directory of source-controller-vX.tar.gz and helm-controller-vX.tar.gz (make test sets ../shared/flux)")
+	}
+	archives, err := testcluster.FluxArchives(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, version := range archives[testcluster.HelmController] {
+		t.Run("helm-controller "+version, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+			defer cancel()
+			flux, err := testcluster.StartFluxWith(ctx, dir, cluster.Kubeconfig, t.TempDir(), version, os.Stderr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer flux.Stop()
+			defer func() {
+				if t.Failed() {
+					b, _ := os.ReadFile(flux.Logs[testcluster.HelmController])
+					lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+					t.Logf("helm-controller's last log lines:\n%s", strings.Join(lines[max(0, len(lines)-15):], "\n"))
+				}
+			}()
+			f(t, flux)
+		})
+	}
+}
+
+// TestFluxEngine: a release with engine = "flux" through terraform:
+// installed by helm-controller from the HelmRelease the apply wrote, an
+// empty plan, a value change upgraded by the controller, the HelmRelease
+// edited by hand planned back, then destroyed with the controller's
+// uninstall; a second release is destroyed with uninstall off and stays.
+func TestFluxEngine(t *testing.T) {
+	withFluxControllers(t, func(t *testing.T, _ *testcluster.Flux) {
+		ns := newNamespace(t)
+		c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
+		st := newStorage(t, ns)
+		dyn := dynamic.NewForConfigOrDie(restConfig)
+		ctx := context.Background()
+		w := newWorkspace(t, "flux")
+		body := func(message string) map[string]string {
+			return map[string]string{
+				"app": `  engine = "flux"
+  values = { message = "` + message + `" }
+  sensitive_values = yamlencode({ password = "flux-secret-value" })`,
+				"kept": `  engine = "flux"
+  flux = { uninstall_on_destroy = false, interval = "1h" }`,
+			}
+		}
+		w.write(c.hcl(body("one")))
+		out := w.apply()
+		if strings.Contains(out.stdout+out.stderr, "flux-secret-value") {
+			t.Fatal("the sensitive value shows in the apply's output")
+		}
+		for _, name := range []string{"app", "kept"} {
+			latest := st.latest(name)
+			if latest == nil || latest.Info.Status != release.StatusDeployed || latest.Version != 1 {
+				t.Fatalf("release %s after apply: %s, want revision 1 deployed", name, st.describe(name))
+			}
+			hr, err := dyn.Resource(helmReleases).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v, _, _ := unstructured.NestedString(hr.Object, "spec", "chart", "spec", "version"); v != "1.0.0" {
+				t.Errorf("HelmRelease %s chart version %q, want the planned 1.0.0", name, v)
+			}
+			if strings.Contains(string(mustJSON(t, hr.Object)), "flux-secret-value") {
+				t.Errorf("HelmRelease %s holds the sensitive value", name)
+			}
+		}
+		// Rendered as the controller renders: its origin labels.
+		cm, err := clientset.CoreV1().ConfigMaps(ns).Get(ctx, "app", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cm.Labels["helm.toolkit.fluxcd.io/name"] != "app" || cm.Data["message"] != "one" {
+			t.Errorf("ConfigMap labels %v, message %q; want helm-controller's origin label and message one", cm.Labels, cm.Data["message"])
+		}
+		w.planIsEmpty()
+
+		// A value change: the plan shows the object, the controller upgrades.
+		w.write(c.hcl(body("two")))
+		w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=tfplan")
+		p := w.plannedRelease(filepath.Join(w.dir, "tfplan"))
+		if changed := strings.Join(p.Changed(), ","); changed != "v1/ConfigMap/"+ns+"/app" {
+			t.Errorf("a message change plans %q, want the ConfigMap alone", changed)
+		}
+		w.must(0, "apply", "-input=false", "-no-color", "tfplan")
+		if got := configMessage(t, ns, "app"); got != "two" {
+			t.Errorf("message after the upgrade %q, want two", got)
+		}
+		if v := st.latest("app").Version; v != 2 {
+			t.Errorf("revision after the upgrade %d, want 2", v)
+		}
+		w.planIsEmpty()
+
+		// The HelmRelease edited by hand: planned back, written back.
+		patch := []byte(`{"spec":{"values":{"message":"by hand"}}}`)
+		if _, err := dyn.Resource(helmReleases).Namespace(ns).Patch(ctx, "app", types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+			t.Fatal(err)
+		}
+		st.waitFor("app", 3, release.StatusDeployed, 2*time.Minute)
+		if got := configMessage(t, ns, "app"); got != "by hand" {
+			t.Fatalf("the controller did not roll out the edited HelmRelease: message %q", got)
+		}
+		res := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
+		if !has(res.stdout, "changed outside Terraform") {
+			t.Errorf("the plan after an edit of the HelmRelease does not say it was changed outside Terraform:\n%s", res.stdout)
+		}
+		w.apply()
+		if got := configMessage(t, ns, "app"); got != "two" {
+			t.Errorf("message after writing the HelmRelease back %q, want two", got)
+		}
+		w.planIsEmpty()
+
+		w.must(0, "destroy", "-auto-approve", "-input=false", "-no-color")
+		if _, err := dyn.Resource(helmReleases).Namespace(ns).Get(ctx, "app", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("HelmRelease app after destroy: %v, want not found", err)
+		}
+		if latest := st.latest("app"); latest != nil {
+			t.Errorf("release app after destroy: %s, want uninstalled", st.describe("app"))
+		}
+		if latest := st.latest("kept"); latest == nil || latest.Info.Status != release.StatusDeployed {
+			t.Errorf("release kept after destroy with uninstall_on_destroy = false: %s, want still deployed", st.describe("kept"))
+		}
+		for _, name := range []string{"app-sensitive-values", "app-chart-credentials", "kept-chart-credentials"} {
+			if _, err := clientset.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("Secret %s after destroy: %v, want not found", name, err)
+			}
+		}
+	})
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

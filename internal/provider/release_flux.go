@@ -1,0 +1,394 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+)
+
+// privateFlux is the private state key of what the last apply wrote to
+// the cluster for Flux (fluxWritten).
+const privateFlux = "flux"
+
+// fluxWritten is what an apply wrote: a HelmRelease of another generation
+// was changed by someone else since.
+type fluxWritten struct {
+	Generation int64 `json:"generation"`
+}
+
+// fluxSettings are the flux block's settings, defaulted.
+func (m *releaseModel) fluxSettings(ctx context.Context, diags *diag.Diagnostics) (interval time.Duration, uninstall bool) {
+	interval, uninstall = flux.DefaultInterval, true
+	f := objectAs[fluxModel](ctx, m.Flux, path.Root("flux"), diags)
+	if f == nil {
+		return interval, uninstall
+	}
+	if d := parseDuration(f.Interval); d > 0 {
+		interval = d
+	}
+	if !f.UninstallOnDestroy.IsNull() {
+		uninstall = f.UninstallOnDestroy.ValueBool()
+	}
+	return interval, uninstall
+}
+
+// fluxEngine is the Flux engine of the provider's cluster; nil with a
+// diagnostic when the cluster cannot be used or lacks Flux's kinds.
+func (r *releaseResource) fluxEngine(diags *diag.Diagnostics) *flux.Engine {
+	e, err := r.data.fluxEngine()
+	if err != nil {
+		clusterUnavailable(diags, path.Root("engine"), err)
+		return nil
+	}
+	if err := e.CheckCRDs(); err != nil {
+		if errors.Is(err, flux.ErrCRDsMissing) {
+			attrError(diags, path.Root("engine"), "Flux not installed",
+				fmt.Sprintf("engine = %q hands the release to Flux's helm-controller, but %s.", engineFlux, err),
+				"Install Flux's source-controller and helm-controller in the cluster (flux install, or the Flux Operator) before planning, or set engine = \""+engineHelm+"\".")
+			return nil
+		}
+		clusterUnavailable(diags, path.Root("engine"), err)
+		return nil
+	}
+	return e
+}
+
+// fluxRelease is the release of m as Flux objects, with the values the
+// controller will compose.
+func (r *releaseResource) fluxRelease(ctx context.Context, m *releaseModel, wo writeOnly, spec *reconcile.Spec, resolved *chartsource.Resolved, diags *diag.Diagnostics) *flux.Release {
+	c := objectAs[releaseChartModel](ctx, m.Chart, path.Root("chart"), diags)
+	if c == nil {
+		return nil
+	}
+	src, d := c.source(ctx, r.data)
+	diags.Append(d...)
+	if p := wo.ChartPassword.ValueString(); p != "" {
+		src.Auth.Password = p
+	}
+	inline, err := valuesMap(m.Values)
+	if err != nil {
+		invalidValue(diags, path.Root("values"), "values", err, "Set values to an object, e.g. values = { replicaCount = 2 }.")
+	}
+	sensitive := mergeSensitive([]sensitiveInput{{path.Root("sensitive_values"), m.SensitiveValues}, {path.Root("sensitive_values_wo"), wo.SensitiveValues}}, diags)
+	var refs []valuesFromModel
+	if !m.ValuesFrom.IsNull() {
+		diags.Append(m.ValuesFrom.ElementsAs(ctx, &refs, false)...)
+	}
+	if diags.HasError() {
+		return nil
+	}
+	interval, _ := m.fluxSettings(ctx, diags)
+	rel := &flux.Release{
+		Spec:            spec,
+		Chart:           flux.Chart{Source: src, Version: resolved.Version, Digest: resolved.Digest},
+		Values:          inline,
+		SensitiveValues: sensitive,
+		ValuesFrom:      valuesReferences(refs),
+		Interval:        interval,
+		Suspend:         m.Suspend.ValueBool(),
+	}
+	if ref := m.kubeConfigRef(ctx, diags); ref != nil {
+		rel.KubeConfig = &meta.SecretKeyReference{Name: ref.Name, Key: ref.Key}
+	}
+	return rel
+}
+
+// requestToken is the reconcile request of an apply: a force or reset
+// token not handled yet (Flux acts on them only with a request of the same
+// value), else a new one.
+func requestToken(spec *reconcile.Spec, st *reconcile.Status) string {
+	switch {
+	case spec.ForceAt != "" && spec.ForceAt != st.LastHandledForceAt:
+		return spec.ForceAt
+	case spec.ResetAt != "" && spec.ResetAt != st.LastHandledResetAt:
+		return spec.ResetAt
+	}
+	return time.Now().UTC().Format(time.RFC3339Nano)
+}
+
+// fluxWaitTimeout is how long an apply waits for the controller: the
+// install or upgrade, the tests, a remediation, and a minute for the
+// chart source and the controller's queue.
+func fluxWaitTimeout(spec *reconcile.Spec, st *reconcile.Status) time.Duration {
+	t := spec.UpgradeTimeout()
+	if cur := st.Latest(); cur == nil {
+		t = spec.InstallTimeout()
+	}
+	if spec.Test.Enable {
+		t += spec.TestTimeout()
+	}
+	return t + max(spec.RollbackTimeout(), spec.UninstallTimeout()) + time.Minute
+}
+
+// applyFlux writes the release for Flux's controller and waits for its
+// result; what it wrote and the controller's status are saved even when
+// the wait fails (a failed create leaves the resource tainted, so that
+// destroying it removes what was written).
+func (r *releaseResource) applyFlux(ctx context.Context, m, config *releaseModel, st *reconcile.Status, priorPrivate privateGetter, out *tfsdk.State, private privateSetter, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
+	spec := m.spec(ctx, diags)
+	wo := writeOnlyOf(ctx, config, diags)
+	red := r.redactorFor(ctx, m, wo)
+	ctx = red.context(ctx)
+	defer red.finish(ctx, out, diags)
+	if diags.HasError() {
+		return
+	}
+	resolved := r.resolveChart(ctx, m, wo, true, diags)
+	if diags.HasError() {
+		return
+	}
+	if !m.ChartVersion.IsUnknown() && m.ChartVersion.ValueString() != resolved.Version {
+		attrError(diags, path.Root("chart").AtName("version"), "Chart changed since the plan",
+			fmt.Sprintf("The plan was made with chart revision %s, but the chart now resolves to %s (%s).", m.ChartVersion.ValueString(), resolved.Version, strings.Join(resolved.RevisionChanges(m.ChartVersion.ValueString()), "; ")),
+			"Plan again to review the change, or pin chart.version to the version you reviewed.")
+		return
+	}
+	composed := r.composeValues(ctx, m, wo, red, diags)
+	ctx = red.context(ctx)
+	rel := r.fluxRelease(ctx, m, wo, spec, resolved, diags)
+	if diags.HasError() {
+		return
+	}
+	fe := r.fluxEngine(diags)
+	if fe == nil {
+		return
+	}
+	ctx, e := r.newEngine(ctx, m, spec, red, diags)
+	if e == nil {
+		return
+	}
+	e.Key = secretHashKeyOf(ctx, priorPrivate, private, diags)
+	configDigest, err := e.Digests().Config(composed)
+	if err != nil {
+		attrError(diags, path.Root("values"), "Values not usable", err.Error()+".", "Use values that encode as JSON.")
+		return
+	}
+	rel.RequestedAt = requestToken(spec, st)
+	objs, err := flux.Build(rel)
+	if err != nil {
+		attrError(diags, path.Root("chart"), "Release not writable for Flux", err.Error()+".", "Fix the chart settings named above.")
+		return
+	}
+	written, err := fe.Apply(ctx, objs)
+	if err != nil {
+		diags.AddError("HelmRelease not written", fmt.Sprintf("helmrelease_release %s: %s.\n\nThe provider's credentials need to apply HelmReleases, HelmRepositories, OCIRepositories and Secrets in namespace %q (see the guide \"Handing releases to Flux\"); check them and that the cluster is reachable, then apply again.", m.ID.ValueString(), err, spec.Namespace))
+		return
+	}
+	b, _ := json.Marshal(fluxWritten{Generation: written.Generation}) // an int
+	diags.Append(private.SetKey(ctx, privateFlux, b)...)
+
+	hr, waitErr := written, error(nil)
+	if !m.Suspend.ValueBool() {
+		want := flux.Want{Generation: written.Generation, RequestedAt: rel.RequestedAt, ChartVersion: resolved.Version, ConfigDigest: flux.ConfigDigest(composed)}
+		hr, waitErr = fe.Wait(ctx, spec.Namespace, spec.Name, want, fluxWaitTimeout(spec, st))
+		if hr == nil {
+			hr = written
+		}
+	}
+	st = fluxStatus(hr, st)
+	st.LastAttemptedConfigDigest = configDigest
+	st.ObservedOptionsDigest, st.ObservedPostRenderersDigest = reconcile.OptionsDigest(spec), reconcile.PostRenderersDigest(spec)
+	status, d := statusObject(ctx, st)
+	diags.Append(d...)
+	m.Status = status
+	m.ChartVersion, m.AppVersion = types.StringValue(resolved.Version), types.StringValue(resolved.AppVersion)
+	if m.ChartDigest.IsUnknown() {
+		m.ChartDigest = types.StringValue(resolved.Digest)
+	}
+	latest, latestErr := e.Helm.LastRelease(spec.GetReleaseName())
+	if latestErr != nil {
+		diags.AddWarning("Release objects not readable", latestErr.Error())
+	}
+	if waitErr != nil || !fullyKnown(m.Resources) {
+		m.Resources = r.deployedResources(ctx, e, latest, diags)
+	}
+	m.Notes, m.Description = releaseInfo(latest, latestErr, m.Notes, m.Description)
+	diags.Append(setRelease(ctx, &out.Raw, m)...)
+	diags.Append(setIdentity(ctx, identity, m)...)
+	if waitErr != nil {
+		reportFluxWait(diags, m.ID.ValueString(), waitErr)
+	}
+}
+
+// reportFluxWait turns a failed wait for the controller into an error
+// with a remedy.
+func reportFluxWait(diags *diag.Diagnostics, id string, err error) {
+	var nr *flux.NotReadyError
+	remedy := "Check that the cluster is reachable, then apply again."
+	summary := "Release not ready"
+	if errors.As(err, &nr) {
+		switch {
+		case !nr.Observed:
+			summary = "Flux controller not reconciling"
+			remedy = "Start Flux's helm-controller (and source-controller) in the cluster, or check why it does not reconcile this namespace, then apply again: the HelmRelease stays as written."
+		case nr.Stalled:
+			summary = "Release stalled in Flux"
+			remedy = "Fix the cause the conditions name, then apply: a change of chart or values is retried; otherwise set reset_at to a new value to retry with the remediation settings, or force_at to force one upgrade."
+		case nr.Mismatch != "":
+			summary = "Release not as planned"
+			remedy = "Another change reached the HelmRelease or its source between the plan and the controller's reconcile; plan again."
+		default:
+			remedy = "The controller keeps trying on its own (remediation retries, interval); fix the cause the conditions and events name, then apply again to wait for it."
+		}
+	}
+	diags.AddError(summary, fmt.Sprintf("helmrelease_release %s: %s\n\n%s", id, err, remedy))
+}
+
+// fluxStatus is the controller's status of hr, with the digests prev
+// holds of what this provider asked: the controller's digests of values
+// are plain hashes, which would let a reader of the state test guesses of
+// secret values, and are not kept.
+func fluxStatus(hr *helmv2.HelmRelease, prev *reconcile.Status) *reconcile.Status {
+	s := hr.Status
+	st := &reconcile.Status{
+		Failures:                    s.Failures,
+		InstallFailures:             s.InstallFailures,
+		UpgradeFailures:             s.UpgradeFailures,
+		LastAttemptedRevision:       s.LastAttemptedRevision,
+		LastAttemptedRevisionDigest: s.LastAttemptedRevisionDigest,
+		LastAttemptedReleaseAction:  reconcile.ReleaseAction(s.LastAttemptedReleaseAction),
+		LastHandledForceAt:          s.LastHandledForceAt,
+		LastHandledResetAt:          s.LastHandledResetAt,
+		StorageNamespace:            s.StorageNamespace,
+		LastAttemptedConfigDigest:   prev.LastAttemptedConfigDigest,
+		ObservedOptionsDigest:       prev.ObservedOptionsDigest,
+		ObservedPostRenderersDigest: prev.ObservedPostRenderersDigest,
+	}
+	if latest := s.History.Latest(); latest != nil && latest.Status == "deployed" {
+		st.LastAppliedRevision = latest.ChartVersion
+	}
+	for _, c := range s.Conditions {
+		st.Conditions = append(st.Conditions, reconcile.Condition{Type: c.Type, Status: c.Status == "True", Reason: c.Reason, Message: c.Message})
+	}
+	for _, h := range s.History {
+		snap := reconcile.Snapshot{
+			Name: h.Name, Namespace: h.Namespace, Version: h.Version, Status: h.Status,
+			ChartName: h.ChartName, ChartVersion: h.ChartVersion, AppVersion: h.AppVersion,
+			FirstDeployed: h.FirstDeployed.Time, LastDeployed: h.LastDeployed.Time, Deleted: h.Deleted.Time,
+		}
+		if h.TestHooks != nil {
+			snap.TestHooks = map[string]reconcile.TestHook{}
+			for name, th := range *h.TestHooks {
+				snap.TestHooks[name] = reconcile.TestHook{LastStarted: th.LastStarted.Time, LastCompleted: th.LastCompleted.Time, Phase: th.Phase}
+			}
+		}
+		st.History = append(st.History, snap)
+	}
+	return st
+}
+
+// deleteFlux deletes the HelmRelease, with or without the controller's
+// uninstall as flux.uninstall_on_destroy says, and what was written for it.
+func (r *releaseResource) deleteFlux(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) {
+	spec := m.spec(ctx, diags)
+	_, uninstall := m.fluxSettings(ctx, diags)
+	if diags.HasError() {
+		return
+	}
+	fe := r.fluxEngine(diags)
+	if fe == nil {
+		return
+	}
+	timeout := spec.UninstallTimeout() + time.Minute
+	if err := fe.Delete(ctx, spec.Namespace, spec.Name, uninstall, timeout); err != nil {
+		diags.AddError("HelmRelease not deleted", fmt.Sprintf("helmrelease_release %s: %s.\n\nThe resource is kept. Check that helm-controller runs; a failing pre-delete hook can be skipped with uninstall.disable_hooks = true, a timeout raised with uninstall.timeout; then destroy again.", m.ID.ValueString(), err))
+		return
+	}
+	if !uninstall {
+		diags.AddWarning("Release left installed",
+			fmt.Sprintf("helmrelease_release %s: flux.uninstall_on_destroy is false, so the HelmRelease was suspended and deleted and the Helm release %s/%s is left installed, managed by nothing.\n\nUninstall it with helm when it is no longer needed, or import it into a helmrelease_release.", m.ID.ValueString(), spec.GetStorageNamespace(), spec.GetReleaseName()))
+	}
+}
+
+// readFlux refreshes a release handed to Flux: the controller's status of
+// the HelmRelease, the objects of the release as stored. A HelmRelease
+// changed by someone else since the last apply is marked not ready, so
+// that the plan writes it back; one deleted removes the resource (the
+// controller uninstalled the release, or will), so that the plan makes it
+// again.
+func (r *releaseResource) readFlux(ctx context.Context, m *releaseModel, private privateGetter, resp *resource.ReadResponse) {
+	diags := &resp.Diagnostics
+	spec := m.spec(ctx, diags)
+	red := r.redactorFor(ctx, m, writeOnly{})
+	ctx = red.context(ctx)
+	defer red.finish(ctx, &resp.State, diags)
+	fe := r.fluxEngine(diags)
+	if fe == nil {
+		return
+	}
+	hr, err := fe.Get(ctx, spec.Namespace, spec.Name)
+	if err != nil {
+		diags.AddError("HelmRelease not readable", fmt.Sprintf("helmrelease_release %s: %s.\n\nThe state is kept as it is; check that the cluster is reachable and the provider's credentials may read HelmReleases in namespace %q, then refresh again.", m.ID.ValueString(), err, spec.Namespace))
+		return
+	}
+	if hr == nil {
+		if m.Status.IsNull() {
+			diags.AddError("HelmRelease not found", fmt.Sprintf("No HelmRelease %s/%s exists to import.\n\nCheck the import ID and the namespace.", spec.Namespace, spec.Name))
+			return
+		}
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	prev, d := statusOf(ctx, m.Status)
+	diags.Append(d...)
+	st := fluxStatus(hr, prev)
+	raw, d := private.GetKey(ctx, privateFlux)
+	diags.Append(d...)
+	var w fluxWritten
+	if len(raw) > 0 && json.Unmarshal(raw, &w) == nil && w.Generation != hr.Generation {
+		st.SetCondition(reconcile.Condition{Type: reconcile.ConditionReady, Status: false, Reason: reasonChangedOutside,
+			Message: fmt.Sprintf("HelmRelease %s/%s was changed outside Terraform (generation %d, written at %d): the next apply writes it back", spec.Namespace, spec.Name, hr.Generation, w.Generation)})
+	}
+	ctx, e := r.newEngine(ctx, m, spec, red, diags)
+	if e == nil {
+		return
+	}
+	e.Key = secretHashKeyOf(ctx, private, resp.Private, diags)
+	latest, err := e.Helm.LastRelease(spec.GetReleaseName())
+	if err != nil {
+		diags.AddWarning("Release objects not readable", err.Error())
+	} else {
+		m.Resources = r.deployedResources(ctx, e, latest, diags)
+		m.Notes, m.Description = releaseInfo(latest, nil, m.Notes, m.Description)
+	}
+	status, d := statusObject(ctx, st)
+	diags.Append(d...)
+	m.Status = status
+	m.PlannedAction = types.StringNull()
+	diags.Append(setRelease(ctx, &resp.State.Raw, m)...)
+}
+
+// reasonChangedOutside: the HelmRelease was changed by someone else.
+const reasonChangedOutside = "ChangedOutsideTerraform"
+
+// releaseFromFlux makes Flux's controller let go of the release of a
+// resource that was handed to it, without uninstalling it (suspend, then
+// delete the HelmRelease and what was written for it); false with a
+// diagnostic when it could not.
+func (r *releaseResource) releaseFromFlux(ctx context.Context, previous *releaseModel, diags *diag.Diagnostics) bool {
+	spec := previous.spec(ctx, diags)
+	fe := r.fluxEngine(diags)
+	if fe == nil {
+		return false
+	}
+	if err := fe.Delete(ctx, spec.Namespace, spec.Name, false, 2*time.Minute); err != nil {
+		diags.AddError("Release not taken back from Flux", fmt.Sprintf("helmrelease_release %s: %s.\n\nNothing was uninstalled. Check that helm-controller runs (it must see the HelmRelease suspended before it is deleted), then apply again.", previous.ID.ValueString(), err))
+		return false
+	}
+	return true
+}
