@@ -174,3 +174,100 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+// TestFluxHandOver: a release installed by the in-process engine is
+// handed to helm-controller in place (same objects, one new revision at
+// most), then taken back without an uninstall.
+func TestFluxHandOver(t *testing.T) {
+	withFluxControllers(t, func(t *testing.T, _ *testcluster.Flux) {
+		ns := newNamespace(t)
+		c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
+		st := newStorage(t, ns)
+		dyn := dynamic.NewForConfigOrDie(restConfig)
+		ctx := context.Background()
+		w := newWorkspace(t, "handover")
+		w.write(c.hcl(map[string]string{"app": `  values = { message = "one" }`}))
+		w.apply()
+		uid := deploymentUID(t, ns, "app")
+
+		w.write(c.hcl(map[string]string{"app": `  engine = "flux"
+  values = { message = "one" }`}))
+		w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=tfplan")
+		p := w.plannedRelease(filepath.Join(w.dir, "tfplan"))
+		if p.PlannedAction == nil || !strings.Contains(*p.PlannedAction, "handed to Flux") {
+			t.Errorf("planned_action of the hand-over %v, want it to say the release is handed to Flux", p.PlannedAction)
+		}
+		w.must(0, "apply", "-input=false", "-no-color", "tfplan")
+		if got := deploymentUID(t, ns, "app"); got != uid {
+			t.Errorf("Deployment uid %s after the hand-over to Flux, want the same %s (no reinstall)", got, uid)
+		}
+		if latest := st.latest("app"); latest == nil || latest.Version > 2 || latest.Info.Status != release.StatusDeployed {
+			t.Errorf("release after the hand-over to Flux: %s, want revision 1 or 2 deployed", st.describe("app"))
+		}
+		w.planIsEmpty()
+		handed := st.latest("app").Version
+
+		w.write(c.hcl(map[string]string{"app": `  values = { message = "one" }`}))
+		w.apply()
+		if _, err := dyn.Resource(helmReleases).Namespace(ns).Get(ctx, "app", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("HelmRelease after taking the release back: %v, want not found", err)
+		}
+		if got := deploymentUID(t, ns, "app"); got != uid {
+			t.Errorf("Deployment uid %s after taking the release back, want the same %s (no uninstall)", got, uid)
+		}
+		for _, r := range st.history("app") {
+			if r.Version <= handed && r.Info.Status == release.StatusUninstalled {
+				t.Errorf("revision %d was uninstalled when the release was taken back", r.Version)
+			}
+		}
+		if latest := st.latest("app"); latest == nil || latest.Info.Status != release.StatusDeployed || latest.Version > handed+1 {
+			t.Errorf("release after taking it back: %s, want revision %d or %d deployed", st.describe("app"), handed, handed+1)
+		}
+		w.planIsEmpty()
+		w.must(0, "destroy", "-auto-approve", "-input=false", "-no-color")
+	})
+}
+
+// TestFluxFailures: values that make the install fail end the apply with
+// the controller's reason at once (Stalled: no retries), and a stopped
+// controller is said as such within the timeout.
+func TestFluxFailures(t *testing.T) {
+	withFluxControllers(t, func(t *testing.T, flux *testcluster.Flux) {
+		ns := newNamespace(t)
+		c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
+		w := newWorkspace(t, "failures")
+		w.write(c.hcl(map[string]string{"app": `  engine = "flux"
+  timeout = "15s"
+  values = { stuck = true }`}))
+		start := time.Now()
+		res := w.must(1, "apply", "-auto-approve", "-input=false", "-no-color")
+		if !has(res.stderr, "stalled") || !has(res.stderr, "InstallFailed") {
+			t.Errorf("a failed install's error does not carry the controller's reason:\n%s", res.stderr)
+		}
+		if d := time.Since(start); d > 90*time.Second {
+			t.Errorf("the failed install took %s to report, want the controller's Stalled to end the wait", d)
+		}
+		// Fixed values install: the tainted resource is replaced.
+		w.write(c.hcl(map[string]string{"app": `  engine = "flux"
+  timeout = "15s"`}))
+		w.apply()
+
+		flux.Stop()
+		w.write(c.hcl(map[string]string{"app": `  engine = "flux"
+  timeout = "5s"
+  values = { message = "unseen" }`}))
+		res = w.must(1, "apply", "-auto-approve", "-input=false", "-no-color")
+		if !has(res.stderr, "no Flux helm-controller handled its latest change") {
+			t.Errorf("with no controller running the error does not say so:\n%s", res.stderr)
+		}
+	})
+}
+
+func deploymentUID(t *testing.T, ns, name string) string {
+	t.Helper()
+	d, err := clientset.AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(d.UID)
+}

@@ -275,15 +275,18 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 	// What the render's validation passed, for the apply of this plan.
 	defer saveValidated(ctx, private, e, diags)
 	asInstall := false
-	// Flux's controller takes over any release of the name (upgraded in
-	// place): nothing to refuse.
-	if create && !plan.handedToFlux() {
+	if create {
 		latest, err := e.Helm.LastRelease(spec.GetReleaseName())
 		if err != nil {
 			clusterUnavailable(diags, path.Root("release_name"), err)
 			return
 		}
-		if latest != nil && latest.Info.Status != release.StatusUninstalled {
+		if latest != nil && latest.Info.Status != release.StatusUninstalled && plan.handedToFlux() {
+			// Flux's controller takes over any release of the name, and
+			// the release this create replaces is uninstalled first:
+			// nothing to refuse, planned as a fresh install.
+			asInstall = true
+		} else if latest != nil && latest.Info.Status != release.StatusUninstalled {
 			err := reconcile.CheckOwnership(latest, spec)
 			switch {
 			case err != nil && !ownershipConflict(diags, err, spec):
