@@ -83,6 +83,12 @@ resource "helmrelease_release" "r" {
 		{`common_metadata = { annotations = { "a/b/c" = "x" } }`, `Error: Invalid annotation key`},
 		{`sensitive_values_wo = "[1, 2]"`, `The sensitive values at sensitive_values_wo are not valid: a mapping is needed`},
 		{`kube_config = { secret_ref = { name = "", key = "value" } }`, `Attribute kube_config.secret_ref.name string length must be between 1 and`},
+		{`engine = "argo"`, `Attribute engine value must be one of: ["helm" "flux"], got: "argo"`},
+		{`flux = { interval = "1h" }`, `Error: Flux settings without the Flux engine … Set engine = "flux" to hand the release to Flux's helm-controller, or remove the flux block`},
+		{`engine = "flux"`, `Error: Local chart with the Flux engine … Publish the chart to a Helm repository or an OCI registry and set chart.repository`},
+		{"engine = \"flux\"\nchart = { name = \"app\", repository = \"https://charts.example.com\", verify = { keyring = \"k.gpg\" } }", `Error: Provenance keyring with the Flux engine`},
+		{"engine = \"flux\"\nchart = { name = \"app\", repository = \"https://charts.example.com\", insecure_skip_tls_verify = true }", `Error: TLS verification off with the Flux engine … Give the repository's CA with chart.ca_file`},
+		{"engine = \"flux\"\nflux = { interval = \"often\" }\nchart = { name = \"app\", repository = \"https://charts.example.com\" }", `The duration at flux.interval is not valid: "often"`},
 	} {
 		steps = append(steps, resource.TestStep{Config: config(tc.body), PlanOnly: true, ExpectError: errorText(tc.want)})
 	}

@@ -1,0 +1,163 @@
+package flux
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
+)
+
+// TestBuild: what a release is written as, for each kind of source.
+func TestBuild(t *testing.T) {
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, []byte("-----BEGIN CERTIFICATE-----\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	spec := &reconcile.Spec{Name: "web", Namespace: "apps", TargetNamespace: "prod", ForceAt: "f1",
+		Upgrade:       reconcile.UpgradeSpec{Remediation: reconcile.Remediation{Retries: 3, Strategy: reconcile.StrategyUninstall}},
+		PostRenderers: []postrender.Kustomize{{PatchesStrategicMerge: []string{"kind: Deployment"}}}}
+	for _, tc := range []struct {
+		name  string
+		chart Chart
+		check func(t *testing.T, o *Objects)
+	}{{
+		name:  "Helm repository with a login",
+		chart: Chart{Source: chartsource.Source{Name: "app", Repository: "https://charts.example.com", Auth: chartsource.Auth{Username: "u", Password: "p"}, ValuesFiles: []string{"prod.yaml"}}, Version: "1.2.3"},
+		check: func(t *testing.T, o *Objects) {
+			repo, ok := o.Source.(*sourcev1.HelmRepository)
+			if !ok {
+				t.Fatalf("source %T, want a HelmRepository", o.Source)
+			}
+			if repo.Spec.URL != "https://charts.example.com" || repo.Spec.SecretRef == nil || repo.Spec.SecretRef.Name != "web-chart-credentials" || repo.Spec.CertSecretRef != nil {
+				t.Errorf("HelmRepository spec %+v", repo.Spec)
+			}
+			if string(o.Credentials.Data["username"]) != "u" || string(o.Credentials.Data["password"]) != "p" || o.Credentials.Type != corev1.SecretTypeOpaque {
+				t.Errorf("credentials %s %v", o.Credentials.Type, o.Credentials.Data)
+			}
+			c := o.HelmRelease.Spec.Chart
+			if c == nil || c.Spec.Chart != "app" || c.Spec.Version != "1.2.3" || c.Spec.SourceRef.Kind != sourcev1.HelmRepositoryKind || c.Spec.SourceRef.Name != "web" || !reflect.DeepEqual(c.Spec.ValuesFiles, []string{"prod.yaml"}) {
+				t.Errorf("chart template %+v", c)
+			}
+		},
+	}, {
+		name:  "OCI registry with a login and a CA",
+		chart: Chart{Source: chartsource.Source{Name: "app", Repository: "oci://registry.example.com:5000/charts", Auth: chartsource.Auth{Username: "u", Password: "p", CAFile: ca}}, Version: "1.2.3+0123456789ab", Digest: "sha256:0123456789abcdef"},
+		check: func(t *testing.T, o *Objects) {
+			repo, ok := o.Source.(*sourcev1.OCIRepository)
+			if !ok {
+				t.Fatalf("source %T, want an OCIRepository", o.Source)
+			}
+			if repo.Spec.URL != "oci://registry.example.com:5000/charts/app" || repo.Spec.Reference.Tag != "1.2.3" || repo.Spec.Reference.Digest != "sha256:0123456789abcdef" {
+				t.Errorf("OCIRepository url %s ref %+v: want the chart's URL, its version's tag and the planned digest", repo.Spec.URL, repo.Spec.Reference)
+			}
+			if repo.Spec.SecretRef == nil || repo.Spec.CertSecretRef == nil || o.Credentials.Type != corev1.SecretTypeDockerConfigJson {
+				t.Errorf("OCIRepository secretRef %v certSecretRef %v, credentials of type %s", repo.Spec.SecretRef, repo.Spec.CertSecretRef, o.Credentials.Type)
+			}
+			var config struct {
+				Auths map[string]struct{ Username, Password, Auth string }
+			}
+			if err := json.Unmarshal(o.Credentials.Data[corev1.DockerConfigJsonKey], &config); err != nil || config.Auths["registry.example.com:5000"].Auth != "dTpw" {
+				t.Errorf("docker config %s (%v): want the login of the registry's host", o.Credentials.Data[corev1.DockerConfigJsonKey], err)
+			}
+			if !strings.HasPrefix(string(o.Credentials.Data["ca.crt"]), "-----BEGIN CERTIFICATE") {
+				t.Errorf("credentials lack the CA")
+			}
+			if ref := o.HelmRelease.Spec.ChartRef; ref == nil || ref.Kind != sourcev1.OCIRepositoryKind || ref.Name != "web" || o.HelmRelease.Spec.Chart != nil {
+				t.Errorf("chartRef %+v, chart %+v", ref, o.HelmRelease.Spec.Chart)
+			}
+		},
+	}, {
+		name:  "public repository",
+		chart: Chart{Source: chartsource.Source{Name: "app", Repository: "https://charts.example.com"}, Version: "1.0.0"},
+		check: func(t *testing.T, o *Objects) {
+			if o.Credentials != nil || o.Source.(*sourcev1.HelmRepository).Spec.SecretRef != nil {
+				t.Errorf("credentials %v for a repository without any", o.Credentials)
+			}
+			if got := len(o.List()); got != 3 {
+				t.Errorf("%d objects, want source, values Secret and HelmRelease", got)
+			}
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := Build(&Release{
+				Spec: spec, Chart: tc.chart, Interval: time.Hour, RequestedAt: "f1",
+				Values:          map[string]any{"image": map[string]any{"tag": "v1", "pullSecret": "plain"}, "replicas": 2},
+				SensitiveValues: map[string]any{"image": map[string]any{"pullSecret": "hidden"}},
+				ValuesFrom:      []values.Reference{{Kind: "ConfigMap", Name: "shared"}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			hr := o.HelmRelease
+			if hr.Spec.Interval.Duration != time.Hour || hr.Spec.TargetNamespace != "prod" || hr.Spec.Upgrade.Remediation.Retries != 3 || string(*hr.Spec.Upgrade.Remediation.Strategy) != "uninstall" {
+				t.Errorf("spec %+v", hr.Spec)
+			}
+			if got := hr.Annotations; got[RequestedAtAnnotation] != "f1" || got[ForceAtAnnotation] != "f1" {
+				t.Errorf("annotations %v, want the force token with a request of the same value", got)
+			}
+			if len(hr.Spec.PostRenderers) != 1 || hr.Spec.PostRenderers[0].Kustomize.Patches[0].Patch != "kind: Deployment" {
+				t.Errorf("post-renderers %+v, want the strategic merge patch as a patch", hr.Spec.PostRenderers)
+			}
+			var inline map[string]any
+			if err := json.Unmarshal(hr.Spec.Values.Raw, &inline); err != nil {
+				t.Fatal(err)
+			}
+			if want := map[string]any{"image": map[string]any{"tag": "v1"}, "replicas": 2.0}; !reflect.DeepEqual(inline, want) {
+				t.Errorf("spec.values %v, want %v: inline values without what sensitive values set", inline, want)
+			}
+			refs := hr.Spec.ValuesFrom
+			if len(refs) != 2 || refs[0].Name != "shared" || refs[1].Name != "web-sensitive-values" || refs[1].Kind != "Secret" {
+				t.Errorf("valuesFrom %+v, want the configuration's, then the sensitive values' Secret", refs)
+			}
+			if doc := string(o.Values.Data[ValuesKey]); !strings.Contains(doc, "hidden") {
+				t.Errorf("values Secret %q lacks the sensitive value", doc)
+			}
+			for _, obj := range o.List() {
+				if obj.GetNamespace() != "apps" || obj.GetLabels()[ManagedByLabel] != ManagedBy {
+					t.Errorf("%T %s/%s labels %v", obj, obj.GetNamespace(), obj.GetName(), obj.GetLabels())
+				}
+			}
+			tc.check(t, o)
+		})
+	}
+	if _, err := Build(&Release{Spec: spec, Chart: Chart{Source: chartsource.Source{Name: "./chart"}}}); err == nil {
+		t.Error("a local chart was built, want an error")
+	}
+}
+
+// TestWithout: inline values keep what sensitive values do not set, so
+// that either order of merging gives the same values.
+func TestWithout(t *testing.T) {
+	for _, tc := range []struct {
+		v, over, want map[string]any
+	}{
+		{map[string]any{"a": 1, "b": 2}, map[string]any{"a": 3}, map[string]any{"b": 2}},
+		{map[string]any{"a": map[string]any{"x": 1, "y": 2}}, map[string]any{"a": map[string]any{"x": 0}}, map[string]any{"a": map[string]any{"y": 2}}},
+		{map[string]any{"a": map[string]any{"x": 1}}, map[string]any{"a": map[string]any{"x": 0}}, map[string]any{}},
+		{map[string]any{"a": map[string]any{"x": 1}}, map[string]any{"a": "flat"}, map[string]any{}},
+		{map[string]any{"a": "flat"}, map[string]any{"a": map[string]any{"x": 1}}, map[string]any{}},
+		{map[string]any{"a": []any{1}}, map[string]any{"b": 1}, map[string]any{"a": []any{1}}},
+	} {
+		got := without(tc.v, tc.over)
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("without(%v, %v) = %v, want %v", tc.v, tc.over, got, tc.want)
+		}
+		// The property the split relies on.
+		a := values.Merge(values.Merge(map[string]any{}, tc.v), tc.over)
+		b := values.Merge(values.Merge(map[string]any{}, tc.over), got)
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("merging %v over %v gives %v, the split gives %v", tc.over, tc.v, a, b)
+		}
+	}
+}
