@@ -118,11 +118,11 @@ func newNamespace(t *testing.T, cs kubernetes.Interface) string {
 	return name
 }
 
-// TestLifecycle: a release handed to the controller from a Helm
+// TestControllerLifecycle: a release handed to the controller from a Helm
 // repository and from an OCI registry, both with credentials and
 // sensitive values, is installed as written, upgraded with new values,
 // then deleted: uninstalled, or with uninstall off left running.
-func TestLifecycle(t *testing.T) {
+func TestControllerLifecycle(t *testing.T) {
 	withFlux(t, func(t *testing.T) {
 		cs := kubernetes.NewForConfigOrDie(testRESTConfig)
 		e, err := New(testRESTConfig)

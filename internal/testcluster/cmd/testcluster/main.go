@@ -3,6 +3,11 @@
 //	go run ./internal/testcluster/cmd/testcluster build
 //	go run ./internal/testcluster/cmd/testcluster up   [-dir .testcluster]
 //	go run ./internal/testcluster/cmd/testcluster down [-dir .testcluster]
+//	go run ./internal/testcluster/cmd/testcluster build-flux
+//
+// "build-flux" builds every Flux controller archive of the directory
+// $HELMRELEASE_TEST_FLUX_SOURCES names (cached), for the tests of the
+// Flux engine.
 //
 // "up" prints the path of the cluster's kubeconfig on its last line.
 package main
@@ -28,7 +33,7 @@ func main() {
 
 func run() error {
 	if len(os.Args) < 2 {
-		return fmt.Errorf("usage: testcluster build|up|down [-dir DIR]")
+		return fmt.Errorf("usage: testcluster build|up|down|build-flux [-dir DIR]")
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ContinueOnError)
 	dir := fs.String("dir", ".testcluster", "directory for the cluster's data, logs and kubeconfig")
@@ -80,7 +85,27 @@ func run() error {
 			return fmt.Errorf("resolving %s: %w", *dir, err)
 		}
 		return testcluster.Stop(abs)
+	case "build-flux":
+		dir := os.Getenv(testcluster.FluxSourcesEnv)
+		if dir == "" {
+			return fmt.Errorf("set %s to the directory of the Flux controllers' source archives", testcluster.FluxSourcesEnv)
+		}
+		archives, err := testcluster.FluxArchives(dir)
+		if err != nil {
+			return err
+		}
+		for _, name := range []string{testcluster.SourceController, testcluster.HelmController} {
+			for _, version := range archives[name] {
+				start := time.Now()
+				c, err := testcluster.BuildFluxController(ctx, dir, "", name, version, os.Stderr)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(os.Stderr, "testcluster: %s %s in %s (%s)\n", name, version, c.Bin, time.Since(start).Round(time.Second))
+			}
+		}
+		return nil
 	default:
-		return fmt.Errorf("unknown command %q: use build, up or down", os.Args[1])
+		return fmt.Errorf("unknown command %q: use build, up, down or build-flux", os.Args[1])
 	}
 }
