@@ -134,7 +134,8 @@ func TestFluxEngine(t *testing.T) {
 		if _, err := dyn.Resource(helmReleases).Namespace(ns).Patch(ctx, "app", types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
 			t.Fatal(err)
 		}
-		st.waitFor("app", 3, release.StatusDeployed, 2*time.Minute)
+		// The controller watches its HelmReleases: at once, not at the interval.
+		st.waitFor("app", 3, release.StatusDeployed, time.Minute)
 		if got := configMessage(t, ns, "app"); got != "by hand" {
 			t.Fatalf("the controller did not roll out the edited HelmRelease: message %q", got)
 		}

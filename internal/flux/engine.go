@@ -29,8 +29,6 @@ type Engine struct {
 	Client client.Client
 	// PollInterval of waits; zero is DefaultPollInterval.
 	PollInterval time.Duration
-	// Log receives progress lines; nil drops them.
-	Log func(msg string, fields map[string]any)
 }
 
 // NewScheme is a scheme of the kinds the engine reads and writes.
@@ -62,12 +60,6 @@ func (e *Engine) poll() time.Duration {
 		return e.PollInterval
 	}
 	return DefaultPollInterval
-}
-
-func (e *Engine) log(msg string, fields map[string]any) {
-	if e.Log != nil {
-		e.Log(msg, fields)
-	}
 }
 
 // ErrCRDsMissing: the cluster does not serve Flux's HelmRelease or source

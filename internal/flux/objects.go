@@ -217,10 +217,7 @@ func Build(r *Release) (*Objects, error) {
 	hr.Spec.Rollback = rollback(s.Rollback)
 	hr.Spec.Uninstall = uninstall(s.Uninstall)
 	hr.Spec.DriftDetection = drift(s.Drift)
-	hr.Spec.PostRenderers, err = postRenderers(s.PostRenderers)
-	if err != nil {
-		return nil, err
-	}
+	hr.Spec.PostRenderers = postRenderers(s.PostRenderers)
 	if len(s.CommonMetadata.Labels)+len(s.CommonMetadata.Annotations) > 0 {
 		hr.Spec.CommonMetadata = &helmv2.CommonMetadata{Labels: s.CommonMetadata.Labels, Annotations: s.CommonMetadata.Annotations}
 	}
@@ -424,7 +421,7 @@ func rollback(s reconcile.RollbackSpec) *helmv2.Rollback {
 		DisableWait:        s.DisableWait,
 		DisableWaitForJobs: s.DisableWaitForJobs,
 		Force:              s.Force,
-		Recreate:           s.Recreate,
+		Recreate:           s.Recreate, //nolint:staticcheck // honoured by helm-controller v1.4 (Helm 3)
 	}
 	if *out == (helmv2.Rollback{}) {
 		return nil
@@ -473,7 +470,7 @@ func selector(s *postrender.Selector) *kustomize.Selector {
 // postRenderers are the post-renderers in v2's form: the deprecated
 // strategic merge and JSON 6902 lists become patches, which Kustomize
 // applies the same way.
-func postRenderers(in []postrender.Kustomize) ([]helmv2.PostRenderer, error) {
+func postRenderers(in []postrender.Kustomize) []helmv2.PostRenderer {
 	var out []helmv2.PostRenderer
 	for _, k := range in {
 		kz := &helmv2.Kustomize{}
@@ -492,7 +489,7 @@ func postRenderers(in []postrender.Kustomize) ([]helmv2.PostRenderer, error) {
 		}
 		out = append(out, helmv2.PostRenderer{Kustomize: kz})
 	}
-	return out, nil
+	return out
 }
 
 // ConfigDigest is the digest of composed values as helm-controller
