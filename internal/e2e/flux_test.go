@@ -5,8 +5,10 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testenv"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 )
 
 var helmReleases = schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}
@@ -271,4 +274,104 @@ func deploymentUID(t *testing.T, ns, name string) string {
 		t.Fatal(err)
 	}
 	return string(d.UID)
+}
+
+// TestFluxImport: a HelmRelease written by hand (as a GitOps repository
+// holds it) and installed by the controller is imported into a resource
+// with engine = "flux" without a new revision; the apply then owns the
+// HelmRelease, and the plan after it is empty.
+func TestFluxImport(t *testing.T) {
+	withFluxControllers(t, func(t *testing.T, _ *testcluster.Flux) {
+		ns := newNamespace(t)
+		repo := newRepository(t)
+		c := config{namespace: ns, repo: repo, cacheDir: t.TempDir()}
+		st := newStorage(t, ns)
+		dyn := dynamic.NewForConfigOrDie(restConfig)
+		ctx := context.Background()
+		for _, obj := range []map[string]any{
+			{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "repo-login"}, "stringData": map[string]any{"username": testrepo.Username, "password": testrepo.Password}},
+			{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmRepository", "metadata": map[string]any{"name": "charts"}, "spec": map[string]any{"url": repo.URL, "interval": "1h", "secretRef": map[string]any{"name": "repo-login"}}},
+			{"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": map[string]any{"name": "gitops"}, "spec": map[string]any{
+				"interval": "30m",
+				"chart":    map[string]any{"spec": map[string]any{"chart": "svc", "version": "1.0.0", "sourceRef": map[string]any{"kind": "HelmRepository", "name": "charts"}}},
+				"values":   map[string]any{"message": "from git"},
+			}},
+		} {
+			u := &unstructured.Unstructured{Object: obj}
+			gvk := u.GroupVersionKind()
+			gvr := schema.GroupVersionResource{Group: gvk.Group, Version: gvk.Version, Resource: map[string]string{"Secret": "secrets", "HelmRepository": "helmrepositories", "HelmRelease": "helmreleases"}[gvk.Kind]}
+			if _, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st.waitFor("gitops", 1, release.StatusDeployed, 2*time.Minute)
+
+		w := newWorkspace(t, "import")
+		w.write(c.hcl(map[string]string{"gitops": `  engine = "flux"
+  flux   = { interval = "30m" }
+  values = { message = "from git" }`}) + `
+import {
+  to = helmrelease_release.gitops
+  id = "` + ns + `/gitops"
+}
+`)
+		res := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
+		if !has(res.stdout, "1 to import") || has(res.stdout, "planned_action") {
+			t.Errorf("the import plan is not an import without a Helm action:\n%s", res.stdout)
+		}
+		w.apply()
+		if latest := st.latest("gitops"); latest == nil || latest.Version != 1 {
+			t.Errorf("release after the import's apply: %s, want revision 1 still", st.describe("gitops"))
+		}
+		hr, err := dyn.Resource(helmReleases).Namespace(ns).Get(ctx, "gitops", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ready := readyStatus(hr); ready != "True" {
+			t.Errorf("HelmRelease Ready=%s after the import's apply", ready)
+		}
+		w.planIsEmpty()
+	})
+}
+
+func readyStatus(u *unstructured.Unstructured) string {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); m["type"] == "Ready" {
+			s, _ := m["status"].(string)
+			return s
+		}
+	}
+	return ""
+}
+
+// TestFluxManyReleases: ten releases handed to the controller in one
+// apply (Terraform's default parallelism) are each installed once and
+// planned empty, then destroyed.
+func TestFluxManyReleases(t *testing.T) {
+	withFluxControllers(t, func(t *testing.T, _ *testcluster.Flux) {
+		ns := newNamespace(t)
+		c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
+		st := newStorage(t, ns)
+		resources := map[string]string{}
+		for i := range 10 {
+			resources[fmt.Sprintf("app%d", i)] = `  engine = "flux"
+  values = { message = "release ` + strconv.Itoa(i) + `" }`
+		}
+		w := newWorkspace(t, "many")
+		w.write(c.hcl(resources))
+		w.apply()
+		for name := range resources {
+			if latest := st.latest(name); latest == nil || latest.Version != 1 || latest.Info.Status != release.StatusDeployed {
+				t.Errorf("release %s: %s, want revision 1 deployed", name, st.describe(name))
+			}
+		}
+		w.planIsEmpty()
+		w.must(0, "destroy", "-auto-approve", "-input=false", "-no-color")
+		for name := range resources {
+			if latest := st.latest(name); latest != nil {
+				t.Errorf("release %s after destroy: %s, want uninstalled", name, st.describe(name))
+			}
+		}
+	})
 }

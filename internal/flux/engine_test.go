@@ -2,8 +2,10 @@ package flux
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -207,4 +209,53 @@ func TestControllerLifecycle(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestCheckCRDs: on a cluster without Flux, the engine names the kinds
+// missing; once the controllers' CRDs are installed, the same engine (a
+// provider process that outlives the install) finds them.
+func TestCheckCRDs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a cluster of its own")
+	}
+	dir := testcluster.FluxSourcesDir()
+	if dir == "" {
+		testenv.SkipUnlessRequired(t, "needs the sources of Flux's controllers: set "+testcluster.FluxSourcesEnv)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	bin, err := testcluster.Build(ctx, testcluster.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := testcluster.Start(ctx, testcluster.Options{BinDir: bin, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Stop() }()
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.CheckCRDs()
+	if !errors.Is(err, ErrCRDsMissing) || !strings.Contains(err.Error(), "HelmRelease") || !strings.Contains(err.Error(), "OCIRepository") {
+		t.Fatalf("CheckCRDs on a cluster without Flux: %v, want ErrCRDsMissing naming the kinds", err)
+	}
+	archives, err := testcluster.FluxArchives(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions := archives[testcluster.HelmController]
+	f, err := testcluster.StartFluxWith(ctx, dir, c.Kubeconfig, t.TempDir(), versions[0], io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Stop()
+	if err := e.CheckCRDs(); err != nil {
+		t.Errorf("CheckCRDs once the CRDs are installed: %v", err)
+	}
 }

@@ -25,7 +25,13 @@
 // objects, and on the local chart -chart names (its every object changed
 // by -chart-values, an HCL expression of var.message).
 //
-//	go run ./internal/planbench -n 1,10,30 [-parallelism 10] [-repositories 1] [-profile DIR] [-skip-helm]
+// With -engine flux: the same with engine = "flux", on Flux's controllers
+// built from the sources HELMRELEASE_TEST_FLUX_SOURCES names (the newest
+// helm-controller there), and after the apply the controller's reconcile
+// time (from the HelmRelease written to Ready, the slowest release) beside
+// the apply's wall time.
+//
+//	go run ./internal/planbench -n 1,10,30 [-parallelism 10] [-repositories 1] [-profile DIR] [-skip-helm] [-engine flux]
 //	go run ./internal/planbench -objects 1000 [-profile DIR]
 //	go run ./internal/planbench -compare -objects 1000 [-chart ../shared/charts/argo-cd]
 //
@@ -86,6 +92,7 @@ func main() {
 	compareFlag := flag.Bool("compare", false, "HashiCorp's helm provider beside this provider, on the chart of -objects objects and the chart -chart names")
 	chartFlag := flag.String("chart", "", "with -compare: a local chart directory to compare on too")
 	chartValues := flag.String("chart-values", "{ commonLabels = { bench = var.message } }", "with -chart: the values, an HCL expression of var.message that changes every object with it")
+	engine := flag.String("engine", "helm", "with -n: the releases' engine, helm or flux")
 	repoURL := flag.String("repo", "", "internal: repository of -helm-child")
 	kubeconfig := flag.String("kubeconfig", "", "internal: cluster of -helm-child")
 	namespace := flag.String("namespace", "", "internal: namespace of -helm-child")
@@ -98,7 +105,7 @@ func main() {
 		if *compareFlag {
 			cmp = &comparison{chart: *chartFlag, values: *chartValues}
 		}
-		err = run(*counts, *objects, *repositories, *parallelism, *profile, *skipHelm, cmp)
+		err = run(*counts, *objects, *repositories, *parallelism, *profile, *skipHelm || *engine == "flux", *engine, cmp)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "planbench:", err)
@@ -111,7 +118,7 @@ type comparison struct {
 	chart, values string
 }
 
-func run(counts string, objects, repositories, parallelism int, profile string, skipHelm bool, cmp *comparison) error {
+func run(counts string, objects, repositories, parallelism int, profile string, skipHelm bool, engine string, cmp *comparison) error {
 	if _, err := os.Stat("go.mod"); err != nil {
 		return errors.New("run from the repository root")
 	}
@@ -160,6 +167,13 @@ func run(counts string, objects, repositories, parallelism int, profile string, 
 	api, err := newAPICounter(kc)
 	if err != nil {
 		return err
+	}
+	var handed *fluxReleases
+	if engine == "flux" {
+		if handed, err = startFlux(ctx, kc, work); err != nil {
+			return err
+		}
+		defer handed.stop()
 	}
 	if cmp != nil {
 		tf := terraform{ctx: ctx, rc: rc, provider: provider, api: api}
@@ -220,7 +234,7 @@ func run(counts string, objects, repositories, parallelism int, profile string, 
 			return err
 		}
 		ns := fmt.Sprintf("planbench-%d", n)
-		if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(configuration(n, ns, kc, urls, dir)), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(configuration(n, ns, kc, urls, dir, engine)), 0o600); err != nil {
 			return err
 		}
 		tf := terraform{ctx: ctx, dir: dir, rc: rc, provider: provider, srvs: servers, api: api}
@@ -271,11 +285,19 @@ func run(counts string, objects, repositories, parallelism int, profile string, 
 			}
 			t := tf
 			t.profileDir = step.profile
+			started := time.Now()
 			m, err := t.run(step.args, step.exit)
 			if err != nil {
 				return fmt.Errorf("%s with %d releases: %w", step.name, n, err)
 			}
 			m.row(n, step.name)
+			if handed != nil && step.name == "apply (install)" {
+				slowest, err := handed.reconcileTime(ctx, ns, started)
+				if err != nil {
+					return err
+				}
+				fmt.Printf("%-5d %-22s %10s %10s (the apply's own: %s)\n", n, "controller reconcile", slowest.Round(10*time.Millisecond), "", (m.wall - slowest).Round(10*time.Millisecond))
+			}
 		}
 		if !skipHelm {
 			h, err := helmBaseline(ctx, n, parallelism, urls[0], kc)
@@ -294,7 +316,7 @@ func run(counts string, objects, repositories, parallelism int, profile string, 
 }
 
 // configuration is N releases of the chart, drift detection on.
-func configuration(n int, namespace, kubeconfig string, repoURLs []string, dir string) string {
+func configuration(n int, namespace, kubeconfig string, repoURLs []string, dir, engine string) string {
 	repos, _ := json.Marshal(repoURLs) // strings, as an HCL list
 	return fmt.Sprintf(`terraform {
   required_providers {
@@ -323,8 +345,9 @@ resource "helmrelease_release" "r" {
   values          = { message = var.message }
   install         = { create_namespace = true }
   drift_detection = { mode = "enabled" }
+  engine          = %q
 }
-`, repos, kubeconfig, filepath.Join(dir, "cache"), n, namespace)
+`, repos, kubeconfig, filepath.Join(dir, "cache"), n, namespace, engine)
 }
 
 type measure struct {

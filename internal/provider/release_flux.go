@@ -10,14 +10,17 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"helm.sh/helm/v3/pkg/release"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
@@ -389,6 +392,62 @@ func (r *releaseResource) releaseFromFlux(ctx context.Context, previous *release
 	if err := fe.Delete(ctx, spec.Namespace, spec.Name, false, 2*time.Minute); err != nil {
 		diags.AddError("Release not taken back from Flux", fmt.Sprintf("helmrelease_release %s: %s.\n\nNothing was uninstalled. Check that helm-controller runs (it must see the HelmRelease suspended before it is deleted), then apply again.", previous.ID.ValueString(), err))
 		return false
+	}
+	return true
+}
+
+// importFlux imports a release that Flux's helm-controller made for a
+// HelmRelease that still exists, as a resource with engine = "flux": its
+// name, chart (from the HelmRelease and its source), values, interval and
+// the controller's status. False when the release is not such a one.
+func (r *releaseResource) importFlux(ctx context.Context, m *releaseModel, e *reconcile.Engine, latest *release.Release, resp *resource.ReadResponse) bool {
+	owner, ok := singleOriginOf(latest.Manifest, latest.Namespace, postrender.FluxOriginGroup)
+	if !ok {
+		return false
+	}
+	fe, err := r.data.fluxEngine()
+	if err != nil || fe.CheckCRDs() != nil {
+		return false
+	}
+	hr, err := fe.Get(ctx, owner[0], owner[1])
+	if err != nil || hr == nil {
+		return false
+	}
+	diags := &resp.Diagnostics
+	m.Namespace, m.Name = types.StringValue(hr.Namespace), types.StringValue(hr.Name)
+	diags.Append(adoptRelease(ctx, m, latest, engineScope(e), e.Key)...)
+	if diags.HasError() {
+		return true
+	}
+	chart, err := fe.ChartOf(ctx, hr)
+	if err != nil {
+		diags.AddError("HelmRelease not importable", fmt.Sprintf("HelmRelease %s/%s: %s.\n\nImport a HelmRelease whose chart source (HelmRepository or OCIRepository) exists.", hr.Namespace, hr.Name, err))
+		return true
+	}
+	attrs := m.Chart.Attributes()
+	attrs["name"], attrs["repository"], attrs["version"] = types.StringValue(chart.Name), types.StringValue(chart.Repository), stringOrNull(chart.Version)
+	attrs["reconcile_strategy"] = stringOrNull(string(chart.ReconcileStrategy))
+	if len(chart.ValuesFiles) > 0 {
+		files, d := types.ListValueFrom(ctx, types.StringType, chart.ValuesFiles)
+		diags.Append(d...)
+		attrs["values_files"] = files
+	}
+	c, d := types.ObjectValue(releaseChartAttribute().GetType().(types.ObjectType).AttrTypes, attrs)
+	diags.Append(d...)
+	m.Chart = c
+	m.Engine = types.StringValue(engineFlux)
+	if iv := hr.Spec.Interval.Duration; iv != flux.DefaultInterval && iv > 0 {
+		f, d := types.ObjectValue(m.Flux.AttributeTypes(ctx), map[string]attr.Value{"interval": types.StringValue(iv.String()), "uninstall_on_destroy": types.BoolNull()})
+		diags.Append(d...)
+		m.Flux = f
+	}
+	adopted, d := statusOf(ctx, m.Status)
+	diags.Append(d...)
+	status, d := statusObject(ctx, fluxStatus(hr, adopted))
+	diags.Append(d...)
+	m.Status = status
+	if !diags.HasError() {
+		diags.Append(setRelease(ctx, &resp.State.Raw, m)...)
 	}
 	return true
 }

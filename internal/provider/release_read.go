@@ -225,6 +225,9 @@ func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *
 			fmt.Sprintf("No release %s is installed in namespace %s.\n\nCheck the import ID: <storage_namespace>/<release_name>, as `helm list --namespace <storage_namespace>` shows them.", m.ReleaseName.ValueString(), m.StorageNamespace.ValueString()))
 		return
 	}
+	if m.Name.IsNull() && r.importFlux(ctx, m, e, latest, resp) {
+		return
+	}
 	resp.Diagnostics.Append(adoptRelease(ctx, m, latest, engineScope(e), e.Key)...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -307,6 +310,11 @@ func adoptRelease(ctx context.Context, m *releaseModel, latest *release.Release,
 // singleOrigin is the [namespace, name] of the origin labels when the
 // manifest's objects carry exactly one.
 func singleOrigin(releaseManifest, namespace string) ([2]string, bool) {
+	return singleOriginOf(releaseManifest, namespace, postrender.OriginGroup)
+}
+
+// singleOriginOf is singleOrigin for the origin labels of group.
+func singleOriginOf(releaseManifest, namespace, group string) ([2]string, bool) {
 	objs, err := manifest.Parse(releaseManifest, namespace, nil)
 	if err != nil {
 		return [2]string{}, false
@@ -314,8 +322,8 @@ func singleOrigin(releaseManifest, namespace string) ([2]string, bool) {
 	found := map[[2]string]bool{}
 	for _, o := range objs {
 		l := o.Object.GetLabels()
-		if l[postrender.OriginNameLabel] != "" {
-			found[[2]string{l[postrender.OriginNamespaceLabel], l[postrender.OriginNameLabel]}] = true
+		if l[group+"/name"] != "" {
+			found[[2]string{l[group+"/namespace"], l[group+"/name"]}] = true
 		}
 	}
 	if len(found) != 1 {

@@ -1,0 +1,71 @@
+package flux
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+)
+
+// ChartOf is the chart a HelmRelease names, as configured: its source's
+// URL, the chart name and version (constraint), the reconcile strategy
+// and values files. Credentials are not read.
+func (e *Engine) ChartOf(ctx context.Context, hr *helmv2.HelmRelease) (chartsource.Source, error) {
+	ns := func(n string) string {
+		if n != "" {
+			return n
+		}
+		return hr.Namespace
+	}
+	switch {
+	case hr.Spec.Chart != nil:
+		t := hr.Spec.Chart.Spec
+		if t.SourceRef.Kind != sourcev1.HelmRepositoryKind {
+			return chartsource.Source{}, fmt.Errorf("its chart comes from a %s, not a HelmRepository", t.SourceRef.Kind)
+		}
+		repo := &sourcev1.HelmRepository{}
+		if err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns(t.SourceRef.Namespace), Name: t.SourceRef.Name}, repo); err != nil {
+			return chartsource.Source{}, fmt.Errorf("reading its HelmRepository: %w", err)
+		}
+		url := repo.Spec.URL
+		if repo.Spec.Type == sourcev1.HelmRepositoryTypeOCI && !strings.HasPrefix(url, "oci://") {
+			url = "oci://" + url
+		}
+		version := t.Version
+		if version == "*" {
+			version = ""
+		}
+		return chartsource.Source{
+			Name: t.Chart, Repository: url, Version: version, ValuesFiles: t.ValuesFiles,
+			IgnoreMissingValuesFiles: t.IgnoreMissingValuesFiles, ReconcileStrategy: chartsource.ReconcileStrategy(t.ReconcileStrategy),
+		}, nil
+	case hr.Spec.ChartRef != nil:
+		ref := hr.Spec.ChartRef
+		if ref.Kind != sourcev1.OCIRepositoryKind {
+			return chartsource.Source{}, fmt.Errorf("its chartRef names a %s, not an OCIRepository", ref.Kind)
+		}
+		repo := &sourcev1.OCIRepository{}
+		if err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns(ref.Namespace), Name: ref.Name}, repo); err != nil {
+			return chartsource.Source{}, fmt.Errorf("reading its OCIRepository: %w", err)
+		}
+		i := strings.LastIndex(repo.Spec.URL, "/")
+		if i <= len("oci://") {
+			return chartsource.Source{}, fmt.Errorf("its OCIRepository URL %q names no chart", repo.Spec.URL)
+		}
+		version := ""
+		if r := repo.Spec.Reference; r != nil {
+			version = r.SemVer
+			if version == "" {
+				version = r.Tag
+			}
+		}
+		return chartsource.Source{Name: repo.Spec.URL[i+1:], Repository: repo.Spec.URL[:i], Version: version}, nil
+	}
+	return chartsource.Source{}, errors.New("it names no chart")
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
+)
+
+// fluxReleases are Flux's controllers running for -engine flux, and a
+// reader of the HelmReleases they reconcile.
+type fluxReleases struct {
+	flux *testcluster.Flux
+	dyn  dynamic.Interface
+}
+
+var helmReleases = schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}
+
+// startFlux starts source-controller and the newest helm-controller of
+// the sources HELMRELEASE_TEST_FLUX_SOURCES names.
+func startFlux(ctx context.Context, kubeconfig, work string) (*fluxReleases, error) {
+	dir := testcluster.FluxSourcesDir()
+	if dir == "" {
+		return nil, errors.New("-engine flux needs the sources of Flux's controllers: set " + testcluster.FluxSourcesEnv)
+	}
+	archives, err := testcluster.FluxArchives(dir)
+	if err != nil {
+		return nil, err
+	}
+	versions := archives[testcluster.HelmController]
+	f, err := testcluster.StartFluxWith(ctx, dir, kubeconfig, filepath.Join(work, "flux"), versions[len(versions)-1], os.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		f.Stop()
+		return nil, err
+	}
+	return &fluxReleases{flux: f, dyn: dynamic.NewForConfigOrDie(cfg)}, nil
+}
+
+func (f *fluxReleases) stop() { f.flux.Stop() }
+
+// reconcileTime is the longest time a HelmRelease of namespace took from
+// since (the apply's start) to the controller's Ready.
+func (f *fluxReleases) reconcileTime(ctx context.Context, namespace string, since time.Time) (time.Duration, error) {
+	list, err := f.dyn.Resource(helmReleases).Namespace(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("listing HelmReleases: %w", err)
+	}
+	var slowest time.Duration
+	for _, hr := range list.Items {
+		conds, _, _ := unstructured.NestedSlice(hr.Object, "status", "conditions")
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] != "Ready" || m["status"] != "True" {
+				continue
+			}
+			at, err := time.Parse(time.RFC3339, fmt.Sprint(m["lastTransitionTime"]))
+			if err != nil {
+				return 0, fmt.Errorf("HelmRelease %s: Ready time: %w", hr.GetName(), err)
+			}
+			slowest = max(slowest, at.Sub(since))
+		}
+	}
+	return slowest, nil
+}
