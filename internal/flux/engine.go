@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -134,4 +135,16 @@ func (e *Engine) Get(ctx context.Context, namespace, name string) (*helmv2.HelmR
 		return nil, fmt.Errorf("reading HelmRelease %s/%s: %w", namespace, name, err)
 	}
 	return hr, nil
+}
+
+// CreateNamespace creates the namespace name unless it exists, for the
+// HelmRelease of a release installed with createNamespace (the controller
+// creates only the release's target namespace, in which the HelmRelease
+// need not be).
+func (e *Engine) CreateNamespace(ctx context.Context, name string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"name": name}}}
+	if err := e.Client.Create(ctx, ns, client.FieldOwner(FieldManager)); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", name, err)
+	}
+	return nil
 }

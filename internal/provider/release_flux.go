@@ -187,6 +187,12 @@ func (r *releaseResource) applyFlux(ctx context.Context, m, config *releaseModel
 		attrError(diags, path.Root("chart"), "Release not writable for Flux", err.Error()+".", "Fix the chart settings named above.")
 		return
 	}
+	if spec.Install.CreateNamespace {
+		if err := fe.CreateNamespace(ctx, spec.Namespace); err != nil {
+			attrError(diags, path.Root("install").AtName("create_namespace"), "Namespace not created", err.Error()+".", "Check that the provider's credentials may create namespaces, or create the namespace first.")
+			return
+		}
+	}
 	written, err := fe.Apply(ctx, objs)
 	if err != nil {
 		diags.AddError("HelmRelease not written", fmt.Sprintf("helmrelease_release %s: %s.\n\nThe provider's credentials need to apply HelmReleases, HelmRepositories, OCIRepositories and Secrets in namespace %q (see the guide \"Handing releases to Flux\"); check them and that the cluster is reachable, then apply again.", m.ID.ValueString(), err, spec.Namespace))
