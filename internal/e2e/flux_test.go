@@ -251,6 +251,16 @@ func TestFluxFailures(t *testing.T) {
 		if d := time.Since(start); d > 90*time.Second {
 			t.Errorf("the failed install took %s to report, want the controller's Stalled to end the wait", d)
 		}
+		// With a retry, the controller remediates the failed install
+		// (uninstall), tries again, and the error says what it ran.
+		w.write(c.hcl(map[string]string{"app": `  engine = "flux"
+  timeout = "15s"
+  install = { remediation = { retries = 1 } }
+  values = { stuck = true }`}))
+		res = w.must(1, "apply", "-auto-approve", "-input=false", "-no-color")
+		if !has(res.stderr, "UninstallSucceeded") || !has(res.stderr, "failures: 2 install") {
+			t.Errorf("a failed install with one retry does not carry the remediation the controller ran:\n%s", res.stderr)
+		}
 		// Fixed values install: the tainted resource is replaced.
 		w.write(c.hcl(map[string]string{"app": `  engine = "flux"
   timeout = "15s"`}))

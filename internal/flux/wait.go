@@ -29,6 +29,9 @@ type Want struct {
 	// (ConfigDigest). Empty: not checked.
 	ChartVersion string
 	ConfigDigest string
+	// Since is when the write began: errors name the controller's events
+	// from then on.
+	Since time.Time
 }
 
 // Wait waits, as the flux CLI does, until the controller has observed the
@@ -36,8 +39,9 @@ type Want struct {
 // Ready with the newest history entry at the wanted chart version and
 // values. Stalled ends the wait at once; so does Ready with another
 // revision. On timeout or failure the error is a *NotReadyError saying
-// why, from the HelmRelease's conditions, its source's and the
-// controller's Warning events.
+// why, from the HelmRelease's conditions, its source's and the events the
+// controllers recorded since the write (what they ran: remediations
+// included).
 func (e *Engine) Wait(ctx context.Context, namespace, name string, want Want, timeout time.Duration) (*helmv2.HelmRelease, error) {
 	deadline := time.Now().Add(timeout)
 	var hr *helmv2.HelmRelease
@@ -116,8 +120,8 @@ type NotReadyError struct {
 	Mismatch string
 	Timeout  time.Duration
 	// Conditions are the HelmRelease's; Source the chart source's
-	// (kind, name, then its not-ready conditions); Events the newest
-	// Warning events of the HelmRelease and its source, oldest first.
+	// (kind, name, then its Ready condition); Events the newest events of
+	// the HelmRelease and its source since the write, oldest first.
 	Conditions []metav1.Condition
 	Source     string
 	Events     []string
@@ -138,10 +142,9 @@ func (e *NotReadyError) Error() string {
 	default:
 		fmt.Fprintf(&b, "%s not ready after %s", ref, e.Timeout)
 	}
+	// All of them: Released and Remediated say what the controller ran.
 	for _, c := range e.Conditions {
-		if c.Type == meta.ReadyCondition || c.Status != metav1.ConditionTrue || c.Type == meta.StalledCondition || c.Type == meta.ReconcilingCondition {
-			fmt.Fprintf(&b, "\n  - %s=%s (%s): %s", c.Type, c.Status, c.Reason, c.Message)
-		}
+		fmt.Fprintf(&b, "\n  - %s=%s (%s): %s", c.Type, c.Status, c.Reason, c.Message)
 	}
 	if e.InstallFailures+e.UpgradeFailures > 0 {
 		fmt.Fprintf(&b, "\n  - failures: %d install, %d upgrade", e.InstallFailures, e.UpgradeFailures)
@@ -150,7 +153,7 @@ func (e *NotReadyError) Error() string {
 		fmt.Fprintf(&b, "\n  - %s", e.Source)
 	}
 	if len(e.Events) > 0 {
-		b.WriteString("\n  Warning events:")
+		b.WriteString("\n  Events:")
 		for _, ev := range e.Events {
 			b.WriteString("\n    " + ev)
 		}
@@ -158,8 +161,8 @@ func (e *NotReadyError) Error() string {
 	return b.String()
 }
 
-// maxEvents is the number of Warning events a NotReadyError names.
-const maxEvents = 5
+// maxEvents is the number of events a NotReadyError names.
+const maxEvents = 8
 
 func (e *Engine) notReady(ctx context.Context, hr *helmv2.HelmRelease, want Want, timeout time.Duration, stalled bool) *NotReadyError {
 	err := &NotReadyError{
@@ -178,9 +181,14 @@ func (e *Engine) notReady(ctx context.Context, hr *helmv2.HelmRelease, want Want
 	var events []corev1.Event
 	for i := range kinds {
 		list := &corev1.EventList{}
-		sel := fields.AndSelectors(fields.OneTermEqualSelector("involvedObject.kind", kinds[i]), fields.OneTermEqualSelector("involvedObject.name", names[i]), fields.OneTermEqualSelector("type", corev1.EventTypeWarning))
+		sel := fields.AndSelectors(fields.OneTermEqualSelector("involvedObject.kind", kinds[i]), fields.OneTermEqualSelector("involvedObject.name", names[i]))
 		if e.Client.List(ctx, list, client.InNamespace(hr.Namespace), client.MatchingFieldsSelector{Selector: sel}) == nil {
-			events = append(events, list.Items...)
+			for _, ev := range list.Items {
+				// Seconds: the events' times are whole seconds.
+				if !eventTime(ev).Before(want.Since.Truncate(time.Second)) {
+					events = append(events, ev)
+				}
+			}
 		}
 	}
 	slices.SortFunc(events, func(a, b corev1.Event) int { return eventTime(a).Compare(eventTime(b)) })
@@ -188,7 +196,7 @@ func (e *Engine) notReady(ctx context.Context, hr *helmv2.HelmRelease, want Want
 		events = events[len(events)-maxEvents:]
 	}
 	for _, ev := range events {
-		err.Events = append(err.Events, fmt.Sprintf("%s %s/%s %s: %s", eventTime(ev).UTC().Format(time.RFC3339), ev.InvolvedObject.Kind, ev.InvolvedObject.Name, ev.Reason, strings.TrimSpace(ev.Message)))
+		err.Events = append(err.Events, fmt.Sprintf("%s %s %s/%s %s: %s", eventTime(ev).UTC().Format(time.RFC3339), ev.Type, ev.InvolvedObject.Kind, ev.InvolvedObject.Name, ev.Reason, strings.TrimSpace(ev.Message)))
 	}
 	return err
 }

@@ -193,6 +193,7 @@ func (r *releaseResource) applyFlux(ctx context.Context, m, config *releaseModel
 			return
 		}
 	}
+	since := time.Now()
 	written, err := fe.Apply(ctx, objs)
 	if err != nil {
 		diags.AddError("HelmRelease not written", fmt.Sprintf("helmrelease_release %s: %s.\n\nThe provider's credentials need to apply HelmReleases, HelmRepositories, OCIRepositories and Secrets in namespace %q (see the guide \"Handing releases to Flux\"); check them and that the cluster is reachable, then apply again.", m.ID.ValueString(), err, spec.Namespace))
@@ -203,7 +204,7 @@ func (r *releaseResource) applyFlux(ctx context.Context, m, config *releaseModel
 
 	hr, waitErr := written, error(nil)
 	if !m.Suspend.ValueBool() {
-		want := flux.Want{Generation: written.Generation, RequestedAt: rel.RequestedAt, ChartVersion: resolved.Version, ConfigDigest: flux.ConfigDigest(composed)}
+		want := flux.Want{Generation: written.Generation, RequestedAt: rel.RequestedAt, ChartVersion: resolved.Version, ConfigDigest: flux.ConfigDigest(composed), Since: since}
 		hr, waitErr = fe.Wait(ctx, spec.Namespace, spec.Name, want, fluxWaitTimeout(spec, st))
 		if hr == nil {
 			hr = written
