@@ -243,13 +243,11 @@ func TestFluxFailures(t *testing.T) {
 		w.write(c.hcl(map[string]string{"app": `  engine = "flux"
   timeout = "15s"
   values = { stuck = true }`}))
-		start := time.Now()
 		res := w.must(1, "apply", "-auto-approve", "-input=false", "-no-color")
+		// "stalled", not "not ready after": Stalled ended the wait, not
+		// its timeout.
 		if !has(res.stderr, "stalled") || !has(res.stderr, "InstallFailed") {
 			t.Errorf("a failed install's error does not carry the controller's reason:\n%s", res.stderr)
-		}
-		if d := time.Since(start); d > 90*time.Second {
-			t.Errorf("the failed install took %s to report, want the controller's Stalled to end the wait", d)
 		}
 		// With a retry, the controller remediates the failed install
 		// (uninstall), tries again, and the error says what it ran.
