@@ -138,10 +138,6 @@ func Build(r *Release) (*Objects, error) {
 		return nil, err
 	}
 	out.Credentials = credentials
-	var secretRef *sourceRef
-	if credentials != nil {
-		secretRef = &sourceRef{Name: credentials.Name}
-	}
 	hr := &helmv2.HelmRelease{
 		TypeMeta:   metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
 		ObjectMeta: objectMeta(s.Name),
@@ -159,12 +155,12 @@ func Build(r *Release) (*Objects, error) {
 				Interval:      metav1.Duration{Duration: interval},
 			},
 		}
-		if secretRef != nil {
+		if credentials != nil {
 			if credentials.Data[corev1.DockerConfigJsonKey] != nil {
-				repo.Spec.SecretRef = &meta.LocalObjectReference{Name: secretRef.Name}
+				repo.Spec.SecretRef = &meta.LocalObjectReference{Name: credentials.Name}
 			}
 			if credentials.Data[corev1.TLSCertKey] != nil || credentials.Data["ca.crt"] != nil {
-				repo.Spec.CertSecretRef = &meta.LocalObjectReference{Name: secretRef.Name}
+				repo.Spec.CertSecretRef = &meta.LocalObjectReference{Name: credentials.Name}
 			}
 		}
 		out.Source = repo
@@ -179,12 +175,12 @@ func Build(r *Release) (*Objects, error) {
 				Interval:        metav1.Duration{Duration: interval},
 			},
 		}
-		if secretRef != nil {
+		if credentials != nil {
 			if credentials.Data["username"] != nil {
-				repo.Spec.SecretRef = &meta.LocalObjectReference{Name: secretRef.Name}
+				repo.Spec.SecretRef = &meta.LocalObjectReference{Name: credentials.Name}
 			}
 			if credentials.Data[corev1.TLSCertKey] != nil || credentials.Data["ca.crt"] != nil {
-				repo.Spec.CertSecretRef = &meta.LocalObjectReference{Name: secretRef.Name}
+				repo.Spec.CertSecretRef = &meta.LocalObjectReference{Name: credentials.Name}
 			}
 		}
 		out.Source = repo
@@ -268,8 +264,6 @@ func Build(r *Release) (*Objects, error) {
 	out.HelmRelease = hr
 	return out, nil
 }
-
-type sourceRef struct{ Name string }
 
 // credentialsSecret is the Secret of a source's credentials and TLS
 // files, read now from the Terraform machine; nil when there are none.
