@@ -101,6 +101,7 @@ func TestExamples(t *testing.T) {
 		}},
 		{dir: "examples/data-sources/helmrelease_chart", vars: []string{"oci_repository=" + oci.URL, "oci_ca_file=" + oci.CAFile}},
 		{dir: "examples/data-sources/helmrelease_template"},
+		{dir: "examples/functions/merge_values", newer: true},
 		{dir: "examples/demo"},
 	} {
 		t.Run(strings.TrimPrefix(ex.dir, "examples/"), func(t *testing.T) {

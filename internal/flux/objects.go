@@ -356,6 +356,9 @@ func install(s reconcile.InstallSpec) *helmv2.Install {
 		DisableWait:              s.DisableWait,
 		DisableWaitForJobs:       s.DisableWaitForJobs,
 	}
+	if st := s.Strategy; st.Name != "" {
+		out.Strategy = &helmv2.InstallStrategy{Name: string(st.Name), RetryInterval: duration(st.RetryInterval)}
+	}
 	if r := s.Remediation; r != (reconcile.Remediation{}) {
 		out.Remediation = &helmv2.InstallRemediation{Retries: r.Retries, IgnoreTestFailures: r.IgnoreTestFailures, RemediateLastFailure: r.RemediateLastFailure}
 	}
@@ -378,6 +381,9 @@ func upgrade(s reconcile.UpgradeSpec) *helmv2.Upgrade {
 		DisableWaitForJobs:       s.DisableWaitForJobs,
 		Force:                    s.Force,
 		PreserveValues:           s.PreserveValues,
+	}
+	if st := s.Strategy; st.Name != "" {
+		out.Strategy = &helmv2.UpgradeStrategy{Name: string(st.Name), RetryInterval: duration(st.RetryInterval)}
 	}
 	if r := s.Remediation; r != (reconcile.Remediation{}) {
 		out.Remediation = &helmv2.UpgradeRemediation{Retries: r.Retries, IgnoreTestFailures: r.IgnoreTestFailures, RemediateLastFailure: r.RemediateLastFailure}

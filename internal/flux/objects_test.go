@@ -25,6 +25,7 @@ func TestBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := &reconcile.Spec{Name: "web", Namespace: "apps", TargetNamespace: "prod", ForceAt: "f1",
+		Install:       reconcile.InstallSpec{Strategy: reconcile.ActionStrategy{Name: reconcile.StrategyRetryOnFailure, RetryInterval: time.Minute}},
 		Upgrade:       reconcile.UpgradeSpec{Remediation: reconcile.Remediation{Retries: 3, Strategy: reconcile.StrategyUninstall}},
 		PostRenderers: []postrender.Kustomize{{PatchesStrategicMerge: []string{"kind: Deployment"}}}}
 	for _, tc := range []struct {
@@ -102,6 +103,9 @@ func TestBuild(t *testing.T) {
 			hr := o.HelmRelease
 			if hr.Spec.Interval.Duration != time.Hour || hr.Spec.TargetNamespace != "prod" || hr.Spec.Upgrade.Remediation.Retries != 3 || string(*hr.Spec.Upgrade.Remediation.Strategy) != "uninstall" {
 				t.Errorf("spec %+v", hr.Spec)
+			}
+			if st := hr.Spec.Install.Strategy; st == nil || st.Name != "RetryOnFailure" || st.RetryInterval.Duration != time.Minute || hr.Spec.Upgrade.Strategy != nil {
+				t.Errorf("strategies %+v, %+v: want install's RetryOnFailure every minute, upgrade's unset", st, hr.Spec.Upgrade.Strategy)
 			}
 			if got := hr.Annotations; got[RequestedAtAnnotation] != "f1" || got[ForceAtAnnotation] != "f1" {
 				t.Errorf("annotations %v, want the force token with a request of the same value", got)

@@ -37,7 +37,8 @@ type Want struct {
 // Wait waits, as the flux CLI does, until the controller has observed the
 // HelmRelease's generation (and handled RequestedAt), and reports it
 // Ready with the newest history entry at the wanted chart version and
-// values. Stalled ends the wait at once; so does Ready with another
+// values. Stalled ends the wait at once; so does a failure the controller
+// retries after an interval (RetryOnFailure), and Ready with another
 // revision. On timeout or failure the error is a *NotReadyError saying
 // why, from the HelmRelease's conditions, its source's and the events the
 // controllers recorded since the write (what they ran: remediations
@@ -58,6 +59,10 @@ func (e *Engine) Wait(ctx context.Context, namespace, name string, want Want, ti
 			switch {
 			case apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.StalledCondition):
 				return hr, e.notReady(ctx, hr, want, timeout, true)
+			case retryingLater(hr):
+				err := e.notReady(ctx, hr, want, timeout, false)
+				err.RetryingLater = true
+				return hr, err
 			case apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.ReconcilingCondition):
 			case apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.ReadyCondition):
 				if mismatch := historyMismatch(hr, want); mismatch != "" {
@@ -77,6 +82,15 @@ func (e *Engine) Wait(ctx context.Context, namespace, name string, want Want, ti
 		case <-time.After(e.poll()):
 		}
 	}
+}
+
+// retryingLater reports whether the controller's last attempt failed and
+// it retries after the strategy's interval (RetryOnFailure): it marks
+// Reconciling so, with the interval in the message, and requeues.
+func retryingLater(hr *helmv2.HelmRelease) bool {
+	c := apimeta.FindStatusCondition(hr.Status.Conditions, meta.ReconcilingCondition)
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == meta.ProgressingWithRetryReason &&
+		strings.HasPrefix(c.Message, "retrying after") && !apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.ReadyCondition)
 }
 
 // observed reports whether the controller's status is about the
@@ -116,6 +130,9 @@ type NotReadyError struct {
 	Stalled bool
 	// Observed: the controller observed the generation written.
 	Observed bool
+	// RetryingLater: the attempt failed and the controller retries it
+	// after the strategy's retry interval (RetryOnFailure).
+	RetryingLater bool
 	// Mismatch says how a Ready release differs from the plan.
 	Mismatch string
 	Timeout  time.Duration
@@ -137,6 +154,8 @@ func (e *NotReadyError) Error() string {
 		fmt.Fprintf(&b, "%s: %s", ref, e.Mismatch)
 	case e.Stalled:
 		fmt.Fprintf(&b, "%s stalled: the controller does not retry", ref)
+	case e.RetryingLater:
+		fmt.Fprintf(&b, "%s failed: the controller retries it after its retry interval (strategy RetryOnFailure)", ref)
 	case !e.Observed:
 		fmt.Fprintf(&b, "%s was not reconciled within %s: no Flux helm-controller handled its latest change; check that helm-controller runs in the cluster and watches namespace %q", ref, e.Timeout, e.Namespace)
 	default:

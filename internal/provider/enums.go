@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
 var ociRegistryPattern = regexp.MustCompile(`^oci://[A-Za-z0-9.-]+(:[0-9]+)?/?$`)
@@ -39,6 +40,7 @@ var engines = enum{engineHelm, engineFlux}
 var (
 	crdPolicies           = enum{"Skip", "Create", "CreateReplace"}
 	remediationStrategies = enum{"rollback", "uninstall"}
+	actionStrategies      = enumOf([]reconcile.ActionStrategyName{reconcile.StrategyRemediateOnFailure, reconcile.StrategyRetryOnFailure})
 	deletionPropagations  = enum{"background", "foreground", "orphan"}
 	driftModes            = enum{"enabled", "warn", "disabled"}
 	reconcileStrategies   = enumOf(chartsource.ReconcileStrategies)

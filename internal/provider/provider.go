@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -30,6 +31,7 @@ var (
 	_ provider.Provider                  = (*helmReleaseProvider)(nil)
 	_ provider.ProviderWithListResources = (*helmReleaseProvider)(nil)
 	_ provider.ProviderWithActions       = (*helmReleaseProvider)(nil)
+	_ provider.ProviderWithFunctions     = (*helmReleaseProvider)(nil)
 )
 
 // errConfigUnknown is returned by clients whose configuration is not known
@@ -198,6 +200,11 @@ func (p *helmReleaseProvider) Actions(context.Context) []func() action.Action {
 // ListResources are the resources `terraform query` lists (Terraform ≥ 1.14).
 func (p *helmReleaseProvider) ListResources(context.Context) []func() list.ListResource {
 	return []func() list.ListResource{NewReleaseList}
+}
+
+// Functions are the provider's functions (Terraform ≥ 1.8).
+func (p *helmReleaseProvider) Functions(context.Context) []func() function.Function {
+	return []func() function.Function{NewMergeValuesFunction}
 }
 
 func (p *helmReleaseProvider) DataSources(context.Context) []func() datasource.DataSource {

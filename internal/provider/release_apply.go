@@ -271,6 +271,8 @@ func reportRun(diags *diag.Diagnostics, id string, actions []reconcile.ActionRec
 		switch {
 		case kind == runCreated:
 			remedy += "\n\nThen apply again: Terraform replaces the failed resource, which installs the release afresh."
+		case errors.Is(err, reconcile.ErrRetryNextRun):
+			remedy += "\n\n" + retryNextRunRemedy
 		case errors.Is(err, reconcile.ErrRetriesExhausted):
 			remedy += "\n\nThen set reset_at to a new value (or change the chart or values) to retry with the remediation settings, or set force_at to a new value to force one upgrade."
 		default:
@@ -284,6 +286,8 @@ func reportRun(diags *diag.Diagnostics, id string, actions []reconcile.ActionRec
 		remedy = "Nothing was installed and the resource was not created. Fix the cause, then apply again; when another apply took the release name at the same moment (\"already exists\", \"cannot re-use a name\", a pending release of another helmrelease_release), plan again to see whose release it is."
 	case kind == runCreated:
 		remedy = "Fix the cause (see the Helm error and log lines above), then apply again: Terraform replaces the failed resource, which installs the release afresh."
+	case errors.Is(err, reconcile.ErrRetryNextRun):
+		remedy = "Fix the cause (see the Helm error and log lines above). " + retryNextRunRemedy
 	case errors.Is(err, reconcile.ErrRetriesExhausted):
 		remedy = "Fix the cause, then set reset_at to a new value (or change the chart or values) to retry with the remediation settings, or set force_at to a new value to force one upgrade."
 	}

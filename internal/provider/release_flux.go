@@ -249,6 +249,9 @@ func reportFluxWait(diags *diag.Diagnostics, id string, err error) {
 		case nr.Stalled:
 			summary = "Release stalled in Flux"
 			remedy = "Fix the cause the conditions name, then apply: a change of chart or values is retried; otherwise set reset_at to a new value to retry with the remediation settings, or force_at to force one upgrade."
+		case nr.RetryingLater:
+			summary = "Release failed in Flux"
+			remedy = "Fix the cause the conditions and events name. The controller retries the release on its own after the strategy's retry_interval (default 5m), and every apply retries it too (strategy RetryOnFailure: no remediation)."
 		case nr.Mismatch != "":
 			summary = "Release not as planned"
 			remedy = "Another change reached the HelmRelease or its source between the plan and the controller's reconcile; plan again."

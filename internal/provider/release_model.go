@@ -124,9 +124,10 @@ type actionModel struct {
 
 type installModel struct {
 	actionModel
-	Replace         types.Bool `tfsdk:"replace"`
-	CreateNamespace types.Bool `tfsdk:"create_namespace"`
-	SkipCRDs        types.Bool `tfsdk:"skip_crds"`
+	Replace         types.Bool     `tfsdk:"replace"`
+	CreateNamespace types.Bool     `tfsdk:"create_namespace"`
+	SkipCRDs        types.Bool     `tfsdk:"skip_crds"`
+	Strategy        *strategyModel `tfsdk:"strategy"`
 	Remediation     *struct {
 		Retries              types.Int64 `tfsdk:"retries"`
 		IgnoreTestFailures   types.Bool  `tfsdk:"ignore_test_failures"`
@@ -139,7 +140,20 @@ type upgradeModel struct {
 	CleanupOnFail  types.Bool        `tfsdk:"cleanup_on_fail"`
 	Force          types.Bool        `tfsdk:"force"`
 	PreserveValues types.Bool        `tfsdk:"preserve_values"`
+	Strategy       *strategyModel    `tfsdk:"strategy"`
 	Remediation    *remediationModel `tfsdk:"remediation"`
+}
+
+type strategyModel struct {
+	Name          types.String `tfsdk:"name"`
+	RetryInterval types.String `tfsdk:"retry_interval"`
+}
+
+func (m *strategyModel) spec() reconcile.ActionStrategy {
+	if m == nil {
+		return reconcile.ActionStrategy{}
+	}
+	return reconcile.ActionStrategy{Name: reconcile.ActionStrategyName(m.Name.ValueString()), RetryInterval: parseDuration(m.RetryInterval)}
 }
 
 type testModel struct {
@@ -235,6 +249,7 @@ func (m *releaseModel) spec(ctx context.Context, diags *diag.Diagnostics) *recon
 			DisableHooks: in.DisableHooks.ValueBool(), DisableOpenAPIValidation: in.DisableOpenAPIValidation.ValueBool(),
 			DisableSchemaValidation: in.DisableSchemaValidation.ValueBool(), DisableTakeOwnership: in.DisableTakeOwnership.ValueBool(),
 			DisableWait: in.DisableWait.ValueBool(), DisableWaitForJobs: in.DisableWaitForJobs.ValueBool(),
+			Strategy: in.Strategy.spec(),
 		}
 		if in.SkipCRDs.ValueBool() && in.CRDs.IsNull() {
 			s.Install.CRDs = reconcile.CRDSkip
@@ -254,6 +269,7 @@ func (m *releaseModel) spec(ctx context.Context, diags *diag.Diagnostics) *recon
 			DisableOpenAPIValidation: up.DisableOpenAPIValidation.ValueBool(), DisableSchemaValidation: up.DisableSchemaValidation.ValueBool(),
 			DisableTakeOwnership: up.DisableTakeOwnership.ValueBool(), DisableWait: up.DisableWait.ValueBool(),
 			DisableWaitForJobs: up.DisableWaitForJobs.ValueBool(), Force: up.Force.ValueBool(), PreserveValues: up.PreserveValues.ValueBool(),
+			Strategy: up.Strategy.spec(),
 		}
 		if r := up.Remediation; r != nil {
 			s.Upgrade.Remediation = reconcile.Remediation{

@@ -212,7 +212,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		plan.Resources, plan.Status = state.Resources, state.Status
 		plan.Notes, plan.Description = state.Notes, state.Description
 		resp.Diagnostics.AddWarning("Release stalled: retries exhausted",
-			fmt.Sprintf("helmrelease_release %s is not applied again: %s.\n\nFix the cause, then set reset_at to a new value to retry with the remediation settings, or force_at to a new value to force one install or upgrade; a new chart version or new values retry too.", plan.ID.ValueString(), stalled.Message))
+			fmt.Sprintf("helmrelease_release %s is not applied again: %s.\n\n%s", plan.ID.ValueString(), stalled.Message, stallRemedies(spec, st)))
 		return
 	case len(changes) == 0 && ready != nil && ready.Status:
 		// No Helm action: the release as refreshed, drifted objects put back.
@@ -405,7 +405,11 @@ func releaseChanges(st *reconcile.Status, chart *chartsource.Resolved, sameValue
 		out = append(out, "force_at changed")
 	}
 	if stalled != nil && stalled.Status {
-		// Only what resets the failure counters counts while stalled.
+		// Only what resets the failure counters, or settings under which
+		// the engine retries anyway, count while stalled.
+		if why := stallLifted(spec, st); why != "" {
+			out = append(out, why)
+		}
 		return out
 	}
 	if reconcile.PostRenderersDigest(spec) != st.ObservedPostRenderersDigest {

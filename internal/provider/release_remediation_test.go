@@ -3,6 +3,7 @@ package provider
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -11,6 +12,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"helm.sh/helm/v3/pkg/release"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // remediationConfig is the web chart in namespace ns with extra attributes.
@@ -139,6 +143,71 @@ func TestAccRelease_testRemediation(t *testing.T) {
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("ready"), knownvalue.Bool(true)),
 					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("history").AtSliceIndex(0).AtMapKey("test_hooks").AtMapKey("web-test").AtMapKey("phase"), knownvalue.StringExact("Failed")),
+				},
+			},
+		},
+	})
+}
+
+// TestAccRelease_retryOnFailure: under upgrade.strategy RetryOnFailure a
+// failed upgrade is neither rolled back nor stalled: each next apply (same
+// configuration) upgrades again, and the one after the cause is fixed
+// succeeds. The hook fails until a ConfigMap "go" exists.
+func TestAccRelease_retryOnFailure(t *testing.T) {
+	ns := testNamespace(t)
+	strategy := `upgrade = { strategy = { name = "RetryOnFailure" } }`
+	failing := remediationConfig(t, ns, `{ message = "v2", failHookUntil = "go" }`, strategy)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             releaseGone(t, ns),
+		Steps: []resource.TestStep{
+			{Config: remediationConfig(t, ns, `{ message = "v1" }`, strategy)},
+			{
+				Config:      failing,
+				ExpectError: errorText(`Error: Release hook did not complete … not remediated: the strategy RetryOnFailure retries at the next run … The failed release is left as it is (strategy RetryOnFailure: no remediation); the next apply upgrades it again`),
+			},
+			{
+				// The same configuration: planned again, not stalled.
+				Config: failing,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
+					expectPriorState(knownvalue.Int64Exact(1), "status", "upgrade_failures"),
+					expectPriorState(knownvalue.StringExact("UpgradeFailed"), "status", "reason"),
+				}},
+				ExpectError: errorText(`Error: Release hook did not complete`),
+			},
+			{
+				PreConfig: func() {
+					createValuesObjects(t, ns, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "go"}})
+				},
+				Config: failing,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
+					expectPriorState(knownvalue.Int64Exact(2), "status", "upgrade_failures"),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("ready"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("upgrade_failures"), knownvalue.Int64Exact(0)),
+				},
+				Check: func(*terraform.State) error {
+					if got := configMapMessage(t, ns); got != "v2" {
+						return fmt.Errorf("message %q after the successful retry", got)
+					}
+					// v1 deployed, v2 and v3 failed (no rollback between
+					// them), v4 the successful retry.
+					history, err := helmCLI(t, ns).History("web")
+					if err != nil {
+						return err
+					}
+					slices.SortFunc(history, func(a, b *release.Release) int { return a.Version - b.Version })
+					var got []string
+					for _, r := range history {
+						got = append(got, fmt.Sprintf("v%d %s", r.Version, r.Info.Status))
+					}
+					if want := "[v1 superseded v2 failed v3 failed v4 deployed]"; fmt.Sprint(got) != want {
+						return fmt.Errorf("history %v, want %s", got, want)
+					}
+					return nil
 				},
 			},
 		},

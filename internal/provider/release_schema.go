@@ -252,8 +252,9 @@ func installAttribute() schema.SingleNestedAttribute {
 				Optional:            true,
 				DeprecationMessage:  "Deprecated in HelmRelease v2: use install.crds = \"Skip\".",
 			},
+			"strategy": strategyAttribute("install"),
 			"remediation": schema.SingleNestedAttribute{
-				MarkdownDescription: "What to do when the install fails (`remediation`): the failed release is uninstalled before each retry. Default: no retry.",
+				MarkdownDescription: "What to do when the install fails under the strategy `RemediateOnFailure` (`remediation`): the failed release is uninstalled before each retry. Default: no retry.",
 				Optional:            true,
 				Attributes: map[string]schema.Attribute{
 					"retries": schema.Int64Attribute{
@@ -265,6 +266,31 @@ func installAttribute() schema.SingleNestedAttribute {
 				},
 			},
 		}),
+	}
+}
+
+// strategyAttribute is install.strategy or upgrade.strategy.
+func strategyAttribute(action string) schema.SingleNestedAttribute {
+	taint := ""
+	if action == "install" {
+		taint = " A failed install fails the resource's create, which Terraform replaces at the next apply (uninstall, then install) unless the resource is untainted (`terraform untaint`): then the next apply upgrades the failed release in place."
+	}
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "What follows a failed " + action + " (`strategy`). Default: `{ name = \"RemediateOnFailure\" }`.",
+		Optional:            true,
+		Attributes: map[string]schema.Attribute{
+			"name": schema.StringAttribute{
+				MarkdownDescription: "The strategy (`name`): `RemediateOnFailure` remediates the failure as `remediation` says and, once no retry remains, stalls the release: later applies leave it alone until `reset_at`, `force_at`, a new chart version or new values. " +
+					"`RetryOnFailure` neither remediates nor counts retries: the apply fails and leaves the failed release as it is, and every later apply upgrades it again until one succeeds (`remediation` is then not used)." + taint,
+				Required:   true,
+				Validators: []validator.String{actionStrategies.validator()},
+			},
+			"retry_interval": schema.StringAttribute{
+				MarkdownDescription: "How long helm-controller waits before it retries (`retryInterval`), with `engine = \"flux\"` only: the controller retries between Terraform runs. The `helm` engine retries at the next apply and takes no interval. Only with `RetryOnFailure`. Default: `5m` (the controller's).",
+				Optional:            true,
+				Validators:          []validator.String{duration()},
+			},
+		},
 	}
 }
 
@@ -280,8 +306,9 @@ func upgradeAttribute() schema.SingleNestedAttribute {
 			"cleanup_on_fail": flag("Delete the objects an upgrade created when it fails", "cleanupOnFail"),
 			"force":           flag("Replace objects that cannot be patched (delete and create)", "force"),
 			"preserve_values": flag("Merge the values of the previous revision under the new ones", "preserveValues"),
+			"strategy":        strategyAttribute("upgrade"),
 			"remediation": schema.SingleNestedAttribute{
-				MarkdownDescription: "What to do when the upgrade fails (`remediation`). Default: no retry.",
+				MarkdownDescription: "What to do when the upgrade fails under the strategy `RemediateOnFailure` (`remediation`). Default: no retry.",
 				Optional:            true,
 				Attributes: map[string]schema.Attribute{
 					"retries": schema.Int64Attribute{

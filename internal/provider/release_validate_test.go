@@ -88,6 +88,10 @@ resource "helmrelease_release" "r" {
 		{`engine = "flux"`, `Error: Local chart with the Flux engine … Publish the chart to a Helm repository or an OCI registry and set chart.repository`},
 		{"engine = \"flux\"\nchart = { name = \"app\", repository = \"https://charts.example.com\", verify = { keyring = \"k.gpg\" } }", `Error: Provenance keyring with the Flux engine`},
 		{"engine = \"flux\"\nchart = { name = \"app\", repository = \"https://charts.example.com\", insecure_skip_tls_verify = true }", `Error: TLS verification off with the Flux engine … Give the repository's CA with chart.ca_file`},
+		{`upgrade = { strategy = { name = "RetryForever" } }`, `Attribute upgrade.strategy.name value must be one of: ["RemediateOnFailure" "RetryOnFailure"], got: "RetryForever"`},
+		{`install = { strategy = { name = "RemediateOnFailure", retry_interval = "1m" } }`, `Error: Retry interval without RetryOnFailure … retry_interval is the wait between the retries of the strategy RetryOnFailure, and install.strategy.name is "RemediateOnFailure". Remove retry_interval, or set name = "RetryOnFailure"`},
+		{`upgrade = { strategy = { name = "RetryOnFailure", retry_interval = "5 min" } }`, `The duration at upgrade.strategy.retry_interval is not valid: "5 min"`},
+		{`upgrade = { strategy = { retry_interval = "5m" } }`, `Inappropriate value for attribute "upgrade": attribute "strategy": attribute "name" is required`},
 		{"engine = \"flux\"\nflux = { interval = \"often\" }\nchart = { name = \"app\", repository = \"https://charts.example.com\" }", `The duration at flux.interval is not valid: "often"`},
 	} {
 		steps = append(steps, resource.TestStep{Config: config(tc.body), PlanOnly: true, ExpectError: errorText(tc.want)})

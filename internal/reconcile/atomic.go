@@ -11,6 +11,11 @@ import (
 // more attempt.
 var ErrRetriesExhausted = errors.New("retries exhausted")
 
+// ErrRetryNextRun: the install or upgrade failed under the RetryOnFailure
+// strategy. Nothing was remediated; the next run upgrades the release
+// again, whatever the failure counters say.
+var ErrRetryNextRun = errors.New("not remediated: the strategy RetryOnFailure retries at the next run")
+
 // maxSteps bounds the atomic loop, so that it never spins: unlimited
 // retries end a run after this many actions, and the next run goes on from
 // the recorded status.
@@ -28,7 +33,8 @@ const maxSteps = 64
 //	Uninstalling roll back onto itself (a failed or interrupted uninstall)
 //	Untested    test
 //	Failed      rollback or uninstall remediation, while retries remain
-//	            or the last failure must be remediated
+//	            or the last failure must be remediated; with the strategy
+//	            RetryOnFailure an upgrade, once per run
 //	Drifted     correct drift
 //	InSync      none: done
 //
@@ -71,7 +77,7 @@ func (e *Engine) Reconcile(ctx context.Context, req *Request, detect DriftDetect
 		OptionsDigest:       OptionsDigest(s),
 	}
 	var lastErr error
-	corrected := false
+	corrected, released := false, false
 	for step := 0; step < maxSteps; step++ {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("reconciling release %s: %w", releaseRef(req), err)
@@ -109,7 +115,16 @@ func (e *Engine) Reconcile(ctx context.Context, req *Request, detect DriftDetect
 			}
 			corrected = true
 		}
+		if next.Type() == TypeRelease && released && s.RetriesOnFailure(st) {
+			// As helm-controller: one release action per run, the next
+			// one retries.
+			err := fmt.Errorf("release %s: %w: %w", releaseRef(req), ErrRetryNextRun, lastErr)
+			st.RemoveCondition(ConditionStalled) // stalled before the strategy changed
+			e.markNotReady(req, err)
+			return err
+		}
 		if next.Type() == TypeRelease {
+			released = true
 			force = false
 			st.LastHandledForceAt = s.ForceAt
 		}
@@ -160,8 +175,8 @@ func (e *Engine) actionForState(req *Request, state ReleaseState, force bool) (A
 	case StateUninstalling:
 		return &UndoUninstall{e}, nil
 	case StateAbsent:
-		if s.Install.Remediation.Retries >= 0 && st.InstallFailures > int64(s.Install.Remediation.Retries) {
-			return nil, fmt.Errorf("%w: install of release %s failed %d times", ErrRetriesExhausted, releaseRef(req), st.InstallFailures)
+		if err := s.exhausted(state.Status, st, releaseRef(req)); err != nil {
+			return nil, err
 		}
 		return &Install{e}, nil
 	case StateUnmanaged, StateOutOfSync:
@@ -174,8 +189,8 @@ func (e *Engine) actionForState(req *Request, state ReleaseState, force bool) (A
 				return nil, err
 			}
 		}
-		if s.Upgrade.Remediation.Retries >= 0 && st.UpgradeFailures > int64(s.Upgrade.Remediation.Retries) {
-			return nil, fmt.Errorf("%w: upgrade of release %s failed %d times", ErrRetriesExhausted, releaseRef(req), st.UpgradeFailures)
+		if err := s.exhausted(state.Status, st, releaseRef(req)); err != nil {
+			return nil, err
 		}
 		return &Upgrade{e}, nil
 	case StateUntested:
@@ -186,15 +201,13 @@ func (e *Engine) actionForState(req *Request, state ReleaseState, force bool) (A
 		}
 		return &CorrectDrift{e, state.Drift}, nil
 	case StateFailed:
-		remediation := s.ActiveRemediation(st)
-		if remediation.RetriesExhausted(st) && !remediation.MustRemediateLastFailure() {
-			return nil, fmt.Errorf("%w: %s of release %s failed %d times and the last failure is not remediated",
-				ErrRetriesExhausted, remediation.Action, releaseRef(req), remediation.Failures(st))
+		if s.RetriesOnFailure(st) {
+			return &Upgrade{e}, nil
 		}
-		if c := st.Condition(ConditionRemediated); c != nil && c.Status && remediation.RetriesExhausted(st) {
-			return nil, fmt.Errorf("%w: %s of release %s failed %d times", ErrRetriesExhausted, remediation.Action, releaseRef(req), remediation.Failures(st))
+		if err := s.exhausted(state.Status, st, releaseRef(req)); err != nil {
+			return nil, err
 		}
-		if remediation.Strategy() == StrategyRollback {
+		if s.ActiveRemediation(st).Strategy() == StrategyRollback {
 			return &RollbackRemediation{e}, nil
 		}
 		return &UninstallRemediation{e}, nil

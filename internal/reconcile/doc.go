@@ -31,7 +31,10 @@
 // tested unless ignored (ignore_test_failures of the action, else
 // test.ignore_failures). A new chart version or config digest, or a new
 // reset token, resets the counters; a new force token forces one install or
-// upgrade whatever the state. The loop is bounded: it never runs more than
+// upgrade whatever the state. Under the strategy RetryOnFailure a failure
+// is neither remediated nor counted against a budget: the run stops after
+// its one install or upgrade with ErrRetryNextRun, and the next run
+// upgrades the failed release again. The loop is bounded: it never runs more than
 // maxSteps actions in one run.
 //
 // Every action is in a file of its own with its contract in its doc

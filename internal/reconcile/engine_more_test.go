@@ -579,8 +579,10 @@ func (h failureHook) Info(msg string, _ ...any) {
 func (failureHook) Debug(string, ...any) {}
 
 // flakyChart's hook fails until a ConfigMap "go" exists.
-func flakyChart() *chart.Chart {
-	c := engineChart("1.0.0")
+func flakyChart() *chart.Chart { return flakyChartAt("1.0.0") }
+
+func flakyChartAt(version string) *chart.Chart {
+	c := engineChart(version)
 	c.Values["failHook"] = false
 	for _, tpl := range c.Templates {
 		if tpl.Name == "templates/hook.yaml" {
@@ -763,5 +765,97 @@ func TestInstallValidatedByTheServer(t *testing.T) {
 	}
 	if ns, err := f.cs.CoreV1().Namespaces().Get(ctx, target+"-kept", metav1.GetOptions{}); err != nil || ns.DeletionTimestamp != nil {
 		t.Errorf("refused install deleted the namespace it did not create (%v)", err)
+	}
+}
+
+// TestRetryOnFailure: under the strategy RetryOnFailure a failed install
+// or upgrade is left as it is (no remediation, no stall), each later run
+// upgrades it once more, and the first success clears the counters.
+func TestRetryOnFailure(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// before runs first, with the cause of failure absent.
+		before string
+		action ReleaseAction
+	}{
+		{name: "install", action: ActionInstall},
+		{name: "upgrade", before: "1.0.0", action: ActionUpgrade},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			retry := ActionStrategy{Name: StrategyRetryOnFailure}
+			s := f.spec(func(s *Spec) { s.Install.Strategy, s.Upgrade.Strategy = retry, retry })
+			st := &Status{}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			run := func(version string) error {
+				return f.engine.Reconcile(ctx, &Request{Spec: s, Chart: flakyChartAt(version), Status: st}, nil)
+			}
+			setCause := func(fixed bool) {
+				t.Helper()
+				cms := f.cs.CoreV1().ConfigMaps(f.ns)
+				var err error
+				if fixed {
+					_, err = cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "go"}}, metav1.CreateOptions{})
+				} else {
+					err = cms.Delete(ctx, "go", metav1.DeleteOptions{})
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.before != "" {
+				setCause(true)
+				if err := run(tc.before); err != nil {
+					t.Fatal(err)
+				}
+				setCause(false)
+			}
+			base := 0
+			if rel := f.latest(); rel != nil {
+				base = rel.Version
+			}
+			failures := func() int64 {
+				if tc.action == ActionUpgrade {
+					return st.UpgradeFailures
+				}
+				return st.InstallFailures + st.UpgradeFailures
+			}
+			for attempt := 1; attempt <= 2; attempt++ {
+				err := run("1.1.0")
+				if !errors.Is(err, ErrRetryNextRun) {
+					t.Fatalf("attempt %d: error %v, want ErrRetryNextRun", attempt, err)
+				}
+				rel := f.latest()
+				if rel.Version != base+attempt || rel.Info.Status != release.StatusFailed {
+					t.Errorf("attempt %d: latest v%d %s, want v%d failed (one attempt a run, nothing remediated)", attempt, rel.Version, rel.Info.Status, base+attempt)
+				}
+				if got := failures(); got != int64(attempt) {
+					t.Errorf("attempt %d: %d failures counted", attempt, got)
+				}
+				if c := st.Condition(ConditionStalled); c != nil {
+					t.Errorf("attempt %d: stalled (%s): RetryOnFailure never stalls", attempt, c.Message)
+				}
+				if c := st.Condition(ConditionRemediated); c != nil {
+					t.Errorf("attempt %d: remediated (%s)", attempt, c.Message)
+				}
+			}
+			if st.LastAttemptedReleaseAction != ActionUpgrade {
+				t.Errorf("last attempted %s: a failed release is retried by an upgrade", st.LastAttemptedReleaseAction)
+			}
+			setCause(true)
+			if err := run("1.1.0"); err != nil {
+				t.Fatalf("run after the cause was fixed: %v", err)
+			}
+			if rel := f.latest(); rel.Version != base+3 || rel.Info.Status != release.StatusDeployed {
+				t.Errorf("latest v%d %s, want v%d deployed", rel.Version, rel.Info.Status, base+3)
+			}
+			if st.Failures+st.InstallFailures+st.UpgradeFailures != 0 {
+				t.Errorf("counters %d/%d/%d kept after the success", st.Failures, st.InstallFailures, st.UpgradeFailures)
+			}
+			if got := condition(st, ConditionReady); got != "true/"+ReasonUpgradeSucceeded {
+				t.Errorf("Ready %s", got)
+			}
+		})
 	}
 }

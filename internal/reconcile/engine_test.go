@@ -165,7 +165,13 @@ func (f *fixture) reconcile(s *Spec, st *Status, version string, values map[stri
 	f.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	return f.engine.Reconcile(ctx, &Request{Spec: s, Chart: engineChart(version), Values: values, Status: st}, nil)
+	err := f.engine.Reconcile(ctx, &Request{Spec: s, Chart: engineChart(version), Values: values, Status: st}, nil)
+	if errors.Is(err, ErrRetriesExhausted) && s.Stalls(st) == nil {
+		// A plan reads the stall from the status alone: it must see it
+		// too, or it would plan an apply that stalls again, forever.
+		f.t.Errorf("stalled (%v), but Spec.Stalls on the recorded status says a run would act", err)
+	}
+	return err
 }
 
 func (f *fixture) latest() *release.Release {

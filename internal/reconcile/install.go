@@ -14,7 +14,7 @@ import (
 // (last attempted revision, config digest, action) first. On success the
 // Released condition is True; on failure it is False and Failures and
 // InstallFailures grow by one. The releases Helm wrote become snapshots
-// either way.
+// either way. A success under RetryOnFailure clears the failure counters.
 type Install struct{ e *Engine }
 
 func (a *Install) Name() string     { return "install" }
@@ -90,6 +90,10 @@ func (a *Install) Reconcile(ctx context.Context, req *Request) error {
 		Message: fmt.Sprintf(fmtInstallSuccess, releaseRef(req), chartRef(req))})
 	st.RemoveCondition(ConditionTestSuccess)
 	st.RemoveCondition(ConditionRemediated)
+	if s.Install.Strategy.Name == StrategyRetryOnFailure {
+		// Failures count only while the release is failed.
+		st.Failures, st.InstallFailures, st.UpgradeFailures = 0, 0, 0
+	}
 	return nil
 }
 

@@ -31,6 +31,31 @@ const (
 	StrategyUninstall RemediationStrategy = "uninstall"
 )
 
+// ActionStrategyName is what follows a failed install or upgrade
+// (spec.install.strategy.name, spec.upgrade.strategy.name).
+type ActionStrategyName string
+
+// Action strategies.
+const (
+	// StrategyRemediateOnFailure remediates a failure (Remediation) and
+	// stalls once no retry remains: the default.
+	StrategyRemediateOnFailure ActionStrategyName = "RemediateOnFailure"
+	// StrategyRetryOnFailure leaves a failed release as it is, with no
+	// remediation and no retry budget: the run ends with ErrRetryNextRun
+	// and every later run upgrades it again, until one succeeds.
+	StrategyRetryOnFailure ActionStrategyName = "RetryOnFailure"
+)
+
+// ActionStrategy is spec.install.strategy or spec.upgrade.strategy.
+type ActionStrategy struct {
+	// Name; empty is StrategyRemediateOnFailure.
+	Name ActionStrategyName
+	// RetryInterval is helm-controller's wait between retries
+	// (retryInterval; 0 is its default). A run of this engine makes one
+	// attempt: the next run is the retry.
+	RetryInterval time.Duration
+}
+
 // DriftMode is spec.driftDetection.mode.
 type DriftMode string
 
@@ -114,6 +139,7 @@ type InstallSpec struct {
 	DisableTakeOwnership     bool
 	DisableWait              bool
 	DisableWaitForJobs       bool
+	Strategy                 ActionStrategy
 	Remediation              Remediation
 }
 
@@ -130,6 +156,7 @@ type UpgradeSpec struct {
 	DisableWaitForJobs       bool
 	Force                    bool
 	PreserveValues           bool
+	Strategy                 ActionStrategy
 	Remediation              Remediation
 }
 
@@ -241,6 +268,15 @@ func (s *Spec) UpgradeCRDs() CRDPolicy {
 		return CRDSkip
 	}
 	return s.Upgrade.CRDs
+}
+
+// RetriesOnFailure reports whether the action last attempted (as in
+// ActiveRemediation) has the RetryOnFailure strategy.
+func (s *Spec) RetriesOnFailure(st *Status) bool {
+	if st != nil && st.LastAttemptedReleaseAction == ActionUpgrade {
+		return s.Upgrade.Strategy.Name == StrategyRetryOnFailure
+	}
+	return s.Install.Strategy.Name == StrategyRetryOnFailure
 }
 
 // ActiveRemediation is the remediation of the action last attempted:

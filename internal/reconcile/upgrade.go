@@ -11,7 +11,8 @@ import (
 // Upgrade upgrades the release to the chart and values of the request. It
 // records the attempt first. On success the Released condition is True; on
 // failure it is False and Failures and UpgradeFailures grow by one. The
-// releases Helm wrote become snapshots either way.
+// releases Helm wrote become snapshots either way. A success under
+// RetryOnFailure clears the failure counters.
 type Upgrade struct{ e *Engine }
 
 func (a *Upgrade) Name() string     { return "upgrade" }
@@ -66,6 +67,10 @@ func (a *Upgrade) Reconcile(ctx context.Context, req *Request) error {
 		Message: fmt.Sprintf(fmtUpgradeSuccess, releaseRef(req), chartRef(req))})
 	st.RemoveCondition(ConditionTestSuccess)
 	st.RemoveCondition(ConditionRemediated)
+	if s.Upgrade.Strategy.Name == StrategyRetryOnFailure {
+		// Failures count only while the release is failed.
+		st.Failures, st.InstallFailures, st.UpgradeFailures = 0, 0, 0
+	}
 	return nil
 }
 

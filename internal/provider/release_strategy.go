@@ -1,0 +1,107 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+)
+
+// validateStrategies refuses a retry_interval without RetryOnFailure (as
+// the HelmRelease CRD does) and warns that the helm engine has no use for
+// one.
+func validateStrategies(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) {
+	var strategies [2]*strategyModel
+	if in := objectAs[installModel](ctx, m.Install, path.Root("install"), diags); in != nil {
+		strategies[0] = in.Strategy
+	}
+	if up := objectAs[upgradeModel](ctx, m.Upgrade, path.Root("upgrade"), diags); up != nil {
+		strategies[1] = up.Strategy
+	}
+	for i, action := range []string{"install", "upgrade"} {
+		st := strategies[i]
+		if st == nil || st.RetryInterval.IsNull() || st.Name.IsUnknown() {
+			continue
+		}
+		p := path.Root(action).AtName("strategy").AtName("retry_interval")
+		switch {
+		case st.Name.ValueString() != string(reconcile.StrategyRetryOnFailure):
+			attrError(diags, p, "Retry interval without RetryOnFailure",
+				fmt.Sprintf("retry_interval is the wait between the retries of the strategy RetryOnFailure, and %s.strategy.name is %q.", action, st.Name.ValueString()),
+				"Remove retry_interval, or set name = \"RetryOnFailure\".")
+		case !m.Engine.IsUnknown() && !m.handedToFlux():
+			diags.AddAttributeWarning(p, "Retry interval unused by the helm engine",
+				"The helm engine retries a failed "+action+" at the next terraform apply and has no use for retry_interval: it is helm-controller's wait between its own retries.\n\nRemove retry_interval, or set engine = \""+engineFlux+"\" to hand the release to helm-controller.")
+		}
+	}
+}
+
+// retryNextRunRemedy follows a failure under the strategy RetryOnFailure.
+const retryNextRunRemedy = "The failed release is left as it is (strategy RetryOnFailure: no remediation); the next apply upgrades it again, and so does every apply after it until one succeeds."
+
+// stallLifted says, for a release that st records as stalled, why spec lets
+// the engine act again without a reset (the strategy or the remediation
+// settings changed since it stalled), or "" when it stays stalled.
+func stallLifted(spec *reconcile.Spec, st *reconcile.Status) string {
+	if spec.Stalls(st) != nil {
+		return ""
+	}
+	action := spec.ActiveRemediation(st).Action
+	if spec.RetriesOnFailure(st) {
+		return fmt.Sprintf("%s.strategy RetryOnFailure retries the failed release", action)
+	}
+	return fmt.Sprintf("%s.remediation allows another attempt", action)
+}
+
+// stallRemedies says exactly what gets a release that st records as
+// stalled moving again under spec, each checked with the engine's own
+// retry decision: the requests that always do, then each setting that
+// would (a strategy, a retry budget) with the value it needs.
+func stallRemedies(spec *reconcile.Spec, st *reconcile.Status) string {
+	remediation := spec.ActiveRemediation(st)
+	action := remediation.Action
+	failures := remediation.Failures(st)
+	lines := []string{
+		fmt.Sprintf("set reset_at to a new value (or invoke the helmrelease_reset action, Terraform ≥ 1.14): the failure counters restart and the %s is tried again with the remediation settings;", action),
+		"set force_at to a new value (or invoke the helmrelease_force action): one install or upgrade at the next apply, whatever the counters;",
+	}
+	try := func(change func(*reconcile.Spec)) bool {
+		s := *spec
+		change(&s)
+		return s.Stalls(st) == nil
+	}
+	if try(func(s *reconcile.Spec) {
+		s.Install.Strategy.Name, s.Upgrade.Strategy.Name = reconcile.StrategyRetryOnFailure, reconcile.StrategyRetryOnFailure
+	}) {
+		lines = append(lines, fmt.Sprintf(`set %s.strategy = { name = "RetryOnFailure" }: every apply upgrades the failed release again, without remediation, until one succeeds;`, action))
+	}
+	if r := remediation.Retries(); r >= 0 && try(func(s *reconcile.Spec) { setRetries(s, action, int(failures)) }) {
+		lines = append(lines, fmt.Sprintf("raise %s.remediation.retries to %d or more (now %d): the next apply remediates and retries;", action, failures, r))
+	}
+	yes := true
+	if !remediation.MustRemediateLastFailure() && try(func(s *reconcile.Spec) { setRemediateLast(s, action, &yes) }) {
+		lines = append(lines, fmt.Sprintf("set %s.remediation.remediate_last_failure = true: the next apply remediates the last failure;", action))
+	}
+	lines = append(lines, "or change the chart version or the values: a new attempt with fresh counters.")
+	return "To get it moving again, fix the cause, then:\n- " + strings.Join(lines, "\n- ")
+}
+
+func setRetries(s *reconcile.Spec, action reconcile.ReleaseAction, n int) {
+	if action == reconcile.ActionUpgrade {
+		s.Upgrade.Remediation.Retries = n
+	} else {
+		s.Install.Remediation.Retries = n
+	}
+}
+
+func setRemediateLast(s *reconcile.Spec, action reconcile.ReleaseAction, v *bool) {
+	if action == reconcile.ActionUpgrade {
+		s.Upgrade.Remediation.RemediateLastFailure = v
+	} else {
+		s.Install.Remediation.RemediateLastFailure = v
+	}
+}
