@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"helm.sh/helm/v3/pkg/release"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -157,6 +159,14 @@ func TestAccRelease_retryOnFailure(t *testing.T) {
 	ns := testNamespace(t)
 	strategy := `upgrade = { strategy = { name = "RetryOnFailure" } }`
 	failing := remediationConfig(t, ns, `{ message = "v2", failHookUntil = "go" }`, strategy)
+	removeGo := func() {
+		err := testClient(t).CoreV1().ConfigMaps(ns).Delete(context.Background(), "go", metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+	}
+	removeGo() // left by an earlier run: the namespace stays
+	t.Cleanup(removeGo)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             releaseGone(t, ns),
