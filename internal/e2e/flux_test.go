@@ -233,8 +233,9 @@ func TestFluxHandOver(t *testing.T) {
 }
 
 // TestFluxFailures: values that make the install fail end the apply with
-// the controller's reason at once (Stalled: no retries), and a stopped
-// controller is said as such within the timeout.
+// the controller's reason at once (Stalled: no retries), so does an
+// upgrade that fails under RetryOnFailure (the controller requeues it),
+// and a stopped controller is said as such within the timeout.
 func TestFluxFailures(t *testing.T) {
 	withFluxControllers(t, func(t *testing.T, flux *testcluster.Flux) {
 		ns := newNamespace(t)
@@ -263,6 +264,20 @@ func TestFluxFailures(t *testing.T) {
 		w.write(c.hcl(map[string]string{"app": `  engine = "flux"
   timeout = "15s"`}))
 		w.apply()
+
+		// RetryOnFailure: the controller leaves the failed upgrade as it
+		// is and requeues it after the interval; the wait ends there, and
+		// the next plan upgrades again.
+		retrying := `  engine = "flux"
+  timeout = "15s"
+  upgrade = { strategy = { name = "RetryOnFailure", retry_interval = "1h" } }
+  values = { stuck = true }`
+		w.write(c.hcl(map[string]string{"app": retrying}))
+		res = w.must(1, "apply", "-auto-approve", "-input=false", "-no-color")
+		if !has(res.stderr, "the controller retries it after its retry interval (strategy RetryOnFailure)") || !has(res.stderr, "UpgradeFailed") {
+			t.Errorf("a failed upgrade under RetryOnFailure:\n%s", res.stderr)
+		}
+		w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
 
 		flux.Stop()
 		w.write(c.hcl(map[string]string{"app": `  engine = "flux"
