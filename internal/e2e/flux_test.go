@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -79,7 +80,7 @@ func TestFluxEngine(t *testing.T) {
 		body := func(message string) map[string]string {
 			return map[string]string{
 				"app": `  engine = "flux"
-  values = { message = "` + message + `" }
+  values = { message = "` + message + `", copySecrets = true }
   sensitive_values = yamlencode({ password = "flux-secret-value" })`,
 				"kept": `  engine = "flux"
   flux = { uninstall_on_destroy = false, interval = "1h" }`,
@@ -115,6 +116,11 @@ func TestFluxEngine(t *testing.T) {
 			t.Errorf("ConfigMap labels %v, message %q; want helm-controller's origin label and message one", cm.Labels, cm.Data["message"])
 		}
 		w.planIsEmpty()
+		// The chart copies the secret into its ConfigMap: the state
+		// shows it keyed, as the plan did.
+		if state := withoutSensitive(t, w.must(0, "show", "-json").stdout); strings.Contains(state, "flux-secret-value") || !regexp.MustCompile(`password-copy: '?\(sensitive value\) hmac-sha256:`).MatchString(state) {
+			t.Errorf("the state shows the copied secret, or not as a keyed hash:\n%s", state)
+		}
 
 		// A value change: the plan shows the object, the controller upgrades.
 		w.write(c.hcl(body("two")))

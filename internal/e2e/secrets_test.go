@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -133,7 +134,7 @@ resource "helmrelease_release" "http" {
     username   = %[4]q
     password   = var.repo_password
   }
-  values           = { message = "hello", leak = %[8]t }
+  values           = { message = "hello", leak = %[8]t, copySecrets = true }
   sensitive_values = yamlencode({ password = var.sensitive, nested = { list = [var.nested] } })
   values_from      = [{ kind = "Secret", name = "svc-values" }]
 }
@@ -147,6 +148,7 @@ resource "helmrelease_release" "oci" {
     repository = %[9]q
     ca_file    = %[10]q
   }
+  values           = { copySecrets = true }
   sensitive_values = yamlencode({ password = var.sensitive })
 }
 `, cluster.Host, caPEM(t), strings.TrimSuffix(oci.URL, "/charts"), testrepo.Username, t.TempDir(), ns, repo.URL, leak, oci.URL, oci.CAFile)
@@ -163,6 +165,11 @@ resource "helmrelease_release" "oci" {
 	record("apply output", w.must(0, "apply", "-input=false", "-no-color", "tfplan"))
 	state := w.must(0, "show", "-json").stdout
 	outputs["show -json of the state"] = withoutSensitive(t, state)
+	// The secrets the chart copies into its ConfigMap show keyed.
+	if !regexp.MustCompile(`password-copy: '?\(sensitive value\) hmac-sha256:[0-9a-f]{64}`).MatchString(state) ||
+		!regexp.MustCompile(`connection: '?postgres://app:\(sensitive value\) hmac-sha256:[0-9a-f]{64}@db`).MatchString(state) {
+		t.Errorf("the state's resources do not show the copied secrets as keyed hashes:\n%s", state)
+	}
 	if !strings.Contains(state, `"config_digest":"hmac-sha256:`) || !strings.Contains(state, `"last_attempted_config_digest":"hmac-sha256:`) {
 		t.Errorf("the status records no keyed digests of the values:\n%s", state)
 	}

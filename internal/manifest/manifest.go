@@ -148,19 +148,42 @@ var KnownClusterScoped = map[schema.GroupKind]bool{
 
 // Display returns the YAML shown for an object: keys sorted, and the values
 // of a Secret's data and stringData replaced by Hash(key, value), so that a
-// change shows without the secret.
-func Display(u *unstructured.Unstructured, key []byte) (string, error) {
+// change shows without the secret. redact, when not nil, rewrites every
+// string value of the object (map keys stay), e.g. to hide secrets a chart
+// copied into a ConfigMap or an environment variable.
+func Display(u *unstructured.Unstructured, key []byte, redact func(string) string) (string, error) {
 	obj := u.DeepCopy()
 	if IsSecret(obj) {
 		if err := maskSecret(obj, key); err != nil {
 			return "", err
 		}
 	}
+	if redact != nil {
+		obj.Object = mapStrings(obj.Object, redact).(map[string]any)
+	}
 	b, err := yaml.Marshal(obj.Object)
 	if err != nil {
 		return "", fmt.Errorf("encoding %s %s: %w", obj.GetKind(), obj.GetName(), err)
 	}
 	return string(b), nil
+}
+
+// mapStrings is v with f applied to every string in it, maps and lists
+// walked.
+func mapStrings(v any, f func(string) string) any {
+	switch t := v.(type) {
+	case string:
+		return f(t)
+	case map[string]any:
+		for k, e := range t {
+			t[k] = mapStrings(e, f)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = mapStrings(e, f)
+		}
+	}
+	return v
 }
 
 // IsSecret reports whether obj is a core Secret.

@@ -101,7 +101,7 @@ func TestDisplayMasksSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := []byte("a key of the resource")
-	shown, err := Display(objs[1].Object, key)
+	shown, err := Display(objs[1].Object, key, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

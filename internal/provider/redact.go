@@ -37,6 +37,10 @@ const minRedacted = 6
 type redactor struct {
 	secrets  []string
 	replacer *strings.Replacer // of secrets; nil until needed
+	// values are the strings of the sensitive values (sensitive_values,
+	// sensitive_values_wo, values read from Secrets) as given: resources
+	// hides where the chart copies them (sensitivePaths).
+	values map[string]bool
 }
 
 // newRedactor starts with the provider's own secrets.
@@ -203,7 +207,18 @@ func jsonEscaped(s string, html bool) string {
 // addValues records the strings of a sensitive values document.
 func (r *redactor) addValues(document string) {
 	if parsed, err := parseSensitiveValues(document); err == nil {
-		values.Strings(parsed, r.add)
+		values.Strings(parsed, r.addValue)
+	}
+}
+
+// addValue records a string of sensitive values.
+func (r *redactor) addValue(s string) {
+	r.add(s)
+	if len(s) >= minRedacted {
+		if r.values == nil {
+			r.values = map[string]bool{}
+		}
+		r.values[s] = true
 	}
 }
 

@@ -101,6 +101,8 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	if diags.HasError() {
 		return
 	}
+	sensitive := sensitivePaths(values, red.values)
+	saveSensitivePaths(ctx, private, sensitive, diags)
 	ctx, e := r.newEngine(ctx, &m, spec, red, diags)
 	if e == nil {
 		return
@@ -136,10 +138,10 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	switch {
 	case runErr != nil || m.Resources.IsUnknown():
 		// What is deployed now; after a success, what was planned is.
-		m.Resources = r.deployedResources(ctx, e, latest, diags)
+		m.Resources = r.deployedResources(ctx, e, latest, sensitive, diags)
 	case !fullyKnown(m.Resources):
 		// Objects a render cannot reproduce: as deployed.
-		m.Resources = withUnknownsFrom(m.Resources, r.deployedResources(ctx, e, latest, diags))
+		m.Resources = withUnknownsFrom(m.Resources, r.deployedResources(ctx, e, latest, sensitive, diags))
 	}
 	m.Notes, m.Description = releaseInfo(latest, latestErr, m.Notes, m.Description)
 	diags.Append(setRelease(ctx, &out.Raw, &m)...)
@@ -153,12 +155,12 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 
 // deployedResources is the resources attribute of the latest release (an
 // empty map when there is none).
-func (r *releaseResource) deployedResources(ctx context.Context, e *reconcile.Engine, latest *release.Release, diags *diag.Diagnostics) types.Map {
+func (r *releaseResource) deployedResources(ctx context.Context, e *reconcile.Engine, latest *release.Release, sensitive [][]string, diags *diag.Diagnostics) types.Map {
 	empty := types.MapValueMust(types.StringType, nil)
 	if latest == nil {
 		return empty
 	}
-	resources, err := displayResources(ctx, e, latest.Manifest, latest.Namespace, nil)
+	resources, err := displayResources(ctx, e, latest, nil, sensitive)
 	if err != nil {
 		diags.AddWarning("Release objects not readable", err.Error())
 		return empty

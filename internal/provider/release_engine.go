@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"helm.sh/helm/v3/pkg/release"
 	"k8s.io/apimachinery/pkg/api/meta"
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -107,11 +108,12 @@ func (r *releaseResource) composeValues(ctx context.Context, m *releaseModel, wo
 	return composeValues(ctx, r.data, m.Namespace.ValueString(), m.Values, []sensitiveInput{{path.Root("sensitive_values"), m.SensitiveValues}, {path.Root("sensitive_values_wo"), wo.SensitiveValues}}, refs, red, diags)
 }
 
-// displayResources is the resources attribute of a release manifest:
-// objects keyed as in helmrelease_template, Secret values hashed with the
-// engine's SecretHashKey.
-func displayResources(ctx context.Context, e *reconcile.Engine, releaseManifest, namespace string, drift *reconcile.DriftReport) (types.Map, error) {
-	shown, err := showManifest(releaseManifest, namespace, engineScope(e), drift, e.Key)
+// displayResources is the resources attribute of a release: objects keyed
+// as in helmrelease_template, Secret values hashed with the engine's
+// SecretHashKey, and the strings at the sensitive paths of its values
+// hidden wherever the chart put them.
+func displayResources(ctx context.Context, e *reconcile.Engine, rel *release.Release, drift *reconcile.DriftReport, sensitive [][]string) (types.Map, error) {
+	shown, _, err := showManifest(rel.Manifest, rel.Namespace, engineScope(e), drift, display{Key: e.Key, Sensitive: stringsAt(rel.Config, sensitive)})
 	if err != nil {
 		return types.MapNull(types.StringType), err
 	}

@@ -163,6 +163,8 @@ func (r *releaseResource) applyFlux(ctx context.Context, m, config *releaseModel
 	}
 	composed := r.composeValues(ctx, m, wo, red, diags)
 	ctx = red.context(ctx)
+	sensitive := sensitivePaths(composed, red.values)
+	saveSensitivePaths(ctx, private, sensitive, diags)
 	rel := r.fluxRelease(ctx, m, wo, spec, resolved, diags)
 	if diags.HasError() {
 		return
@@ -225,7 +227,7 @@ func (r *releaseResource) applyFlux(ctx context.Context, m, config *releaseModel
 		diags.AddWarning("Release objects not readable", latestErr.Error())
 	}
 	if waitErr != nil || !fullyKnown(m.Resources) {
-		m.Resources = r.deployedResources(ctx, e, latest, diags)
+		m.Resources = r.deployedResources(ctx, e, latest, sensitive, diags)
 	}
 	m.Notes, m.Description = releaseInfo(latest, latestErr, m.Notes, m.Description)
 	diags.Append(setRelease(ctx, &out.Raw, m)...)
@@ -376,7 +378,7 @@ func (r *releaseResource) readFlux(ctx context.Context, m *releaseModel, private
 	if err != nil {
 		diags.AddWarning("Release objects not readable", err.Error())
 	} else {
-		m.Resources = r.deployedResources(ctx, e, latest, diags)
+		m.Resources = r.deployedResources(ctx, e, latest, readSensitivePaths(ctx, private, latest, red, diags), diags)
 		m.Notes, m.Description = releaseInfo(latest, nil, m.Notes, m.Description)
 	}
 	status, d := statusObject(ctx, st)

@@ -326,7 +326,8 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 		}
 		return rel.Manifest, "", nil
 	}
-	rendered, err := renderRelease(ctx, render, resolved.Chart, values, spec.GetTargetNamespace(), engineScope(e), hashKey)
+	show := display{Key: hashKey, Sensitive: stringsAt(values, sensitivePaths(values, red.values))}
+	rendered, err := renderRelease(ctx, render, resolved.Chart, values, spec.GetTargetNamespace(), engineScope(e), show)
 	if err != nil && unreachable(ctx, e, err) {
 		clusterUnreachable(diags, plan.ID.ValueString(), err)
 		return

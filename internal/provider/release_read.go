@@ -153,12 +153,13 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 			st.SetCondition(reconcile.Condition{Type: reconcile.ConditionReady, Status: true, Reason: string(reconcile.StateInSync), Message: "release is in sync"})
 		}
 	}
-	resources, err := displayResources(ctx, e, latest.Manifest, latest.Namespace, drift)
+	sensitive := readSensitivePaths(ctx, req.Private, latest, red, &resp.Diagnostics)
+	resources, err := displayResources(ctx, e, latest, drift, sensitive)
 	if err != nil {
 		resp.Diagnostics.AddWarning("Release objects not readable", err.Error())
 		return
 	}
-	r.setDriftPrivate(ctx, resp, e, latest, drift)
+	r.setDriftPrivate(ctx, resp, e, latest, drift, sensitive)
 	requests := []byte(nil)
 	if rq := reconcile.RequestsOf(latest); rq != (reconcile.Requests{}) {
 		requests, _ = json.Marshal(rq) // strings
@@ -174,12 +175,12 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 
 // setDriftPrivate keeps the desired YAML of the drifted and missing objects
 // for the plan, or clears it.
-func (r *releaseResource) setDriftPrivate(ctx context.Context, resp *resource.ReadResponse, e *reconcile.Engine, latest *release.Release, drift *reconcile.DriftReport) {
+func (r *releaseResource) setDriftPrivate(ctx context.Context, resp *resource.ReadResponse, e *reconcile.Engine, latest *release.Release, drift *reconcile.DriftReport, sensitive [][]string) {
 	if !drift.HasChanges() {
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDrift, nil)...)
 		return
 	}
-	desired, err := displayResources(ctx, e, latest.Manifest, latest.Namespace, nil)
+	desired, err := displayResources(ctx, e, latest, nil, sensitive)
 	if err != nil {
 		return
 	}
@@ -293,7 +294,7 @@ func adoptRelease(ctx context.Context, m *releaseModel, latest *release.Release,
 	}
 	m.ChartVersion, m.AppVersion, m.ChartDigest = types.StringValue(chartVersion), types.StringValue(appVersion), types.StringValue("")
 	m.Notes, m.Description = releaseInfo(latest, nil, m.Notes, m.Description)
-	shown, err := showManifest(latest.Manifest, latest.Namespace, scope, nil, key)
+	shown, _, err := showManifest(latest.Manifest, latest.Namespace, scope, nil, display{Key: key})
 	if err != nil {
 		diags.AddError("Release objects not readable", err.Error())
 		return diags

@@ -50,9 +50,10 @@ func (c nowhere) CheckState(_ context.Context, req statecheck.CheckStateRequest,
 
 // TestAccRelease_writeOnly: sensitive_values_wo and chart.password_wo reach
 // the release and the repository but never the plan, the state file or
-// Terraform's trace log; a new write-only value is planned as the upgrade
-// of what it changes, and a version bump with the same value changes no
-// object.
+// Terraform's trace log, not even where the chart copies them into a
+// ConfigMap (refreshed the same way: the plans after each apply are
+// empty); a new write-only value is planned as the upgrade of what it
+// changes, and a version bump with the same value changes no object.
 func TestAccRelease_writeOnly(t *testing.T) {
 	terraformAtLeast(t, "1.11.0")
 	ns := testNamespace(t)
@@ -88,7 +89,7 @@ variable "repository_password" {
     username            = %q
     password_wo         = var.repository_password
     password_wo_version = 1
-  }`, repo.URL, testrepo.Username), fmt.Sprintf(`sensitive_values_wo = jsonencode({ password = var.password })
+  }`, repo.URL, testrepo.Username), fmt.Sprintf(`sensitive_values_wo = jsonencode({ password = var.password, message = "copied: ${var.password}" })
   sensitive_values_wo_version = %d`, version))
 	}
 	secretIs := func(want string) func(*terraform.State) error {
@@ -139,7 +140,9 @@ variable "repository_password" {
 				Config:    config(1),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					check, plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
-					expectChangedObjects("v1/Secret/" + ns + "/web-secret"),
+					// The chart copies the message into its ConfigMap:
+					// shown keyed, so that its change shows too.
+					expectChangedObjects("v1/ConfigMap/"+ns+"/web-config", "v1/Secret/"+ns+"/web-secret"),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{check},
 				Check:             resource.ComposeTestCheckFunc(secretIs(second), stateFileFree),

@@ -37,7 +37,10 @@ type rendering struct {
 	// SetUnreproducible: which objects there are changes from one render
 	// to the next (or could not be told apart).
 	SetUnreproducible bool
-	Notes             string
+	// Masked are the keys of objects other than Secrets in which
+	// sensitive strings were hidden, sorted.
+	Masked []string
+	Notes  string
 }
 
 // renderRelease renders chart c with values and, when the chart calls
@@ -45,26 +48,26 @@ type rendering struct {
 // renders it again with those results perturbed (helm.Perturb): the
 // objects that differ are not reproducible, so a plan must not promise
 // them.
-func renderRelease(ctx context.Context, render renderFunc, c *helm.Chart, values map[string]any, namespace string, scope manifest.Scope, hashKey []byte) (*rendering, error) {
+func renderRelease(ctx context.Context, render renderFunc, c *helm.Chart, values map[string]any, namespace string, scope manifest.Scope, show display) (*rendering, error) {
 	first, notes, err := render(ctx, c, values, false)
 	if err != nil {
 		return nil, err
 	}
-	shown, err := showManifest(first, namespace, scope, nil, hashKey)
+	shown, masked, err := showManifest(first, namespace, scope, nil, show)
 	if err != nil {
 		return nil, err
 	}
-	out := &rendering{Shown: shown, Notes: notes}
+	out := &rendering{Shown: shown, Masked: masked, Notes: notes}
 	pc, pv, perturbs := helm.Perturb(c, values)
 	if !perturbs {
 		return out, nil
 	}
-	if hashKey == nil {
+	if show.Key == nil {
 		// Secret values show no hash: compared under a key of this
 		// render only, so that a random one still tells.
-		hashKey = make([]byte, 32)
-		_, _ = rand.Read(hashKey)
-		if shown, err = showManifest(first, namespace, scope, nil, hashKey); err != nil {
+		show.Key = make([]byte, 32)
+		_, _ = rand.Read(show.Key)
+		if shown, _, err = showManifest(first, namespace, scope, nil, show); err != nil {
 			return nil, err
 		}
 	}
@@ -79,7 +82,7 @@ func renderRelease(ctx context.Context, render renderFunc, c *helm.Chart, values
 		// parsed back): nothing is known to be reproducible.
 		return everything()
 	}
-	again, err := showManifest(second, namespace, scope, nil, hashKey)
+	again, _, err := showManifest(second, namespace, scope, nil, show)
 	if err != nil || !slices.Equal(slices.Sorted(maps.Keys(shown)), slices.Sorted(maps.Keys(again))) {
 		return everything()
 	}
@@ -92,9 +95,10 @@ func renderRelease(ctx context.Context, render renderFunc, c *helm.Chart, values
 }
 
 // resources is the resources attribute of a rendering as a plan shows
-// it: what a render cannot reproduce is unknown, and so are Secrets when
-// secretsUnknown (a resource's first plan: the key their values are
-// hashed with is made by the create).
+// it: what a render cannot reproduce is unknown, and so are Secrets and
+// the objects whose sensitive strings were hidden when secretsUnknown (a
+// resource's first plan: the key their values are hashed with is made by
+// the create).
 func (r *rendering) resources(secretsUnknown bool) types.Map {
 	if r.SetUnreproducible {
 		return types.MapUnknown(types.StringType)
@@ -102,7 +106,7 @@ func (r *rendering) resources(secretsUnknown bool) types.Map {
 	elems := make(map[string]attr.Value, len(r.Shown))
 	for k, v := range r.Shown {
 		elems[k] = types.StringValue(v)
-		if secretsUnknown && isSecretKey(k) {
+		if secretsUnknown && (isSecretKey(k) || slices.Contains(r.Masked, k)) {
 			elems[k] = types.StringUnknown()
 		}
 	}
@@ -112,21 +116,34 @@ func (r *rendering) resources(secretsUnknown bool) types.Map {
 	return types.MapValueMust(types.StringType, elems)
 }
 
+// display is how the resources attribute shows objects.
+type display struct {
+	// Key hashes Secret values and sensitive strings (manifest.Hash);
+	// nil shows only that they are hidden.
+	Key []byte
+	// Sensitive are the strings hidden wherever they occur
+	// (resourceMask).
+	Sensitive []string
+}
+
 // showManifest is the objects of a release manifest as the resources
-// attribute shows them (Secret values as manifest.Hash under hashKey);
-// drifted objects show their live fields and missing ones are left out.
-func showManifest(releaseManifest, namespace string, scope manifest.Scope, drift *reconcile.DriftReport, hashKey []byte) (map[string]string, error) {
+// attribute shows them (Secret values as manifest.Hash under show.Key,
+// show.Sensitive hidden in every object); drifted objects show their live
+// fields and missing ones are left out. masked are the keys of the
+// objects other than Secrets in which sensitive strings were hidden.
+func showManifest(releaseManifest, namespace string, scope manifest.Scope, drift *reconcile.DriftReport, show display) (shown map[string]string, masked []string, err error) {
 	objs, err := manifest.Parse(releaseManifest, namespace, scope)
 	if err != nil {
-		return nil, fmt.Errorf("reading the rendered manifest: %w", err)
+		return nil, nil, fmt.Errorf("reading the rendered manifest: %w", err)
 	}
+	mask := resourceMask(show.Key, show.Sensitive)
 	drifted := map[string]reconcile.ObjectDrift{}
 	if drift != nil {
 		for _, o := range drift.Objects {
 			drifted[o.Key] = o
 		}
 	}
-	shown := make(map[string]string, len(objs))
+	shown = make(map[string]string, len(objs))
 	for _, o := range objs {
 		obj := o.Object
 		if d, ok := drifted[o.Key]; ok {
@@ -135,13 +152,26 @@ func showManifest(releaseManifest, namespace string, scope manifest.Scope, drift
 			}
 			obj = d.Observed
 		}
-		y, err := manifest.Display(obj, hashKey)
+		hid := false
+		var redact func(string) string
+		if mask != nil {
+			redact = func(s string) string {
+				out := mask(s)
+				hid = hid || out != s
+				return out
+			}
+		}
+		y, err := manifest.Display(obj, show.Key, redact)
 		if err != nil {
-			return nil, fmt.Errorf("showing %s: %w", o.Key, err)
+			return nil, nil, fmt.Errorf("showing %s: %w", o.Key, err)
 		}
 		shown[o.Key] = y
+		if hid && !isSecretKey(o.Key) {
+			masked = append(masked, o.Key)
+		}
 	}
-	return shown, nil
+	slices.Sort(masked)
+	return shown, masked, nil
 }
 
 // renderError reports a failed render: a post-renderer's on its element of

@@ -95,7 +95,7 @@ func templateSchema() schema.Schema {
 				Computed:            true,
 			},
 			"resources": schema.MapAttribute{
-				MarkdownDescription: "Rendered objects, keyed `<group>/<version>/<Kind>/<namespace>/<name>` (core group: `v1/<Kind>/…`; no namespace segment for cluster-scoped objects), each as YAML. The chart's CRDs are included; hooks and tests are not. Values of Secret `data` and `stringData` are never shown: they read `(sensitive value)` (a data source keeps no key to hash them with; the plan of `helmrelease_release` shows their changes).",
+				MarkdownDescription: "Rendered objects, keyed `<group>/<version>/<Kind>/<namespace>/<name>` (core group: `v1/<Kind>/…`; no namespace segment for cluster-scoped objects), each as YAML. The chart's CRDs are included; hooks and tests are not. Values of Secret `data` and `stringData` are never shown: they read `(sensitive value)` (a data source keeps no key to hash them with; the plan of `helmrelease_release` shows their changes), nor are the strings of `sensitive_values` and of `values_from` Secrets wherever the chart copies them.",
 				ElementType:         types.StringType,
 				Computed:            true,
 			},
@@ -236,7 +236,7 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 	}
 	// No key to hash Secret values with (a data source keeps no private
 	// state): they show as "(sensitive value)".
-	rendered, err := renderRelease(ctx, render, chrt, composed, m.TargetNamespace.ValueString(), scope, nil)
+	rendered, err := renderRelease(ctx, render, chrt, composed, m.TargetNamespace.ValueString(), scope, display{Sensitive: stringsAt(composed, sensitivePaths(composed, red.values))})
 	if err != nil {
 		renderError(&resp.Diagnostics, err, "Chart rendering failed", "Fix the values or the chart so that it renders, e.g. with `helm template` locally.")
 		return

@@ -187,8 +187,10 @@ data "helmrelease_template" "t" {
 					// Inline values overwrite the references.
 					objectField("inline", "data", "message"),
 					objectField("from-configmap", "data", "a"),
-					// Later references overwrite earlier ones.
-					objectField("from-secret", "data", "b"),
+					// Later references overwrite earlier ones: the
+					// Secret's value, which the chart copies into its
+					// ConfigMap, hidden there.
+					objectField("(sensitive value)", "data", "b"),
 					// A quoted value is set as a string.
 					objectField("5", "data", "count"),
 				)),

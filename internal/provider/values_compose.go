@@ -48,7 +48,7 @@ func composeValues(ctx context.Context, data *providerData, namespace string, in
 		References:      valuesReferences(valuesFrom),
 		Values:          inline,
 		SensitiveValues: sensitive,
-		Sensitive:       red.add,
+		Sensitive:       red.addValue,
 	})
 	var refErr *values.ReferenceError
 	switch {
