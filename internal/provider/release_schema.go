@@ -182,8 +182,8 @@ func releaseSchema() schema.Schema {
 				MarkdownDescription: "Objects of the release manifest, keyed `<group>/<version>/<Kind>/<namespace>/<name>` (core group: `v1/<Kind>/…`; no namespace segment for cluster-scoped objects), each as YAML: the plan shows here what an install or upgrade changes, and, with drift detection, the objects changed or deleted in the cluster. Hooks, tests and the chart's `crds/` are not listed. Values of Secret `data` and `stringData` are never in clear: they show as `(sensitive value) hmac-sha256:<hex>`, keyed with a random key of this resource kept in its private state, so that a change shows while a guess cannot be checked against a published plan. " +
 					"So are the strings of `sensitive_values`, `sensitive_values_wo` and of `values_from` Secrets wherever the chart copies them (a ConfigMap, an environment variable, an annotation; in clear, escaped or base64-encoded; strings of 6 characters or more): the same keyed hash takes their place. " +
 					"A new resource's Secrets, and its objects holding such strings, are known after its first apply.",
-				ElementType:         types.StringType,
-				Computed:            true,
+				ElementType: types.StringType,
+				Computed:    true,
 			},
 			"status": statusAttribute(),
 		},
