@@ -80,7 +80,7 @@ func stallRemedies(spec *reconcile.Spec, st *reconcile.Status) string {
 		lines = append(lines, fmt.Sprintf(`set %s.strategy = { name = "RetryOnFailure" }: every apply upgrades the failed release again, without remediation, until one succeeds;`, action))
 	}
 	if r := remediation.Retries(); r >= 0 && try(func(s *reconcile.Spec) { setRetries(s, action, int(failures)) }) {
-		lines = append(lines, fmt.Sprintf("raise %s.remediation.retries to %d or more (now %d): the next apply remediates and retries;", action, failures, r))
+		lines = append(lines, fmt.Sprintf("raise %s.remediation.retries to %d or more (now %d): the next apply tries again, after remediating a failed release still there;", action, failures, r))
 	}
 	yes := true
 	if !remediation.MustRemediateLastFailure() && try(func(s *reconcile.Spec) { setRemediateLast(s, action, &yes) }) {

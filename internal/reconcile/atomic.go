@@ -115,9 +115,9 @@ func (e *Engine) Reconcile(ctx context.Context, req *Request, detect DriftDetect
 			}
 			corrected = true
 		}
-		if next.Type() == TypeRelease && released && s.RetriesOnFailure(st) {
-			// As helm-controller: one release action per run, the next
-			// one retries.
+		if next.Type() == TypeRelease && released && lastErr != nil && s.RetriesOnFailure(st) {
+			// As helm-controller: one release action per run after a
+			// failure, the next run retries.
 			err := fmt.Errorf("release %s: %w: %w", releaseRef(req), ErrRetryNextRun, lastErr)
 			st.RemoveCondition(ConditionStalled) // stalled before the strategy changed
 			e.markNotReady(req, err)
