@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/resource"
+	"sigs.k8s.io/yaml"
 )
 
 // CRDOptions of ApplyCRDs.
@@ -86,6 +88,40 @@ func (c *Client) ApplyCRDs(chart *Chart, o CRDOptions) error {
 	// Helm install, which reads them after creating the CRDs.
 	c.cfg.Capabilities = nil
 	return nil
+}
+
+// CRDsToWrite is what ApplyCRDs would write with o, as a YAML stream:
+// the chart's CRDs that do not exist and, with Replace, those that do,
+// labelled as ApplyCRDs labels them.
+func (c *Client) CRDsToWrite(chart *Chart, o CRDOptions) (string, error) {
+	var b strings.Builder
+	for _, crd := range chart.CRDObjects() {
+		infos, err := c.cfg.KubeClient.Build(bytes.NewReader(crd.File.Data), false)
+		if err != nil {
+			return "", fmt.Errorf("reading CRD %s: %w", crd.Filename, err)
+		}
+		for _, info := range infos {
+			if !o.Replace {
+				_, err := resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name)
+				if err == nil {
+					continue
+				}
+				if !apierrors.IsNotFound(err) {
+					return "", fmt.Errorf("reading CRD %s: %w", info.Name, err)
+				}
+			}
+			if err := setLabels(info, o.Labels); err != nil {
+				return "", err
+			}
+			y, err := yaml.Marshal(info.Object)
+			if err != nil {
+				return "", fmt.Errorf("encoding CRD %s: %w", info.Name, err)
+			}
+			b.WriteString("---\n")
+			b.Write(y)
+		}
+	}
+	return b.String(), nil
 }
 
 func setLabels(info *resource.Info, labels map[string]string) error {

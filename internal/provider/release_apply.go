@@ -144,6 +144,7 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 		m.Resources = withUnknownsFrom(m.Resources, r.deployedResources(ctx, e, latest, sensitive, diags))
 	}
 	m.Notes, m.Description = releaseInfo(latest, latestErr, m.Notes, m.Description)
+	settlePlanned(&m, e, latest, sensitive, diags)
 	diags.Append(setRelease(ctx, &out.Raw, &m)...)
 	diags.Append(setIdentity(ctx, identity, &m)...)
 	kind := runUpdated
@@ -201,6 +202,41 @@ func withUnknownsFrom(planned, deployed types.Map) types.Map {
 	return types.MapValueMust(types.StringType, elems)
 }
 
+// settlePlanned makes the planned hooks and CRDs an apply saves known
+// where its plan could not tell them: the hooks of the release it left
+// (none without one), no CRDs.
+func settlePlanned(m *releaseModel, e *reconcile.Engine, latest *release.Release, sensitive [][]string, diags *diag.Diagnostics) {
+	if !fullyKnown(m.PlannedHooks) {
+		deployed := types.MapValueMust(types.StringType, nil)
+		if e != nil && latest != nil {
+			shown, _, err := showManifest(hooksManifest(latest.Hooks), latest.Namespace, engineScope(e), nil, display{Key: e.Key, Sensitive: stringsAt(latest.Config, sensitive)})
+			if err != nil {
+				diags.AddWarning("Release hooks not readable", err.Error())
+			} else {
+				deployed = types.MapValueMust(types.StringType, stringValues(shown))
+			}
+		}
+		if m.PlannedHooks.IsUnknown() {
+			m.PlannedHooks = deployed
+		} else {
+			m.PlannedHooks = withUnknownsFrom(m.PlannedHooks, deployed)
+		}
+	}
+	if m.PlannedCRDs.IsUnknown() {
+		m.PlannedCRDs = types.MapNull(types.StringType)
+	} else if !fullyKnown(m.PlannedCRDs) {
+		m.PlannedCRDs = withUnknownsFrom(m.PlannedCRDs, types.MapValueMust(types.StringType, nil))
+	}
+}
+
+func stringValues(m map[string]string) map[string]attr.Value {
+	out := make(map[string]attr.Value, len(m))
+	for k, v := range m {
+		out[k] = types.StringValue(v)
+	}
+	return out
+}
+
 // saveSuspended records the configuration of a suspended release.
 func (r *releaseResource) saveSuspended(ctx context.Context, m *releaseModel, st *reconcile.Status, out *tfsdk.State, diags *diag.Diagnostics) {
 	for _, v := range []*types.String{&m.ChartVersion, &m.AppVersion, &m.ChartDigest, &m.Notes, &m.Description} {
@@ -211,6 +247,7 @@ func (r *releaseResource) saveSuspended(ctx context.Context, m *releaseModel, st
 	if m.Resources.IsUnknown() {
 		m.Resources = types.MapValueMust(types.StringType, nil)
 	}
+	settlePlanned(m, nil, nil, nil, diags)
 	if m.Status.IsUnknown() || m.Status.IsNull() {
 		status, d := statusObject(ctx, st)
 		diags.Append(d...)

@@ -230,6 +230,7 @@ func (r *releaseResource) applyFlux(ctx context.Context, m, config *releaseModel
 		m.Resources = r.deployedResources(ctx, e, latest, sensitive, diags)
 	}
 	m.Notes, m.Description = releaseInfo(latest, latestErr, m.Notes, m.Description)
+	settlePlanned(m, e, latest, sensitive, diags)
 	diags.Append(setRelease(ctx, &out.Raw, m)...)
 	diags.Append(setIdentity(ctx, identity, m)...)
 	if waitErr != nil {
@@ -385,6 +386,7 @@ func (r *releaseResource) readFlux(ctx context.Context, m *releaseModel, private
 	diags.Append(d...)
 	m.Status = status
 	m.PlannedAction = types.StringNull()
+	m.PlannedHooks, m.PlannedCRDs = types.MapNull(types.StringType), types.MapNull(types.StringType)
 	diags.Append(setRelease(ctx, &resp.State.Raw, m)...)
 }
 

@@ -55,8 +55,12 @@ type releaseModel struct {
 	// PlannedAction is set by a plan that runs a Helm action, and null
 	// once refreshed (plannedActionDescription).
 	PlannedAction types.String `tfsdk:"planned_action"`
-	Resources     types.Map    `tfsdk:"resources"`
-	Status        types.Object `tfsdk:"status"`
+	// PlannedHooks and PlannedCRDs are set with PlannedAction: what its
+	// action runs and writes besides resources.
+	PlannedHooks types.Map    `tfsdk:"planned_hooks"`
+	PlannedCRDs  types.Map    `tfsdk:"planned_crds"`
+	Resources    types.Map    `tfsdk:"resources"`
+	Status       types.Object `tfsdk:"status"`
 }
 
 // releaseChartModel is the chart of helmrelease_release: the shared chart

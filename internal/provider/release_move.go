@@ -226,7 +226,8 @@ func nullReleaseModel() *releaseModel {
 		Test: object("test"), Rollback: object("rollback"), Uninstall: object("uninstall"), DriftDetection: object("drift_detection"),
 		ForceAt: types.StringNull(), ResetAt: types.StringNull(), Engine: types.StringNull(), Flux: object("flux"),
 		ChartVersion: types.StringNull(), AppVersion: types.StringNull(), ChartDigest: types.StringNull(),
-		Notes: types.StringNull(), Description: types.StringNull(),
+		Notes: types.StringNull(), Description: types.StringNull(), PlannedAction: types.StringNull(),
+		PlannedHooks: types.MapNull(types.StringType), PlannedCRDs: types.MapNull(types.StringType),
 		Resources: types.MapNull(types.StringType), Status: types.ObjectNull(statusAttrTypes()),
 	}
 }

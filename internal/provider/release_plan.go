@@ -110,12 +110,15 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	// (as refreshed: null, or with -refresh=false the last one, rather
 	// than show it going away).
 	plan.PlannedAction = types.StringValue("install")
+	plan.PlannedHooks, plan.PlannedCRDs = types.MapUnknown(types.StringType), types.MapUnknown(types.StringType)
 	if state != nil {
 		plan.PlannedAction = state.PlannedAction
+		plan.PlannedHooks, plan.PlannedCRDs = state.PlannedHooks, state.PlannedCRDs
 	}
 	if plan.Suspend.ValueBool() {
 		if state == nil {
 			plan.PlannedAction = types.StringNull()
+			plan.PlannedHooks, plan.PlannedCRDs = types.MapNull(types.StringType), types.MapNull(types.StringType)
 		} else {
 			plan.ChartVersion, plan.AppVersion, plan.ChartDigest = state.ChartVersion, state.AppVersion, state.ChartDigest
 			plan.Notes, plan.Description = state.Notes, state.Description
@@ -158,6 +161,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		specKnown(&plan) && (isEmpty(plan.ValuesFrom) || r.clusterKnown())
 	if !inputsKnown {
 		plan.Resources, plan.Status = types.MapUnknown(types.StringType), types.ObjectUnknown(statusAttrTypes())
+		plan.PlannedHooks, plan.PlannedCRDs = types.MapUnknown(types.StringType), types.MapUnknown(types.StringType)
 		if state != nil {
 			plan.PlannedAction = types.StringUnknown()
 		}
@@ -243,6 +247,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if ready != nil && ready.Reason == reasonLocked {
 		// A pending release cannot be rendered until it is unlocked.
 		plan.Resources = types.MapUnknown(types.StringType)
+		plan.PlannedHooks, plan.PlannedCRDs = types.MapUnknown(types.StringType), types.MapUnknown(types.StringType)
 		return
 	}
 	r.planRender(ctx, &plan, wo, spec, resolved, values, state == nil, key, red, resp.Private, &resp.Diagnostics)
@@ -265,6 +270,7 @@ func (r *releaseResource) planChart(ctx context.Context, plan *releaseModel, wo 
 // is made when it applies) Secrets are known after apply.
 func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo writeOnly, spec *reconcile.Spec, resolved *chartsource.Resolved, values map[string]any, create bool, hashKey []byte, red *redactor, private privateSetter, diags *diag.Diagnostics) {
 	plan.Resources = types.MapUnknown(types.StringType)
+	plan.PlannedHooks, plan.PlannedCRDs = types.MapUnknown(types.StringType), types.MapUnknown(types.StringType)
 	if !r.clusterKnown() {
 		return
 	}
@@ -314,6 +320,7 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 			return
 		}
 	}
+	var hooks []*release.Hook
 	render := func(ctx context.Context, c *helm.Chart, v map[string]any, perturbed bool) (string, string, error) {
 		req := &reconcile.Request{Spec: spec, Chart: c, Values: v, Status: &reconcile.Status{}, AsInstall: asInstall}
 		dryRun := e.DryRun
@@ -323,6 +330,9 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 		rel, err := dryRun(ctx, req)
 		if err != nil {
 			return "", "", err
+		}
+		if !perturbed {
+			hooks = rel.Hooks
 		}
 		return rel.Manifest, "", nil
 	}
@@ -341,6 +351,32 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 		logInfo(ctx, "objects not reproducible by a render are planned as known after apply", map[string]any{"release": plan.ID.ValueString(), "objects": rendered.Unreproducible})
 	}
 	plan.Resources = rendered.resources(hashKey == nil)
+	install := strings.HasPrefix(plan.PlannedAction.ValueString(), "install")
+	crds, err := e.CRDsToWrite(&reconcile.Request{Spec: spec, Chart: resolved.Chart}, install)
+	if err != nil {
+		attrError(diags, path.Root("chart"), "Chart CRDs not readable", err.Error()+".", "Check the chart's crds/ files and that the provider's credentials may read CustomResourceDefinitions.")
+		return
+	}
+	planned := func(manifest string) types.Map {
+		shown, masked, err := showManifest(manifest, spec.GetTargetNamespace(), engineScope(e), nil, show)
+		if err != nil {
+			diags.AddWarning("Hooks or CRDs not shown", err.Error())
+			return types.MapUnknown(types.StringType)
+		}
+		return (&rendering{Shown: shown, Masked: masked}).resources(hashKey == nil)
+	}
+	plan.PlannedHooks, plan.PlannedCRDs = planned(hooksManifest(hooks)), planned(crds)
+}
+
+// hooksManifest is the manifests of hooks as one YAML stream.
+func hooksManifest(hooks []*release.Hook) string {
+	var b strings.Builder
+	for _, h := range hooks {
+		b.WriteString("---\n")
+		b.WriteString(h.Manifest)
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // planDriftCorrection plans the objects Read found drifted or missing back

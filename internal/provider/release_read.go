@@ -170,6 +170,7 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 	m.Status, m.Resources = status, resources
 	m.Notes, m.Description = releaseInfo(latest, nil, m.Notes, m.Description)
 	m.PlannedAction = types.StringNull() // describes the last plan, not the release
+	m.PlannedHooks, m.PlannedCRDs = types.MapNull(types.StringType), types.MapNull(types.StringType)
 	resp.Diagnostics.Append(setRelease(ctx, &resp.State.Raw, &m)...)
 }
 

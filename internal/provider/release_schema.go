@@ -170,6 +170,18 @@ func releaseSchema() schema.Schema {
 				MarkdownDescription: plannedActionDescription,
 				Computed:            true,
 			},
+			"planned_hooks": schema.MapAttribute{
+				MarkdownDescription: "Set by a plan that runs a Helm action: the chart's hooks that action runs (Jobs, Pods and any other object annotated `helm.sh/hook`, e.g. a database migration), keyed and shown as `resources` shows objects, Secret values and sensitive strings hidden the same way; their `helm.sh/hook` annotations say when each runs. The chart's tests (`helm.sh/hook: test`) are among them: they run after the action when `test.enable` is set. Secret hooks, and hooks holding sensitive strings, are known after apply in a resource's first plan. " +
+					"Like `planned_action`, a refresh sets it to null. Terraform-only (no HelmRelease field).",
+				ElementType: types.StringType,
+				Computed:    true,
+			},
+			"planned_crds": schema.MapAttribute{
+				MarkdownDescription: "Set by a plan that runs a Helm action: the CRDs of the chart's `crds/` that action writes under its CRD policy (`install.crds`, default `Create`: those that do not exist; `upgrade.crds`, default `Skip`: none; `CreateReplace`: all of them, replaced), keyed `apiextensions.k8s.io/v1/CustomResourceDefinition/<name>`, each as YAML. " +
+					"Like `planned_action`, a refresh sets it to null. Terraform-only (no HelmRelease field).",
+				ElementType: types.StringType,
+				Computed:    true,
+			},
 			"app_version": schema.StringAttribute{
 				MarkdownDescription: "App version of the resolved chart.",
 				Computed:            true,

@@ -13,12 +13,32 @@ func (e *Engine) applyCRDs(_ context.Context, req *Request, policy CRDPolicy) er
 	if policy == CRDSkip {
 		return nil
 	}
-	return e.Helm.ApplyCRDs(req.Chart, helm.CRDOptions{
+	return e.Helm.ApplyCRDs(req.Chart, crdOptions(req, policy))
+}
+
+// CRDsToWrite is what the install (else the upgrade) of req would write
+// of the chart's CRDs under its CRD policy, as a YAML stream; empty when
+// nothing.
+func (e *Engine) CRDsToWrite(req *Request, install bool) (string, error) {
+	policy := req.Spec.UpgradeCRDs()
+	if install {
+		policy = req.Spec.InstallCRDs()
+	}
+	if policy == CRDSkip {
+		return "", nil
+	}
+	return e.Helm.CRDsToWrite(req.Chart, crdOptions(req, policy))
+}
+
+// crdOptions labels the CRDs with the origin labels of the spec's group.
+func crdOptions(req *Request, policy CRDPolicy) helm.CRDOptions {
+	group := req.Spec.OriginGroup
+	if group == "" {
+		group = postrender.OriginGroup
+	}
+	return helm.CRDOptions{
 		Replace: policy == CRDCreateReplace,
-		Labels: map[string]string{
-			postrender.OriginNameLabel:      req.Spec.Name,
-			postrender.OriginNamespaceLabel: req.Spec.Namespace,
-		},
+		Labels:  map[string]string{group + "/name": req.Spec.Name, group + "/namespace": req.Spec.Namespace},
 		Timeout: req.Spec.timeout(0),
-	})
+	}
 }
