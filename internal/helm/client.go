@@ -51,6 +51,8 @@ type ClientOptions struct {
 // Client runs Helm actions for the releases of one storage namespace.
 type Client struct {
 	cfg *action.Configuration
+	// kube is cfg.KubeClient, whose waiter each action sets.
+	kube *kubeClient
 }
 
 // NewClient returns a client storing releases as Secrets in
@@ -75,10 +77,11 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	if opts.Observe != nil {
 		d = &observer{Driver: d, observe: opts.Observe}
 	}
-	return &Client{cfg: &action.Configuration{
+	k := &kubeClient{Client: kc, getter: opts.Getter}
+	return &Client{kube: k, cfg: &action.Configuration{
 		RESTClientGetter: opts.Getter,
 		Releases:         storage.Init(d),
-		KubeClient:       kc,
+		KubeClient:       k,
 		Log:              logf,
 	}}, nil
 }
@@ -151,6 +154,8 @@ type InstallOptions struct {
 	CreateNamespace          bool
 	PostRenderer             postrender.PostRenderer
 	Description              string
+	// Poller, when set, waits instead of Helm 3's waiter.
+	Poller *Poller
 	// DryRun renders and validates against the cluster without writing.
 	DryRun bool
 }
@@ -187,7 +192,14 @@ func (c *Client) Install(ctx context.Context, chart *Chart, values map[string]an
 	if o.DryRun {
 		a.DryRun, a.DryRunOption, a.Wait, a.WaitForJobs = true, "server", false, false
 	}
+	defer c.waitWith(o.Poller)()
 	return a.RunWithContext(ctx, chart, values)
+}
+
+// waitWith makes p the waiter until the returned function is called.
+func (c *Client) waitWith(p *Poller) func() {
+	c.kube.poller = p
+	return func() { c.kube.poller = nil }
 }
 
 // mappedOnly is the KubeClient of a dry-run install that takes ownership:
@@ -217,6 +229,8 @@ type UpgradeOptions struct {
 	MaxHistory               int
 	PostRenderer             postrender.PostRenderer
 	Description              string
+	// Poller, when set, waits instead of Helm 3's waiter.
+	Poller *Poller
 	// DryRun renders and validates against the cluster without writing.
 	DryRun bool
 }
@@ -240,6 +254,7 @@ func (c *Client) Upgrade(ctx context.Context, name string, chart *Chart, values 
 	if o.DryRun {
 		a.DryRun, a.DryRunOption, a.Wait, a.WaitForJobs = true, "server", false, false
 	}
+	defer c.waitWith(o.Poller)()
 	return a.RunWithContext(ctx, name, chart, values)
 }
 
@@ -276,6 +291,8 @@ type RollbackOptions struct {
 	Recreate          bool
 	CleanupOnFail     bool
 	MaxHistory        int
+	// Poller, when set, waits instead of Helm 3's waiter.
+	Poller *Poller
 }
 
 // Rollback rolls release name back.
@@ -285,6 +302,7 @@ func (c *Client) Rollback(name string, o RollbackOptions) error {
 	a.Timeout, a.Wait, a.WaitForJobs = o.Timeout, o.Wait, o.WaitForJobs
 	a.DisableHooks, a.Force, a.Recreate = o.DisableHooks, o.Force, o.Recreate
 	a.CleanupOnFail, a.MaxHistory = o.CleanupOnFail, o.MaxHistory
+	defer c.waitWith(o.Poller)()
 	return a.Run(name)
 }
 
@@ -329,10 +347,7 @@ func (c *Client) CreateRelease(rel *Release) error {
 // test pod of rel that failed, by pod name; a pod whose log cannot be read
 // says why instead.
 func (c *Client) TestPodLogs(ctx context.Context, rel *Release, maxLines int64) (map[string]string, error) {
-	kc, ok := c.cfg.KubeClient.(*kube.Client)
-	if !ok {
-		return nil, errors.New("no Kubernetes client to read test pod logs")
-	}
+	kc := c.kube.Client
 	cs, err := kc.Factory.KubernetesClientSet()
 	if err != nil {
 		return nil, fmt.Errorf("creating Kubernetes client: %w", err)

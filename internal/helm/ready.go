@@ -24,10 +24,7 @@ import (
 // not ready (0: no limit), or when ctx ends; checked says how many objects
 // it checked, of total.
 func (c *Client) NotReady(ctx context.Context, namespace, manifest string, waitForJobs bool, limit int) (notReady []k8s.ObjectRef, checked, total int, err error) {
-	kc, ok := c.cfg.KubeClient.(*kube.Client)
-	if !ok {
-		return nil, 0, 0, errors.New("no Kubernetes client to check readiness")
-	}
+	kc := c.kube.Client
 	cs, err := kc.Factory.KubernetesClientSet()
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("creating Kubernetes client: %w", err)
@@ -52,10 +49,7 @@ func (c *Client) NotReady(ctx context.Context, namespace, manifest string, waitF
 // Objects are the objects of manifest, in order; objects without a
 // namespace are in namespace when their kind is namespaced.
 func (c *Client) Objects(namespace, manifest string) ([]k8s.ObjectRef, error) {
-	kc, ok := c.cfg.KubeClient.(*kube.Client)
-	if !ok {
-		return nil, errors.New("no Kubernetes client to map objects")
-	}
+	kc := c.kube.Client
 	infos, err := objectInfos(kc, namespace, manifest)
 	if err != nil {
 		return nil, err
@@ -80,10 +74,7 @@ func objectInfos(kc *kube.Client, namespace, manifest string) ([]*resource.Info,
 // Clientset is the typed client of the release's cluster, for reading
 // what Helm's objects say of themselves.
 func (c *Client) Clientset() (kubernetes.Interface, error) {
-	kc, ok := c.cfg.KubeClient.(*kube.Client)
-	if !ok {
-		return nil, errors.New("no Kubernetes client")
-	}
+	kc := c.kube.Client
 	cs, err := kc.Factory.KubernetesClientSet()
 	if err != nil {
 		return nil, fmt.Errorf("creating Kubernetes client: %w", err)

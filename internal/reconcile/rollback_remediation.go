@@ -40,6 +40,7 @@ func (a *RollbackRemediation) Reconcile(ctx context.Context, req *Request) error
 		Recreate:      s.Rollback.Recreate,
 		CleanupOnFail: s.Rollback.CleanupOnFail,
 		MaxHistory:    s.GetMaxHistory(),
+		Poller:        s.poller(ctx),
 	})
 	stop()
 	if _, rerr := a.e.recordObserved(req, target.ChartDigest); rerr != nil && err == nil {

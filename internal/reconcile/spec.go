@@ -1,8 +1,12 @@
 package reconcile
 
 import (
+	"context"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/kustomize"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 )
 
@@ -96,6 +100,13 @@ type Spec struct {
 	Rollback  RollbackSpec
 	Uninstall UninstallSpec
 	Drift     DriftSpec
+
+	// WaitStrategy is spec.waitStrategy.name; empty is helm.WaitPoller
+	// when HealthChecks are set, else helm.WaitLegacy (Helm 3's waiter).
+	WaitStrategy helm.WaitStrategy
+	// HealthChecks are spec.healthCheckExprs: CEL expressions of the
+	// status of kinds, used by the poller.
+	HealthChecks []kustomize.CustomHealthCheck
 
 	PostRenderers  []postrender.Kustomize
 	CommonMetadata postrender.Metadata
@@ -204,6 +215,26 @@ type DriftSpec struct {
 type IgnoreRule struct {
 	Paths  []string
 	Target *postrender.Selector
+}
+
+// GetWaitStrategy is the effective wait strategy (WaitStrategy).
+func (s *Spec) GetWaitStrategy() helm.WaitStrategy {
+	switch {
+	case s.WaitStrategy != "":
+		return s.WaitStrategy
+	case len(s.HealthChecks) > 0:
+		return helm.WaitPoller
+	default:
+		return helm.WaitLegacy
+	}
+}
+
+// poller is the waiter of the spec's actions: nil for Helm 3's.
+func (s *Spec) poller(ctx context.Context) *helm.Poller {
+	if s.GetWaitStrategy() != helm.WaitPoller {
+		return nil
+	}
+	return &helm.Poller{HealthChecks: s.HealthChecks, Context: ctx}
 }
 
 // GetReleaseName is the release name, defaulted and shortened.

@@ -24,7 +24,7 @@ type UndoUninstall struct{ e *Engine }
 func (a *UndoUninstall) Name() string     { return "undo-uninstall" }
 func (a *UndoUninstall) Type() ActionType { return TypeUnlock }
 
-func (a *UndoUninstall) Reconcile(_ context.Context, req *Request) error {
+func (a *UndoUninstall) Reconcile(ctx context.Context, req *Request) error {
 	s, st := req.Spec, req.Status
 	rel, err := a.e.Helm.LastRelease(s.GetReleaseName())
 	if err != nil {
@@ -56,6 +56,7 @@ func (a *UndoUninstall) Reconcile(_ context.Context, req *Request) error {
 		WaitForJobs: !s.Rollback.DisableWaitForJobs,
 		Force:       s.Rollback.Force,
 		MaxHistory:  s.GetMaxHistory(),
+		Poller:      s.poller(ctx),
 	})
 	if _, rerr := a.e.recordObserved(req, digest); rerr != nil && err == nil {
 		err = rerr

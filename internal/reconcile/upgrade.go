@@ -43,6 +43,7 @@ func (a *Upgrade) Reconcile(ctx context.Context, req *Request) error {
 		ReuseValues:              s.Upgrade.PreserveValues,
 		MaxHistory:               s.GetMaxHistory(),
 		PostRenderer:             pr,
+		Poller:                   s.poller(ctx),
 		Description:              "Upgraded by helmrelease",
 	})
 	stop()

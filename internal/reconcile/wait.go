@@ -141,6 +141,27 @@ func (e *Engine) explainFailure(ctx context.Context, req *Request, err error, st
 		}
 		return we
 	}
+	if p := req.Spec.poller(ctx); p != nil && (helm.IsPollerWaitError(err) || helm.IsWaitTimeout(err)) {
+		refs, reasons, total, nerr := e.Helm.NotCurrent(ctx, rel.Namespace, rel.Manifest, p, 0)
+		if nerr != nil || len(refs) == 0 {
+			return err
+		}
+		we := &WaitError{Err: err, Timeout: timeout, Checked: total, Total: total}
+		for i, ref := range refs {
+			if i >= maxExplained {
+				we.More = append(we.More, ref.String())
+				continue
+			}
+			n := x.Explain(ctx, ref)
+			if rest, ok := strings.CutPrefix(n.Reason, "not ready"); ok {
+				// A kind the explainer does not know: what the poller
+				// saw, the health check's expression included.
+				n.Reason = reasons[i] + rest
+			}
+			we.NotReady = append(we.NotReady, n)
+		}
+		return we
+	}
 	if !helm.IsWaitTimeout(err) {
 		return err
 	}
@@ -210,6 +231,19 @@ func (e *Engine) logProgress(ctx context.Context, req *Request, action string, e
 	defer cancel()
 	// Like Helm's wait, stop at the first objects not ready: a line every
 	// few seconds must not read every object of a big release.
+	if p := req.Spec.poller(ctx); p != nil {
+		refs, reasons, total, err := e.Helm.NotCurrent(ctx, req.Spec.GetTargetNamespace(), manifest, p, progressExplained)
+		if err != nil || len(refs) == 0 {
+			return
+		}
+		lines := make([]string, len(refs))
+		for i, ref := range refs {
+			lines[i] = ref.String() + ": " + reasons[i]
+		}
+		e.logger().Info(fmt.Sprintf("%s of release %s still waiting (%s of %s) for objects among %d, among them: %s",
+			action, releaseRef(req), elapsed.Round(time.Second), timeout, total, strings.Join(lines, " | ")))
+		return
+	}
 	refs, _, total, err := e.Helm.NotReady(ctx, req.Spec.GetTargetNamespace(), manifest, waitForJobs, progressExplained)
 	if err != nil || len(refs) == 0 {
 		return

@@ -1,0 +1,265 @@
+package helm
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/engine"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
+	"github.com/fluxcd/cli-utils/pkg/object"
+	"github.com/fluxcd/pkg/apis/kustomize"
+	"github.com/fluxcd/pkg/runtime/cel"
+	"github.com/fluxcd/pkg/runtime/statusreaders"
+	"github.com/fluxcd/pkg/ssa"
+	ssautils "github.com/fluxcd/pkg/ssa/utils"
+	"helm.sh/helm/v3/pkg/kube"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/resource"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	k8s "github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
+)
+
+// WaitStrategy is how an action waits for its objects (the HelmRelease's
+// spec.waitStrategy.name).
+type WaitStrategy string
+
+// Wait strategies.
+const (
+	// WaitLegacy is Helm 3's waiter: Deployments, StatefulSets,
+	// DaemonSets, Jobs, Pods, Services and PVCs; anything else is ready
+	// once it exists.
+	WaitLegacy WaitStrategy = "legacy"
+	// WaitPoller polls kstatus, as helm-controller's poller does: every
+	// object that follows the Kubernetes status conventions, custom
+	// resources included, and the health checks' CEL expressions first.
+	WaitPoller WaitStrategy = "poller"
+)
+
+// pollInterval is how often the poller reads the objects.
+const pollInterval = 2 * time.Second
+
+// Poller waits as helm-controller's poller strategy does.
+type Poller struct {
+	// HealthChecks are CEL expressions of the status of kinds
+	// (healthCheckExprs), evaluated before kstatus.
+	HealthChecks []kustomize.CustomHealthCheck
+	// Context ends the wait early (Helm's Wait takes none).
+	Context context.Context
+}
+
+// NewHealthCheckReader checks health checks as the poller will use them:
+// the error names the check and expression that does not compile.
+func NewHealthCheckReader(checks []kustomize.CustomHealthCheck) (func(meta.RESTMapper) engine.StatusReader, error) {
+	return cel.NewStatusReader(checks)
+}
+
+// kubeClient is Helm's kube client with the waiter of the action under way:
+// Helm 3's (poller nil) or a Poller. Helm's hooks keep Helm's own watch.
+type kubeClient struct {
+	// The struct, not kube.Interface: Helm type-asserts its client for
+	// methods outside the interface.
+	*kube.Client
+	getter genericclioptions.RESTClientGetter
+	poller *Poller
+}
+
+func (k *kubeClient) Wait(resources kube.ResourceList, timeout time.Duration) error {
+	if k.poller == nil {
+		return k.Client.Wait(resources, timeout)
+	}
+	return k.poll(resources, timeout, false)
+}
+
+func (k *kubeClient) WaitWithJobs(resources kube.ResourceList, timeout time.Duration) error {
+	if k.poller == nil {
+		return k.Client.WaitWithJobs(resources, timeout)
+	}
+	return k.poll(resources, timeout, true)
+}
+
+var (
+	deploymentGVK = appsv1.SchemeGroupVersion.WithKind("Deployment")
+	jobGVK        = batchv1.SchemeGroupVersion.WithKind("Job")
+)
+
+// poll waits until every object is Current in kstatus terms, failing as
+// soon as one is Failed; paused Deployments are skipped, and Jobs are
+// waited for only withJobs (and may be deleted by their TTL).
+func (k *kubeClient) poll(resources kube.ResourceList, timeout time.Duration, withJobs bool) error {
+	ctx := k.poller.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var set object.ObjMetadataSet
+	var jobs []*unstructured.Unstructured
+	for _, res := range resources {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(res.Object)
+		if err != nil {
+			return fmt.Errorf("reading %s %s: %w", res.Mapping.GroupVersionKind.Kind, res.Name, err)
+		}
+		gvk := res.Object.GetObjectKind().GroupVersionKind()
+		if gvk == deploymentGVK {
+			if paused, _, _ := unstructured.NestedBool(u, "spec", "paused"); paused {
+				continue
+			}
+		}
+		if gvk == jobGVK {
+			jobs = append(jobs, &unstructured.Unstructured{Object: u})
+		}
+		id, err := object.RuntimeToObjMeta(res.Object)
+		if err != nil {
+			return err
+		}
+		set = append(set, id)
+	}
+	mgr, err := k.resourceManager(withJobs)
+	if err != nil {
+		return err
+	}
+	return mgr.WaitForSetWithContext(ctx, set, ssa.WaitOptions{
+		Interval:    pollInterval,
+		Timeout:     timeout,
+		FailFast:    true,
+		JobsWithTTL: ssautils.ExtractJobsWithTTL(jobs),
+	})
+}
+
+// resourceManager reads statuses with the health checks first, then
+// (withJobs) helm-controller's Job reader, then kstatus.
+func (k *kubeClient) resourceManager(withJobs bool) (*ssa.ResourceManager, error) {
+	cfg, err := k.getter.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("creating Kubernetes client for the poller: %w", err)
+	}
+	mapper, err := k.getter.ToRESTMapper()
+	if err != nil {
+		return nil, fmt.Errorf("creating Kubernetes client for the poller: %w", err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme, Mapper: mapper})
+	if err != nil {
+		return nil, fmt.Errorf("creating Kubernetes client for the poller: %w", err)
+	}
+	var readers []engine.StatusReader
+	if len(k.poller.HealthChecks) > 0 {
+		newReader, err := NewHealthCheckReader(k.poller.HealthChecks)
+		if err != nil {
+			return nil, err
+		}
+		readers = append(readers, newReader(mapper))
+	}
+	if withJobs {
+		readers = append(readers, statusreaders.NewCustomJobStatusReader(mapper))
+	}
+	poller := polling.NewStatusPoller(c, mapper, polling.Options{CustomStatusReaders: readers})
+	return ssa.NewResourceManager(c, poller, ssa.Owner{Field: FieldManager}), nil
+}
+
+// IsPollerWaitError reports whether err is the poller's: objects not
+// Current in time, or one Failed.
+func IsPollerWaitError(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "timeout waiting for: [") || strings.Contains(err.Error(), "failed early due to stalled resources: ["))
+}
+
+// NotCurrent returns the objects of manifest the poller p would still wait
+// for, in manifest order, each with why: which health check expression
+// does not hold, or kstatus's status and message. It stops after limit
+// objects (0: no limit), or when ctx ends.
+func (c *Client) NotCurrent(ctx context.Context, namespace, manifest string, p *Poller, limit int) (notCurrent []k8s.ObjectRef, reasons []string, total int, err error) {
+	infos, err := objectInfos(c.kube.Client, namespace, manifest)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	for _, info := range infos {
+		if ctx.Err() != nil || (limit > 0 && len(notCurrent) == limit) {
+			break
+		}
+		reason := objectStatus(info, p.HealthChecks)
+		if reason == "" {
+			continue
+		}
+		notCurrent = append(notCurrent, k8s.ObjectRef{GVK: info.Mapping.GroupVersionKind, Namespace: info.Namespace, Name: info.Name})
+		reasons = append(reasons, reason)
+	}
+	return notCurrent, reasons, len(infos), nil
+}
+
+// objectStatus says why the live object of info is not Current, or "".
+func objectStatus(info *resource.Info, checks []kustomize.CustomHealthCheck) string {
+	live, err := resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name)
+	if apierrors.IsNotFound(err) {
+		return "not found"
+	}
+	if err != nil {
+		return "not readable: " + err.Error()
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
+	if err != nil {
+		return "not readable: " + err.Error()
+	}
+	obj := &unstructured.Unstructured{Object: u}
+	gvk := obj.GroupVersionKind()
+	if gvk == deploymentGVK {
+		if paused, _, _ := unstructured.NestedBool(u, "spec", "paused"); paused {
+			return ""
+		}
+	}
+	for _, hc := range checks {
+		gk := schema.FromAPIVersionAndKind(hc.APIVersion, hc.Kind).GroupKind()
+		if gk.Group == gvk.Group && (hc.Kind == "" || gk.Kind == gvk.Kind) {
+			return healthCheckStatus(hc, obj)
+		}
+	}
+	res, err := status.Compute(obj)
+	if err != nil {
+		return "status not computable: " + err.Error()
+	}
+	if res.Status == status.CurrentStatus {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s", res.Status, res.Message)
+}
+
+// healthCheckStatus says which expression of hc keeps obj from Current,
+// in the order they are evaluated, or "" when it is Current.
+func healthCheckStatus(hc kustomize.CustomHealthCheck, obj *unstructured.Unstructured) string {
+	gen, _, _ := unstructured.NestedInt64(obj.Object, "metadata", "generation")
+	if observed, ok, err := unstructured.NestedInt64(obj.Object, "status", "observedGeneration"); err == nil && ok && observed != gen {
+		return fmt.Sprintf("in progress: status.observedGeneration %d, metadata.generation %d", observed, gen)
+	}
+	ctx := context.Background()
+	for _, e := range []struct{ name, expr, holds string }{
+		{"inProgress", hc.InProgress, "in progress"},
+		{"failed", hc.Failed, "failed"},
+		{"current", hc.Current, ""},
+	} {
+		if e.expr == "" {
+			continue
+		}
+		x, err := cel.NewExpression(e.expr)
+		if err != nil {
+			return fmt.Sprintf("health check %s `%s` does not compile: %s", e.name, e.expr, err)
+		}
+		ok, err := x.EvaluateBoolean(ctx, obj.Object)
+		switch {
+		case err != nil:
+			return fmt.Sprintf("health check %s `%s` not evaluable: %s", e.name, e.expr, err)
+		case ok && e.holds == "":
+			return ""
+		case ok:
+			return fmt.Sprintf("%s: health check %s `%s` holds", e.holds, e.name, e.expr)
+		}
+	}
+	return fmt.Sprintf("in progress: health check current `%s` does not hold", hc.Current)
+}
