@@ -92,6 +92,29 @@ func (e *Engine) CheckCRDs() error {
 	return nil
 }
 
+// HasSpecField reports whether the cluster's HelmRelease CRD declares
+// spec.<field> at API version v2: helm-controller v1.5 added waitStrategy
+// and healthCheckExprs, which an older CRD would drop silently.
+func (e *Engine) HasSpecField(ctx context.Context, field string) (bool, error) {
+	crd := &unstructured.Unstructured{}
+	crd.SetAPIVersion("apiextensions.k8s.io/v1")
+	crd.SetKind("CustomResourceDefinition")
+	name := "helmreleases." + helmv2.GroupVersion.Group
+	if err := e.Client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+		return false, fmt.Errorf("reading CRD %s: %w", name, err)
+	}
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	for _, v := range versions {
+		m, _ := v.(map[string]any)
+		if m["name"] != helmv2.GroupVersion.Version {
+			continue
+		}
+		_, found, _ := unstructured.NestedMap(m, "schema", "openAPIV3Schema", "properties", "spec", "properties", field)
+		return found, nil
+	}
+	return false, nil
+}
+
 // Apply writes objs by server-side apply under FieldManager, in order,
 // taking over fields other managers set, and returns the HelmRelease as
 // written.

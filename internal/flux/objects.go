@@ -207,6 +207,11 @@ func Build(r *Release) (*Objects, error) {
 		t := true
 		hr.Spec.PersistentClient = &t
 	}
+	if s.WaitStrategy != "" || len(s.HealthChecks) > 0 {
+		// Explicit: the controller's default depends on a feature gate.
+		hr.Spec.WaitStrategy = &helmv2.WaitStrategy{Name: helmv2.WaitStrategyName(s.GetWaitStrategy())}
+	}
+	hr.Spec.HealthCheckExprs = s.HealthChecks
 	hr.Spec.Install = install(s.Install)
 	hr.Spec.Upgrade = upgrade(s.Upgrade)
 	hr.Spec.Test = test(s.Test)

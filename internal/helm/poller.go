@@ -263,3 +263,17 @@ func healthCheckStatus(hc kustomize.CustomHealthCheck, obj *unstructured.Unstruc
 	}
 	return fmt.Sprintf("in progress: health check current `%s` does not hold", hc.Current)
 }
+
+// ParseHealthCheck parses each expression of hc, as the poller will;
+// field names the one that does not parse (current, inProgress, failed).
+func ParseHealthCheck(hc kustomize.CustomHealthCheck) (field string, err error) {
+	for _, e := range []struct{ field, expr string }{{"current", hc.Current}, {"inProgress", hc.InProgress}, {"failed", hc.Failed}} {
+		if e.expr == "" {
+			continue
+		}
+		if _, err := cel.NewExpression(e.expr); err != nil {
+			return e.field, err
+		}
+	}
+	return "", nil
+}

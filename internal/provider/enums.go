@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
@@ -41,6 +42,7 @@ var (
 	crdPolicies           = enum{"Skip", "Create", "CreateReplace"}
 	remediationStrategies = enum{"rollback", "uninstall"}
 	actionStrategies      = enumOf([]reconcile.ActionStrategyName{reconcile.StrategyRemediateOnFailure, reconcile.StrategyRetryOnFailure})
+	waitStrategies        = enumOf([]helm.WaitStrategy{helm.WaitPoller, helm.WaitLegacy})
 	deletionPropagations  = enum{"background", "foreground", "orphan"}
 	driftModes            = enum{"enabled", "warn", "disabled"}
 	reconcileStrategies   = enumOf(chartsource.ReconcileStrategies)

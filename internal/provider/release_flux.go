@@ -71,6 +71,34 @@ func (r *releaseResource) fluxEngine(diags *diag.Diagnostics) *flux.Engine {
 	return e
 }
 
+// fluxSupports reports whether the cluster's Flux can run m: its CRDs are
+// there, and declare the fields m sets that older versions lack.
+func (r *releaseResource) fluxSupports(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) bool {
+	fe := r.fluxEngine(diags)
+	if fe == nil {
+		return false
+	}
+	if m.WaitStrategy.IsNull() && m.HealthCheckExprs.IsNull() {
+		return true
+	}
+	ok, err := fe.HasSpecField(ctx, "healthCheckExprs")
+	if err != nil {
+		clusterUnavailable(diags, path.Root("engine"), err)
+		return false
+	}
+	if !ok {
+		p := path.Root("health_check_exprs")
+		if m.HealthCheckExprs.IsNull() {
+			p = path.Root("wait_strategy")
+		}
+		attrError(diags, p, "Flux too old for health checks",
+			"The HelmRelease CRD in this cluster has no waitStrategy nor healthCheckExprs: its helm-controller is older than v1.5 (Flux 2.8), and would drop them.",
+			"Upgrade Flux to 2.8 or later, or keep engine = \""+engineHelm+"\", whose wait supports them.")
+		return false
+	}
+	return true
+}
+
 // fluxRelease is the release of m as Flux objects, with the values the
 // controller will compose.
 func (r *releaseResource) fluxRelease(ctx context.Context, m *releaseModel, wo writeOnly, spec *reconcile.Spec, resolved *chartsource.Resolved, diags *diag.Diagnostics) *flux.Release {

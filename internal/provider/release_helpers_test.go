@@ -131,7 +131,12 @@ func objectsOf(v any) map[string]string {
 // releaseGone checks, at destroy, that Helm storage holds no revision of
 // the release web.
 func releaseGone(t *testing.T, namespace string) func(*terraform.State) error {
-	const name = "web"
+	return releaseGoneNamed(t, namespace, "web")
+}
+
+// releaseGoneNamed checks, at destroy, that Helm storage holds no revision
+// of the release name.
+func releaseGoneNamed(t *testing.T, namespace, name string) func(*terraform.State) error {
 	return func(*terraform.State) error {
 		secrets, err := testClient(t).CoreV1().Secrets(namespace).List(context.Background(), metav1.ListOptions{LabelSelector: "owner=helm,name=" + name})
 		if err != nil {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/kustomize"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
@@ -42,6 +44,8 @@ type releaseModel struct {
 	Rollback           types.Object  `tfsdk:"rollback"`
 	Uninstall          types.Object  `tfsdk:"uninstall"`
 	DriftDetection     types.Object  `tfsdk:"drift_detection"`
+	WaitStrategy       types.Object  `tfsdk:"wait_strategy"`
+	HealthCheckExprs   types.List    `tfsdk:"health_check_exprs"`
 	ForceAt            types.String  `tfsdk:"force_at"`
 	ResetAt            types.String  `tfsdk:"reset_at"`
 	Engine             types.String  `tfsdk:"engine"`
@@ -146,6 +150,34 @@ type upgradeModel struct {
 	PreserveValues types.Bool        `tfsdk:"preserve_values"`
 	Strategy       *strategyModel    `tfsdk:"strategy"`
 	Remediation    *remediationModel `tfsdk:"remediation"`
+}
+
+type waitStrategyModel struct {
+	Name types.String `tfsdk:"name"`
+}
+
+type healthCheckModel struct {
+	APIVersion types.String `tfsdk:"api_version"`
+	Kind       types.String `tfsdk:"kind"`
+	Current    types.String `tfsdk:"current"`
+	InProgress types.String `tfsdk:"in_progress"`
+	Failed     types.String `tfsdk:"failed"`
+}
+
+// healthChecksOf is health_check_exprs as Flux's type; nil when null or
+// not known.
+func healthChecksOf(ctx context.Context, l types.List, diags *diag.Diagnostics) []kustomize.CustomHealthCheck {
+	if l.IsNull() || l.IsUnknown() {
+		return nil
+	}
+	var checks []healthCheckModel
+	diags.Append(l.ElementsAs(ctx, &checks, false)...)
+	out := make([]kustomize.CustomHealthCheck, 0, len(checks))
+	for _, c := range checks {
+		out = append(out, kustomize.CustomHealthCheck{APIVersion: c.APIVersion.ValueString(), Kind: c.Kind.ValueString(),
+			HealthCheckExpressions: kustomize.HealthCheckExpressions{Current: c.Current.ValueString(), InProgress: c.InProgress.ValueString(), Failed: c.Failed.ValueString()}})
+	}
+	return out
 }
 
 type strategyModel struct {
@@ -313,6 +345,10 @@ func (m *releaseModel) spec(ctx context.Context, diags *diag.Diagnostics) *recon
 			s.Drift.Ignore = append(s.Drift.Ignore, r)
 		}
 	}
+	if w := objectAs[waitStrategyModel](ctx, m.WaitStrategy, path.Root("wait_strategy"), diags); w != nil {
+		s.WaitStrategy = helm.WaitStrategy(w.Name.ValueString())
+	}
+	s.HealthChecks = healthChecksOf(ctx, m.HealthCheckExprs, diags)
 	var renderers []postRendererModel
 	if !m.PostRenderers.IsNull() {
 		diags.Append(m.PostRenderers.ElementsAs(ctx, &renderers, false)...)

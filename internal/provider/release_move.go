@@ -224,6 +224,7 @@ func nullReleaseModel() *releaseModel {
 		Suspend: types.BoolNull(), Timeout: types.StringNull(), MaxHistory: types.Int64Null(), PersistentClient: types.BoolNull(),
 		ServiceAccountName: types.StringNull(), KubeConfig: object("kube_config"), Install: object("install"), Upgrade: object("upgrade"),
 		Test: object("test"), Rollback: object("rollback"), Uninstall: object("uninstall"), DriftDetection: object("drift_detection"),
+		WaitStrategy: object("wait_strategy"), HealthCheckExprs: list("health_check_exprs"),
 		ForceAt: types.StringNull(), ResetAt: types.StringNull(), Engine: types.StringNull(), Flux: object("flux"),
 		ChartVersion: types.StringNull(), AppVersion: types.StringNull(), ChartDigest: types.StringNull(),
 		Notes: types.StringNull(), Description: types.StringNull(), PlannedAction: types.StringNull(),

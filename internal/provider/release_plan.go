@@ -135,7 +135,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 
-	if plan.handedToFlux() && r.clusterKnown() && r.fluxEngine(&resp.Diagnostics) == nil {
+	if plan.handedToFlux() && r.clusterKnown() && !r.fluxSupports(ctx, &plan, &resp.Diagnostics) {
 		return
 	}
 
@@ -489,6 +489,7 @@ func specKnown(m *releaseModel) bool {
 		m.Name, m.Namespace, m.ReleaseName, m.TargetNamespace, m.StorageNamespace, m.PostRenderers, m.CommonMetadata,
 		m.Timeout, m.MaxHistory, m.PersistentClient, m.ServiceAccountName, m.KubeConfig,
 		m.Install, m.Upgrade, m.Test, m.Rollback, m.Uninstall, m.DriftDetection, m.ForceAt, m.ResetAt,
+		m.WaitStrategy, m.HealthCheckExprs,
 	} {
 		if !fullyKnown(v) {
 			return false

@@ -50,6 +50,7 @@ func (r *releaseResource) ValidateConfig(ctx context.Context, req resource.Valid
 	validatePostRenderers(postRenderersOf(ctx, m.PostRenderers, &resp.Diagnostics), path.Root("post_renderers"), &resp.Diagnostics)
 	validateEngine(ctx, &m, &resp.Diagnostics)
 	validateStrategies(ctx, &m, &resp.Diagnostics)
+	validateHealthChecks(ctx, &m, &resp.Diagnostics)
 	for _, a := range []struct {
 		name string
 		v    types.Dynamic

@@ -75,9 +75,11 @@ func releaseSchema() schema.Schema {
 				MarkdownDescription: "A version of `sensitive_values_wo` kept in the state, Terraform's convention for write-only arguments: bump it when the write-only values change, so that the state records the change. The values themselves are compared at every plan: a new version with the same values changes no object, new values are applied whatever the version. Default: none.",
 				Optional:            true,
 			},
-			"values_from":     resourceAttribute(valuesFromAttribute()),
-			"post_renderers":  resourceAttribute(postRenderersAttribute()),
-			"common_metadata": resourceAttribute(commonMetadataAttribute()),
+			"values_from":        resourceAttribute(valuesFromAttribute()),
+			"post_renderers":     resourceAttribute(postRenderersAttribute()),
+			"common_metadata":    resourceAttribute(commonMetadataAttribute()),
+			"wait_strategy":      waitStrategyAttribute(),
+			"health_check_exprs": healthCheckExprsAttribute(),
 			"suspend": schema.BoolAttribute{
 				MarkdownDescription: "Suspend the release (HelmRelease `spec.suspend`): no Helm action and no drift report while true; configuration changes are recorded in state with a warning and rolled out once it is false again. Default: `false`.",
 				Optional:            true,
@@ -303,6 +305,38 @@ func strategyAttribute(action string) schema.SingleNestedAttribute {
 				MarkdownDescription: "How long helm-controller waits before it retries (`retryInterval`), with `engine = \"flux\"` only: the controller retries between Terraform runs. The `helm` engine retries at the next apply and takes no interval. Only with `RetryOnFailure`. Default: `5m` (the controller's).",
 				Optional:            true,
 				Validators:          []validator.String{duration()},
+			},
+		},
+	}
+}
+
+func waitStrategyAttribute() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "How install, upgrade and rollback wait for the release's objects (HelmRelease `spec.waitStrategy`). Default: `poller` when `health_check_exprs` is set, else `legacy`; with `engine = \"flux\"` and neither set, helm-controller's default (`poller` from v1.5).",
+		Optional:            true,
+		Attributes: map[string]schema.Attribute{
+			"name": schema.StringAttribute{
+				MarkdownDescription: "The strategy (`name`): `legacy` is Helm 3's waiter: Deployments, StatefulSets, DaemonSets, Jobs, Pods, Services and PersistentVolumeClaims, and any other object is ready once it exists; " +
+					"`poller` polls every object's status as helm-controller does (kstatus): custom resources that report a `Ready` condition or an `observedGeneration` are waited for too, `health_check_exprs` decide for their kinds, and the wait ends as soon as one object has failed. One of " + waitStrategies.markdown() + ".",
+				Required:   true,
+				Validators: []validator.String{waitStrategies.validator()},
+			},
+		},
+	}
+}
+
+func healthCheckExprsAttribute() schema.ListNestedAttribute {
+	return schema.ListNestedAttribute{
+		MarkdownDescription: "When objects of a kind are ready, as CEL expressions over the object (`apiVersion`, `kind`, `metadata`, `spec`, `status`), for kinds whose status kstatus cannot read, e.g. a cert-manager `Certificate` or a database operator's resource (HelmRelease `spec.healthCheckExprs`, Flux's health check expressions). " +
+			"Used by the `poller` wait strategy, which setting them makes the default. An object whose `status.observedGeneration` lags its generation is in progress; then `in_progress`, `failed` and `current` are evaluated in that order, the first that holds decides, and none holding is in progress. A failed wait names the expression that did not hold. Expressions that do not compile are refused at plan. Default: none.",
+		Optional: true,
+		NestedObject: schema.NestedAttributeObject{
+			Attributes: map[string]schema.Attribute{
+				"api_version": schema.StringAttribute{MarkdownDescription: "API version of the kind, e.g. `cert-manager.io/v1` (`apiVersion`).", Required: true, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
+				"kind":        schema.StringAttribute{MarkdownDescription: "The kind, e.g. `Certificate` (`kind`). Default: every kind of the API group.", Optional: true},
+				"current":     schema.StringAttribute{MarkdownDescription: "Holds when the object is ready, e.g. `status.conditions.filter(e, e.type == 'Ready').all(e, e.status == 'True')` (`current`).", Required: true, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
+				"in_progress": schema.StringAttribute{MarkdownDescription: "Holds while the object is on its way, checked first (`inProgress`). Default: none.", Optional: true},
+				"failed":      schema.StringAttribute{MarkdownDescription: "Holds when the object has failed, which ends the wait at once (`failed`). Default: none.", Optional: true},
 			},
 		},
 	}

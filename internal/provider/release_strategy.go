@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fluxcd/pkg/apis/kustomize"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
@@ -103,5 +106,44 @@ func setRemediateLast(s *reconcile.Spec, action reconcile.ReleaseAction, v *bool
 		s.Upgrade.Remediation.RemediateLastFailure = v
 	} else {
 		s.Install.Remediation.RemediateLastFailure = v
+	}
+}
+
+// validateHealthChecks refuses at plan health check expressions that do
+// not parse, two checks of one kind, and health checks with the legacy
+// wait strategy, which would never evaluate them.
+func validateHealthChecks(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) {
+	if m.HealthCheckExprs.IsNull() || m.HealthCheckExprs.IsUnknown() {
+		return
+	}
+	var checks []healthCheckModel
+	if d := m.HealthCheckExprs.ElementsAs(ctx, &checks, false); d.HasError() {
+		return // not known yet
+	}
+	list := path.Root("health_check_exprs")
+	seen := map[string]int{}
+	for i, c := range checks {
+		if !c.APIVersion.IsUnknown() && !c.Kind.IsUnknown() {
+			kind := schema.FromAPIVersionAndKind(c.APIVersion.ValueString(), c.Kind.ValueString()).GroupKind().String()
+			if j, ok := seen[kind]; ok {
+				attrError(diags, list.AtListIndex(i), "Two health checks of one kind",
+					fmt.Sprintf("health_check_exprs[%d] and [%d] are both for %s.", j, i, kind), "Merge them into one, with the expressions joined by && or ||.")
+			}
+			seen[kind] = i
+		}
+		if c.Current.IsUnknown() || c.InProgress.IsUnknown() || c.Failed.IsUnknown() {
+			continue
+		}
+		hc := kustomize.CustomHealthCheck{HealthCheckExpressions: kustomize.HealthCheckExpressions{Current: c.Current.ValueString(), InProgress: c.InProgress.ValueString(), Failed: c.Failed.ValueString()}}
+		if field, err := helm.ParseHealthCheck(hc); err != nil {
+			p := list.AtListIndex(i).AtName(map[string]string{"current": "current", "inProgress": "in_progress", "failed": "failed"}[field])
+			attrError(diags, p, "Invalid health check expression",
+				fmt.Sprintf("The CEL expression at %s does not parse: %s.", p, err), "Write a CEL expression over the object's fields, e.g. status.conditions.filter(e, e.type == 'Ready').all(e, e.status == 'True').")
+		}
+	}
+	if w := objectAs[waitStrategyModel](ctx, m.WaitStrategy, path.Root("wait_strategy"), diags); w != nil && w.Name.ValueString() == string(helm.WaitLegacy) && len(checks) > 0 {
+		attrError(diags, path.Root("wait_strategy").AtName("name"), "Health checks with the legacy wait",
+			"health_check_exprs are evaluated by the poller wait strategy only, and wait_strategy.name is \"legacy\": they would never be checked.",
+			"Remove wait_strategy (poller is then the default) or set its name to \"poller\", or remove health_check_exprs.")
 	}
 }

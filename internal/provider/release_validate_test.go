@@ -92,6 +92,11 @@ resource "helmrelease_release" "r" {
 		{`install = { strategy = { name = "RemediateOnFailure", retry_interval = "1m" } }`, `Error: Retry interval without RetryOnFailure … retry_interval is the wait between the retries of the strategy RetryOnFailure, and install.strategy.name is "RemediateOnFailure". Remove retry_interval, or set name = "RetryOnFailure"`},
 		{`upgrade = { strategy = { name = "RetryOnFailure", retry_interval = "5 min" } }`, `The duration at upgrade.strategy.retry_interval is not valid: "5 min"`},
 		{`upgrade = { strategy = { retry_interval = "5m" } }`, `Inappropriate value for attribute "upgrade": attribute "strategy": attribute "name" is required`},
+		{`wait_strategy = { name = "watcher" }`, `Attribute wait_strategy.name value must be one of: ["poller" "legacy"], got: "watcher"`},
+		{`health_check_exprs = [{ api_version = "example.com/v1", kind = "Db", current = "status.phase ==" }]`, `Error: Invalid health check expression … The CEL expression at health_check_exprs[0].current does not parse`},
+		{`health_check_exprs = [{ api_version = "example.com/v1", kind = "Db", current = "true", failed = "status.(" }]`, `The CEL expression at health_check_exprs[0].failed does not parse`},
+		{"wait_strategy = { name = \"legacy\" }\nhealth_check_exprs = [{ api_version = \"example.com/v1\", kind = \"Db\", current = \"true\" }]", `Error: Health checks with the legacy wait … Remove wait_strategy (poller is then the default)`},
+		{`health_check_exprs = [{ api_version = "example.com/v1", kind = "Db", current = "true" }, { api_version = "example.com/v2", kind = "Db", current = "false" }]`, `Error: Two health checks of one kind … health_check_exprs[0] and [1] are both for Db.example.com`},
 		{"engine = \"flux\"\nflux = { interval = \"often\" }\nchart = { name = \"app\", repository = \"https://charts.example.com\" }", `The duration at flux.interval is not valid: "often"`},
 	} {
 		steps = append(steps, resource.TestStep{Config: config(tc.body), PlanOnly: true, ExpectError: errorText(tc.want)})
