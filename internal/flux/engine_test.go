@@ -258,4 +258,16 @@ func TestCheckCRDs(t *testing.T) {
 	if err := e.CheckCRDs(); err != nil {
 		t.Errorf("CheckCRDs once the CRDs are installed: %v", err)
 	}
+	// helm-controller v1.5 added spec.healthCheckExprs to the HelmRelease.
+	for _, v := range versions {
+		f, err := testcluster.StartFluxWith(ctx, dir, c.Kubeconfig, t.TempDir(), v, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Stop()
+		has, err := e.HasSpecField(ctx, "healthCheckExprs")
+		if want := !strings.HasPrefix(v, "v1.4."); err != nil || has != want {
+			t.Errorf("HelmRelease CRD of helm-controller %s declares healthCheckExprs: %t (%v), want %t", v, has, err, want)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package flux
 
 import (
 	"encoding/json"
+	"github.com/fluxcd/pkg/apis/kustomize"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -25,6 +26,7 @@ func TestBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := &reconcile.Spec{Name: "web", Namespace: "apps", TargetNamespace: "prod", ForceAt: "f1",
+		HealthChecks:  []kustomize.CustomHealthCheck{{APIVersion: "example.com/v1", Kind: "Db", HealthCheckExpressions: kustomize.HealthCheckExpressions{Current: "status.ready"}}},
 		Install:       reconcile.InstallSpec{Strategy: reconcile.ActionStrategy{Name: reconcile.StrategyRetryOnFailure, RetryInterval: time.Minute}},
 		Upgrade:       reconcile.UpgradeSpec{Remediation: reconcile.Remediation{Retries: 3, Strategy: reconcile.StrategyUninstall}},
 		PostRenderers: []postrender.Kustomize{{PatchesStrategicMerge: []string{"kind: Deployment"}}}}
@@ -103,6 +105,9 @@ func TestBuild(t *testing.T) {
 			hr := o.HelmRelease
 			if hr.Spec.Interval.Duration != time.Hour || hr.Spec.TargetNamespace != "prod" || hr.Spec.Upgrade.Remediation.Retries != 3 || string(*hr.Spec.Upgrade.Remediation.Strategy) != "uninstall" {
 				t.Errorf("spec %+v", hr.Spec)
+			}
+			if ws := hr.Spec.WaitStrategy; ws == nil || ws.Name != "poller" || len(hr.Spec.HealthCheckExprs) != 1 || hr.Spec.HealthCheckExprs[0].Current != "status.ready" {
+				t.Errorf("wait strategy %+v, health checks %+v: want the poller (the default with health checks) and the check", ws, hr.Spec.HealthCheckExprs)
 			}
 			if st := hr.Spec.Install.Strategy; st == nil || st.Name != "RetryOnFailure" || st.RetryInterval.Duration != time.Minute || hr.Spec.Upgrade.Strategy != nil {
 				t.Errorf("strategies %+v, %+v: want install's RetryOnFailure every minute, upgrade's unset", st, hr.Spec.Upgrade.Strategy)
