@@ -165,7 +165,7 @@ func TestAccRelease_import(t *testing.T) {
 				// An imported resource hashes Secret values with a key of
 				// its own.
 				// sensitive_values: the same values, written by yamlencode.
-				ImportStateVerifyIgnore: []string{"chart", "chart_digest", "install", "status", "planned_action", "sensitive_values", "resources.v1/Secret/" + ns + "/web-secret"},
+				ImportStateVerifyIgnore: []string{"chart", "chart_digest", "install", "status", "planned_action", "planned_hooks", "planned_crds", "sensitive_values", "resources.v1/Secret/" + ns + "/web-secret"},
 			},
 		},
 	})
