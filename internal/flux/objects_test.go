@@ -2,7 +2,6 @@ package flux
 
 import (
 	"encoding/json"
-	"github.com/fluxcd/pkg/apis/kustomize"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/kustomize"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 

@@ -85,7 +85,10 @@ func (c *Client) Clientset() (kubernetes.Interface, error) {
 // IsWaitTimeout reports whether err is a wait for readiness that ran out of
 // time: Helm's wait for the release's objects, or for a hook's.
 func IsWaitTimeout(err error) bool {
-	return errors.Is(err, context.DeadlineExceeded) || wait.Interrupted(err)
+	// client-go's rate limiter refuses a request it could not send before
+	// the deadline, with an error of its own.
+	return errors.Is(err, context.DeadlineExceeded) || wait.Interrupted(err) ||
+		(err != nil && strings.Contains(err.Error(), "would exceed context deadline"))
 }
 
 // FailedHooks are the hooks of rel that started at or after since (those

@@ -34,6 +34,9 @@ const (
 	CauseLoadBalancer Cause = "load-balancer"
 	// CauseFailed: Jobs or pods that failed.
 	CauseFailed Cause = "failed"
+	// CauseHealthCheck: a health check expression (healthCheckExprs)
+	// that does not hold, or whose failed expression holds.
+	CauseHealthCheck Cause = "health-check"
 	// CauseContainer: containers that do not start or keep crashing (image
 	// pulls, configuration, crash loops).
 	CauseContainer Cause = "container"
@@ -42,6 +45,9 @@ const (
 	// CauseProgressing: none of the above; the object is still on its way.
 	CauseProgressing Cause = "progressing"
 )
+
+// Causes are every cause, most specific first.
+var Causes = []Cause{CauseUnschedulable, CauseVolume, CauseLoadBalancer, CauseFailed, CauseHealthCheck, CauseContainer, CauseMissing, CauseProgressing}
 
 // NotReady says why one object is not ready.
 type NotReady struct {
@@ -439,7 +445,7 @@ func podReady(pod *corev1.Pod) bool {
 }
 
 func causeRank(c Cause) int {
-	return slices.Index([]Cause{CauseUnschedulable, CauseVolume, CauseLoadBalancer, CauseFailed, CauseContainer, CauseMissing, CauseProgressing}, c)
+	return slices.Index(Causes, c)
 }
 
 func desired(replicas *int32) int32 {

@@ -90,6 +90,8 @@ func waitRemedy(we *reconcile.WaitError) string {
 			out = append(out, "A Service of type LoadBalancer has no address: the cluster needs a load balancer controller (the cloud's, or MetalLB on bare metal); or set the Service's type to ClusterIP or NodePort in values; or set install.disable_wait / upgrade.disable_wait = true to stop waiting for it.")
 		case kube.CauseFailed:
 			out = append(out, "A Job or pod failed: its last log lines are above; fix what it needs (values, credentials, endpoints).")
+		case kube.CauseHealthCheck:
+			out = append(out, "A health check of health_check_exprs does not hold (the expression is named above): the object's status says why (kubectl get <kind> <name> -o yaml); fix what the object or its operator needs, or the expression if it misreads the status.")
 		case kube.CauseContainer:
 			out = append(out, "Containers do not start: check the image, its tag and pull secrets in values, and the container's configuration (the reason is above).")
 		case kube.CauseMissing:

@@ -48,7 +48,7 @@ resource "helmrelease_release" "r" {
 			{
 				// The health check never holds: the upgrade fails naming it.
 				Config:      config("two", "Pending", check+"\n  upgrade = { timeout = \"10s\" }"),
-				ExpectError: errorText("Widget " + ns + "/app: in progress: health check current `status.phase == 'Ready'` does not hold"),
+				ExpectError: errorText("Widget " + ns + "/app: in progress: health check current `status.phase == 'Ready'` does not hold … A health check of health_check_exprs does not hold (the expression is named above)"),
 			},
 			{
 				Config:      config("three", "Broken", check+"\n  upgrade = { timeout = \"5m\" }"),

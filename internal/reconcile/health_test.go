@@ -90,7 +90,8 @@ status:
 	// naming the expression.
 	withCheck := func(s *Spec) {
 		s.HealthChecks = []kustomize.CustomHealthCheck{check}
-		s.Install.Timeout = 10 * time.Second
+		// Time for the hook Job too, on a busy machine.
+		s.Install.Timeout = 20 * time.Second
 	}
 	err := run(f.spec(withCheck), "1.0.0")
 	var we *WaitError

@@ -94,7 +94,7 @@ func (e *WaitError) PodLogs() string {
 // first.
 func (e *WaitError) Causes() []kube.Cause {
 	var out []kube.Cause
-	for _, c := range []kube.Cause{kube.CauseUnschedulable, kube.CauseVolume, kube.CauseLoadBalancer, kube.CauseFailed, kube.CauseContainer, kube.CauseMissing, kube.CauseProgressing} {
+	for _, c := range kube.Causes {
 		for _, n := range e.NotReady {
 			if n.Cause == c {
 				out = append(out, c)
@@ -153,10 +153,17 @@ func (e *Engine) explainFailure(ctx context.Context, req *Request, err error, st
 				continue
 			}
 			n := x.Explain(ctx, ref)
-			if rest, ok := strings.CutPrefix(n.Reason, "not ready"); ok {
+			health := strings.Contains(reasons[i], "health check")
+			switch rest, ok := strings.CutPrefix(n.Reason, "not ready"); {
+			case ok:
 				// A kind the explainer does not know: what the poller
 				// saw, the health check's expression included.
 				n.Reason = reasons[i] + rest
+			case health:
+				n.Reason = reasons[i] + "; " + n.Reason
+			}
+			if health {
+				n.Cause = kube.CauseHealthCheck
 			}
 			we.NotReady = append(we.NotReady, n)
 		}
