@@ -24,6 +24,9 @@ resource "helmrelease_release" "r" {
   namespace = %[1]q
   chart     = { name = %[2]q }
   install   = { create_namespace = true, timeout = "10s" }
+  # A failed upgrade is rolled back before the next one: not waited for,
+  # the rolled-back Widget is not Ready either.
+  rollback  = { disable_wait = true }
   values    = { message = %[5]q, widget = { enabled = true, phase = %[3]q } }
   %[4]s
 }

@@ -320,7 +320,10 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 			return
 		}
 	}
-	var hooks []*release.Hook
+	// The hooks of the first render, and of the perturbed one when the
+	// chart calls random or time functions.
+	var hooks, perturbedHooks []*release.Hook
+	perturbedRan := false
 	render := func(ctx context.Context, c *helm.Chart, v map[string]any, perturbed bool) (string, string, error) {
 		req := &reconcile.Request{Spec: spec, Chart: c, Values: v, Status: &reconcile.Status{}, AsInstall: asInstall}
 		dryRun := e.DryRun
@@ -331,7 +334,9 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 		if err != nil {
 			return "", "", err
 		}
-		if !perturbed {
+		if perturbed {
+			perturbedRan, perturbedHooks = true, rel.Hooks
+		} else {
 			hooks = rel.Hooks
 		}
 		return rel.Manifest, "", nil
@@ -366,6 +371,11 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 		return (&rendering{Shown: shown, Masked: masked}).resources(hashKey == nil)
 	}
 	plan.PlannedHooks, plan.PlannedCRDs = planned(hooksManifest(hooks)), planned(crds)
+	if rendered.SetUnreproducible || perturbedRan && hooksManifest(perturbedHooks) != hooksManifest(hooks) {
+		// Hooks another render makes otherwise (random names, as
+		// podinfo's tests have): known after apply, from the release.
+		plan.PlannedHooks = types.MapUnknown(types.StringType)
+	}
 }
 
 // hooksManifest is the manifests of hooks as one YAML stream.

@@ -55,8 +55,7 @@ provider "helmrelease" {
 
 // TestAccRelease_pendingLock: an apply killed in the middle of an upgrade
 // leaves the release pending-upgrade; the next plan plans to unlock it and
-// apply recovers it (the interrupted revision marked failed, then upgraded
-// again, as helm-controller does: no failure was counted).
+// apply recovers it (rollback remediation, then the upgrade again).
 func TestAccRelease_pendingLock(t *testing.T) {
 	ns := testNamespace(t)
 	resource.Test(t, resource.TestCase{

@@ -33,9 +33,8 @@ const maxSteps = 64
 //	Uninstalling roll back onto itself (a failed or interrupted uninstall)
 //	Untested    test
 //	Failed      rollback or uninstall remediation, while retries remain
-//	            or the last failure must be remediated; an upgrade when
-//	            no failure is counted (the inputs changed since) or, once
-//	            per run, with the strategy RetryOnFailure
+//	            or the last failure must be remediated; with the strategy
+//	            RetryOnFailure an upgrade, once per run
 //	Drifted     correct drift
 //	InSync      none: done
 //
@@ -202,11 +201,7 @@ func (e *Engine) actionForState(req *Request, state ReleaseState, force bool) (A
 		}
 		return &CorrectDrift{e, state.Drift}, nil
 	case StateFailed:
-		if s.RetriesOnFailure(st) || s.ActiveRemediation(st).Failures(st) <= 0 {
-			// As helm-controller: retried under RetryOnFailure; with no
-			// failure counted, what made it fail changed since (chart,
-			// values, a reset, an unlock), so it is upgraded, not
-			// remediated.
+		if s.RetriesOnFailure(st) {
 			return &Upgrade{e}, nil
 		}
 		if err := s.exhausted(state.Status, st, releaseRef(req)); err != nil {

@@ -14,13 +14,12 @@
 //	Absent      Install                        Untested / InSync, or Failed
 //	Unmanaged   Upgrade                        (a release changed by hand is taken back)
 //	OutOfSync   Upgrade                        Untested / InSync, or Failed
-//	Locked      Unlock (stale locks only)      Failed: upgraded (no failure counted)
+//	Locked      Unlock (stale locks only)      Failed: remediation takes over
 //	Uninstalling UndoUninstall (stale only)    InSync, or OutOfSync: a failed
 //	                                           uninstall is taken back
 //	Untested    Test                           InSync, or Failed unless ignored
 //	Failed      RollbackRemediation or         OutOfSync / Absent: retried while
-//	            UninstallRemediation; Upgrade  retries remain
-//	            when no failure is counted
+//	            UninstallRemediation           retries remain
 //	Drifted     drift correction               InSync
 //	InSync      none                           done: Ready
 //

@@ -22,10 +22,10 @@ func (s *Spec) exhausted(state ReleaseStatus, st *Status, ref string) error {
 			return fmt.Errorf("%w: upgrade of release %s failed %d times", ErrRetriesExhausted, ref, st.UpgradeFailures)
 		}
 	case StateFailed:
-		remediation := s.ActiveRemediation(st)
-		if s.RetriesOnFailure(st) || remediation.Failures(st) <= 0 {
+		if s.RetriesOnFailure(st) {
 			return nil
 		}
+		remediation := s.ActiveRemediation(st)
 		if remediation.RetriesExhausted(st) && !remediation.MustRemediateLastFailure() {
 			return fmt.Errorf("%w: %s of release %s failed %d times and the last failure is not remediated",
 				ErrRetriesExhausted, remediation.Action, ref, remediation.Failures(st))
