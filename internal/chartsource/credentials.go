@@ -24,7 +24,7 @@ const credentialKeyFile = "credentials.key"
 // authenticated reports whether auth identifies the client to the
 // repository (basic auth or a client certificate).
 func (a Auth) authenticated() bool {
-	return a.Username != "" || a.Password != "" || a.CertFile != "" || a.KeyFile != ""
+	return a.Username != "" || a.Password != "" || a.CertFile != "" || a.KeyFile != "" || a.Login != nil || a.DockerConfig
 }
 
 // credentialID names auth's cache entries: empty for anonymous access
@@ -34,7 +34,15 @@ func (r *Repositories) credentialID(auth Auth) string {
 		return ""
 	}
 	mac := hmac.New(sha256.New, r.credentialKey())
-	for _, s := range []string{auth.Username, auth.Password, auth.CertFile, auth.KeyFile} {
+	password := auth.Password
+	switch {
+	case auth.Login != nil:
+		// One login, one access: a renewed token keeps the cache.
+		password = auth.Login.ID()
+	case auth.DockerConfig && auth.Username == "" && auth.Password == "":
+		password = "\x00docker-config"
+	}
+	for _, s := range []string{auth.Username, password, auth.CertFile, auth.KeyFile} {
 		mac.Write([]byte(s))
 		mac.Write([]byte{0})
 	}

@@ -11,7 +11,10 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/registry"
+	orasauth "oras.land/oras-go/v2/registry/remote/auth"
+	"oras.land/oras-go/v2/registry/remote/credentials"
 )
 
 // OCIChart is a chart resolved in an OCI registry.
@@ -37,6 +40,13 @@ func IsOCI(repository string) bool { return strings.HasPrefix(repository, "oci:/
 // Archives are cached by manifest digest; the tag is resolved every time, so
 // a tag pushed again is seen.
 func (r *Repositories) OCI(ctx context.Context, src Source) (*OCIChart, error) {
+	return withLogin(ctx, src.Auth, func(auth Auth) (*OCIChart, error) {
+		src.Auth = auth
+		return r.oci(ctx, src)
+	})
+}
+
+func (r *Repositories) oci(ctx context.Context, src Source) (*OCIChart, error) {
 	repository, name, constraint, auth := src.Repository, src.Name, src.Version, src.Auth
 	if constraint == "" {
 		constraint = "*"
@@ -142,8 +152,8 @@ func (r *Repositories) pullOCI(ctx context.Context, client *registry.Client, rep
 func ociRemedy(err error) string {
 	msg := err.Error()
 	switch {
-	case strings.Contains(msg, "401") || strings.Contains(msg, "unauthorized"):
-		return " (check the registry credentials: chart.username/password or the provider's registries)"
+	case strings.Contains(msg, "401") || strings.Contains(msg, "unauthorized") || strings.Contains(msg, "credential not found"):
+		return " (check the registry credentials: chart.username/password or the provider's registries, whose login command or Docker configuration may give none for this host)"
 	case strings.Contains(msg, "404") || strings.Contains(msg, "not found"):
 		return " (check the repository path and chart name)"
 	}
@@ -163,18 +173,45 @@ func (r *Repositories) registryClient(auth Auth) (*registry.Client, error) {
 	if c, ok := r.registryClients[auth]; ok {
 		return c, nil
 	}
-	opts := []registry.ClientOption{
+	credential, err := registryCredential(auth)
+	if err != nil {
+		return nil, err
+	}
+	// Helm's client would fall back to Docker's credential store for a
+	// client without basic auth: its authorizer is replaced by one that
+	// sends only what the configuration says.
+	authorizer := orasauth.Client{Client: httpClient, Credential: credential, Cache: orasauth.NewCache()}
+	authorizer.SetUserAgent(helmUserAgent)
+	c, err := registry.NewClient(
 		registry.ClientOptHTTPClient(httpClient),
-		// Never the user's Docker or Helm credential files: only what the
-		// configuration says.
+		registry.ClientOptAuthorizer(authorizer),
+		// Read by Helm's client although the authorizer above never asks it.
 		registry.ClientOptCredentialsFile(filepath.Join(r.cacheDir, "no-registry-credentials.json")),
-	}
-	if auth.Username != "" || auth.Password != "" {
-		opts = append(opts, registry.ClientOptBasicAuth(auth.Username, auth.Password))
-	}
-	c, err := registry.NewClient(opts...)
+	)
 	if err == nil {
 		r.registryClients[auth] = c
 	}
 	return c, err
+}
+
+// helmUserAgent is the agent Helm's registry client sends, which follows
+// this provider's.
+var helmUserAgent = "Helm/" + strings.TrimPrefix(chartutil.DefaultCapabilities.HelmVersion.Version, "v")
+
+// registryCredential is what the registry client sends to a registry that
+// asks: auth's user name and password, else Docker's credentials for the
+// host when auth says so, else nothing.
+func registryCredential(auth Auth) (orasauth.CredentialFunc, error) {
+	switch {
+	case auth.Username != "" || auth.Password != "":
+		cred := orasauth.Credential{Username: auth.Username, Password: auth.Password}
+		return func(context.Context, string) (orasauth.Credential, error) { return cred, nil }, nil
+	case auth.DockerConfig:
+		store, err := credentials.NewStoreFromDocker(credentials.StoreOptions{DetectDefaultNativeStore: true})
+		if err != nil {
+			return nil, fmt.Errorf("reading Docker's credential configuration: %w", err)
+		}
+		return credentials.Credential(store), nil
+	}
+	return func(context.Context, string) (orasauth.Credential, error) { return orasauth.EmptyCredential, nil }, nil
 }

@@ -30,10 +30,28 @@ import (
 // ociRegistry is a real OCI registry (distribution) on loopback, with TLS
 // and basic authentication.
 type ociRegistry struct {
-	url    string // oci://127.0.0.1:port/charts
-	host   string
-	auth   Auth
-	agents *userAgents
+	url      string // oci://127.0.0.1:port/charts
+	host     string
+	auth     Auth
+	agents   *userAgents
+	htpasswd string
+}
+
+// rotate makes the registry accept password alone for its user: the
+// registry reads its htpasswd file again when the file's time changes.
+func (o *ociRegistry) rotate(t *testing.T, password string) {
+	t.Helper()
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(o.htpasswd, []byte(o.auth.Username+":"+string(hash)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if err := os.Chtimes(o.htpasswd, now, now); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func newOCIRegistry(t *testing.T) *ociRegistry {
@@ -63,7 +81,7 @@ func newOCIRegistry(t *testing.T) *ociRegistry {
 		t.Fatal(err)
 	}
 	host := strings.TrimPrefix(srv.URL, "https://")
-	return &ociRegistry{url: "oci://" + host + "/charts", host: host, auth: Auth{Username: "bot", Password: "s3cret", CAFile: ca}, agents: agents}
+	return &ociRegistry{url: "oci://" + host + "/charts", host: host, auth: Auth{Username: "bot", Password: "s3cret", CAFile: ca}, agents: agents, htpasswd: htpasswd}
 }
 
 // push pushes chart web at version, with description as content.

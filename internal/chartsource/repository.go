@@ -37,6 +37,15 @@ type Auth struct {
 	CAFile, CertFile, KeyFile string
 	// InsecureSkipTLSVerify turns TLS verification off.
 	InsecureSkipTLSVerify bool
+	// Login gives Password when it is first needed and a new one when the
+	// repository refuses it (a command's token); Username goes with it.
+	// Caches are keyed by the login, not its passwords.
+	Login Login
+	// DockerConfig takes an OCI registry's credentials from Docker's
+	// configuration (DOCKER_CONFIG, else ~/.docker/config.json: auths,
+	// credsStore, credHelpers) when Username and Password are empty.
+	// Without it no credential file of the machine is read.
+	DockerConfig bool
 }
 
 // Repositories fetches repository indexes and chart archives. Within a
@@ -96,8 +105,13 @@ func indexURL(repoURL string) string {
 	return strings.TrimSuffix(repoURL, "/") + "/index.yaml"
 }
 
-// Index returns the index of the repository at repoURL.
+// Index returns the index of the repository at repoURL. A login of auth
+// gives its password first, and a new one when the repository refuses it.
 func (r *Repositories) Index(ctx context.Context, repoURL string, auth Auth) (*Index, error) {
+	return withLogin(ctx, auth, func(auth Auth) (*Index, error) { return r.index(ctx, repoURL, auth) })
+}
+
+func (r *Repositories) index(ctx context.Context, repoURL string, auth Auth) (*Index, error) {
 	key := r.indexCacheKey(repoURL, auth)
 	r.mu.Lock()
 	idx, ok := r.indexes[key]

@@ -28,7 +28,7 @@ type repoServer struct {
 	archive     []byte
 	fullIndexes atomic.Int64 // index bodies sent
 	conditional atomic.Int64 // requests answered 304
-	auth        string       // "user:password" required when set
+	auth        atomic.Value // string "user:password" required when set
 	sawAuth     atomic.Value // Authorization header of the last archive request
 	prov        atomic.Value // []byte: provenance file served next to the archive
 	failWith    atomic.Int32 // HTTP status every request answers when set
@@ -48,14 +48,15 @@ func newRepoServer(t *testing.T, tlsServer bool, chartURL func(base string) stri
 	}
 	s := &repoServer{archive: archive}
 	s.sawAuth.Store("")
+	s.auth.Store("")
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if code := s.failWith.Load(); code != 0 {
 			http.Error(w, "failing on purpose", int(code))
 			return
 		}
-		if s.auth != "" {
+		if want := s.auth.Load().(string); want != "" {
 			user, pass, ok := r.BasicAuth()
-			if !ok || user+":"+pass != s.auth {
+			if !ok || user+":"+pass != want {
 				http.Error(w, "unauthorized", http.StatusUnauthorized)
 				return
 			}
@@ -180,7 +181,7 @@ func TestIndexDownloadedOnce(t *testing.T) {
 func TestRepositoryErrors(t *testing.T) {
 	ctx := context.Background()
 	s := newRepoServer(t, false, relative)
-	s.auth = "bot:right"
+	s.auth.Store("bot:right")
 	repos := NewRepositories(t.TempDir(), 0)
 	_, err := repos.Index(ctx, s.URL, Auth{Username: "bot", Password: "wrong"})
 	if err == nil || !strings.Contains(err.Error(), "401 Unauthorized: check the repository credentials") || strings.Contains(err.Error(), "wrong") {
@@ -196,7 +197,7 @@ func TestRepositoryErrors(t *testing.T) {
 	if _, err := repos.Index(ctx, "http://127.0.0.1:1", Auth{}); err == nil || !strings.Contains(err.Error(), "unreachable") {
 		t.Errorf("unreachable: %v", err)
 	}
-	s.auth = ""
+	s.auth.Store("")
 	s.index.Store([]byte("this is: [not an index"))
 	fresh := NewRepositories(t.TempDir(), 0)
 	if _, err := fresh.Index(ctx, s.URL, Auth{}); err == nil || !strings.Contains(err.Error(), "repository "+s.URL) {
@@ -316,7 +317,7 @@ func TestRepositoryTLS(t *testing.T) {
 func TestIndexCachedPerCredentials(t *testing.T) {
 	ctx := context.Background()
 	s := newRepoServer(t, false, relative)
-	s.auth = "bot:right"
+	s.auth.Store("bot:right")
 	right := Auth{Username: "bot", Password: "right"}
 	cache := t.TempDir()
 	repos := NewRepositories(cache, 0)

@@ -96,7 +96,16 @@ func (src Source) tracksDigest() bool {
 
 // Resolve finds, fetches and loads the chart of src, builds its missing
 // dependencies from their repositories, and applies its values files.
+// A login of src.Auth gives its password first, and a new one when the
+// repository refuses it.
 func (r *Repositories) Resolve(ctx context.Context, src Source) (*Resolved, error) {
+	return withLogin(ctx, src.Auth, func(auth Auth) (*Resolved, error) {
+		src.Auth = auth
+		return r.resolve(ctx, src)
+	})
+}
+
+func (r *Repositories) resolve(ctx context.Context, src Source) (*Resolved, error) {
 	var out *Resolved
 	var err error
 	switch {
@@ -104,7 +113,7 @@ func (r *Repositories) Resolve(ctx context.Context, src Source) (*Resolved, erro
 		out, err = resolveLocal(src)
 	case IsOCI(src.Repository):
 		var oci *OCIChart
-		if oci, err = r.OCI(ctx, src); err == nil {
+		if oci, err = r.oci(ctx, src); err == nil {
 			// As Flux does: the release's chart version carries the digest,
 			// so that a tag pushed again is an upgrade.
 			out = &Resolved{Chart: oci.Chart, Version: oci.Version, AppVersion: oci.Chart.Metadata.AppVersion, Digest: oci.Digest, Versions: oci.Versions,
@@ -150,10 +159,17 @@ func (r *Repositories) Resolve(ctx context.Context, src Source) (*Resolved, erro
 // OCI and local charts, and revisions that digest the chart's files, are
 // resolved whole.
 func (r *Repositories) Version(ctx context.Context, src Source) (*Resolved, error) {
+	return withLogin(ctx, src.Auth, func(auth Auth) (*Resolved, error) {
+		src.Auth = auth
+		return r.version(ctx, src)
+	})
+}
+
+func (r *Repositories) version(ctx context.Context, src Source) (*Resolved, error) {
 	if src.Repository == "" || IsOCI(src.Repository) || src.strategy() == StrategyRevision || len(src.ValuesFiles) > 0 {
-		return r.Resolve(ctx, src)
+		return r.resolve(ctx, src)
 	}
-	idx, err := r.Index(ctx, src.Repository, src.Auth)
+	idx, err := r.index(ctx, src.Repository, src.Auth)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +190,7 @@ func versionsOf(idx *Index, name string) []string {
 }
 
 func (r *Repositories) resolveHTTP(ctx context.Context, src Source) (*Resolved, error) {
-	idx, err := r.Index(ctx, src.Repository, src.Auth)
+	idx, err := r.index(ctx, src.Repository, src.Auth)
 	if err != nil {
 		return nil, err
 	}

@@ -121,11 +121,7 @@ func (d *chartDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 		repositoryURLError(&resp.Diagnostics, path.Root("repository"), err)
 		return
 	}
-	if auth.Username == "" && chartsource.IsOCI(repo) {
-		if login := d.data.registryAuth(repo); login != nil {
-			auth.Username, auth.Password = login.Username, login.Password
-		}
-	}
+	auth = d.data.withRegistryLogin(repo, auth)
 	var version, appVersion, digest string
 	var urls, versions []string
 	if chartsource.IsOCI(repo) {

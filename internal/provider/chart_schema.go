@@ -113,8 +113,8 @@ type chartVerifyModel struct {
 	Keyring types.String `tfsdk:"keyring"`
 }
 
-// source is the chart source the model names; for an OCI registry without
-// credentials, the provider's registries login for its host.
+// source is the chart source the model names; without a user name, with
+// the provider's registries login for its repository.
 func (m *chartModel) source(ctx context.Context, data *providerData) (chartsource.Source, diag.Diagnostics) {
 	src := chartsource.Source{
 		Name:       m.Name.ValueString(),
@@ -142,11 +142,7 @@ func (m *chartModel) source(ctx context.Context, data *providerData) (chartsourc
 		src.Keyring = m.Verify.Keyring.ValueString()
 	}
 	diags.Append(m.ValuesFiles.ElementsAs(ctx, &src.ValuesFiles, false)...)
-	if src.Auth.Username == "" && chartsource.IsOCI(src.Repository) && data != nil {
-		if login := data.registryAuth(src.Repository); login != nil {
-			src.Auth.Username, src.Auth.Password = login.Username, login.Password
-		}
-	}
+	src.Auth = data.withRegistryLogin(src.Repository, src.Auth)
 	return src, diags
 }
 
@@ -163,6 +159,8 @@ func chartError(diags *diag.Diagnostics, chart path.Path, err error) {
 	switch {
 	case errors.Is(err, chartsource.ErrDependency):
 		attrError(diags, at("name"), "Chart dependency not resolvable", err.Error()+".", "Vendor the dependency in the chart's charts/ directory (helm dependency build), or fix its repository and version in Chart.yaml.")
+	case errors.Is(err, chartsource.ErrLogin):
+		attrError(diags, at("repository"), "Repository login failed", err.Error()+".", "Run the exec command of the provider's registries login for this repository by hand: it must print the token alone and exit 0. With docker_config, check Docker's credentials for the host (docker login, or its credential helper).")
 	case errors.Is(err, chartsource.ErrProvenance):
 		attrError(diags, at("verify"), "Chart provenance not verified", err.Error()+".", "Use a chart signed (helm package --sign) by a key of the keyring, with its .prov file published next to it, or point verify.keyring at the signer's public keys.")
 	case errors.Is(err, chartsource.ErrValuesFile):

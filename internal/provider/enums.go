@@ -12,7 +12,9 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
-var ociRegistryPattern = regexp.MustCompile(`^oci://[A-Za-z0-9.-]+(:[0-9]+)?/?$`)
+// loginURLPattern is the url of a provider registries login: an OCI
+// registry host or a Helm repository URL (no userinfo, query or fragment).
+var loginURLPattern = regexp.MustCompile(`^(oci://[A-Za-z0-9.-]+(:[0-9]+)?/?|https?://[A-Za-z0-9.-]+(:[0-9]+)?(/[^?#@]*)?)$`)
 
 // enum is a closed set of string values; it feeds both the validator and the
 // description, so they cannot disagree.

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/action"
@@ -45,7 +44,7 @@ var objectAsOptions = basetypes.ObjectAsOptions{UnhandledNullAsEmpty: true, Unha
 type providerData struct {
 	clients    *kube.Clients
 	charts     *chartsource.Repositories
-	registries []registryModel
+	registries []registryLogin
 
 	// discoveries are the provider cluster's discovery by impersonated
 	// user ("" for the provider's own), shared by all releases.
@@ -81,23 +80,6 @@ func (d *providerData) fluxEngine() (*flux.Engine, error) {
 func (d *providerData) discovery(cfg *rest.Config, impersonate string) *kube.Discovery {
 	v, _ := d.discoveries.LoadOrStore(impersonate, kube.NewDiscovery(cfg, impersonate))
 	return v.(*kube.Discovery)
-}
-
-// registryAuth is the login of the provider's registries for an oci://
-// repository, by host; nil when none matches.
-func (d *providerData) registryAuth(repository string) *chartsource.Auth {
-	host := registryHost(repository)
-	for _, r := range d.registries {
-		if registryHost(r.URL.ValueString()) == host {
-			return &chartsource.Auth{Username: r.Username.ValueString(), Password: r.Password.ValueString()}
-		}
-	}
-	return nil
-}
-
-func registryHost(u string) string {
-	host, _, _ := strings.Cut(strings.TrimPrefix(u, "oci://"), "/")
-	return host
 }
 
 type helmReleaseProvider struct {
@@ -138,7 +120,11 @@ func (p *helmReleaseProvider) Configure(ctx context.Context, req provider.Config
 	agent := userAgent(p.version, req.TerraformVersion)
 	data := &providerData{charts: chartsource.NewRepositories(cacheDir, 0).WithUserAgent(agent)}
 	if !cfg.Registries.IsUnknown() && !cfg.Registries.IsNull() {
-		resp.Diagnostics.Append(cfg.Registries.ElementsAs(ctx, &data.registries, false)...)
+		var models []registryModel
+		resp.Diagnostics.Append(cfg.Registries.ElementsAs(ctx, &models, false)...)
+		logins, diags := registryLogins(ctx, models)
+		resp.Diagnostics.Append(diags...)
+		data.registries = logins
 	}
 
 	switch {

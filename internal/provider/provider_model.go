@@ -40,12 +40,6 @@ type execModel struct {
 	Env        types.Map    `tfsdk:"env"`
 }
 
-type registryModel struct {
-	URL      types.String `tfsdk:"url"`
-	Username types.String `tfsdk:"username"`
-	Password types.String `tfsdk:"password"`
-}
-
 // kubeConfig converts the kubernetes block; the caller has checked that it
 // is fully known.
 func (m kubernetesModel) kubeConfig(ctx context.Context) (kube.Config, diag.Diagnostics) {

@@ -117,25 +117,52 @@ func providerSchema() schema.Schema {
 				},
 			},
 			"registries": schema.ListNestedAttribute{
-				MarkdownDescription: "Logins for OCI registries (`oci://` chart repositories), used lazily the first time a chart is pulled from the registry. Default: none (anonymous pulls).",
+				MarkdownDescription: "Logins for OCI registries (`oci://` chart repositories, by host) and Helm repositories (`https://`, by URL prefix), used lazily when a chart is first resolved from them, for charts that set no `username` of their own. Each login is a `username` with a `password`, a `username` with an `exec` command printing a token that expires (ECR, GAR, ACR), or `docker_config` (OCI only). Default: none (anonymous pulls; the machine's Docker and Helm credential files are never read unless `docker_config` says so).",
 				Optional:            true,
 				NestedObject: schema.NestedAttributeObject{
 					Attributes: map[string]schema.Attribute{
 						"url": schema.StringAttribute{
-							MarkdownDescription: "Registry, as `oci://host[:port]`.",
+							MarkdownDescription: "Registry as `oci://host[:port]`, or Helm repository URL `https://host[:port][/path]` (`http://` too) whose charts' repositories it prefixes.",
 							Required:            true,
-							Validators:          []validator.String{stringvalidator.RegexMatches(ociRegistryPattern, "must be oci://host[:port], e.g. oci://registry.example.com")},
+							Validators:          []validator.String{stringvalidator.RegexMatches(loginURLPattern, "must be oci://host[:port] or an https:// (http://) repository URL without credentials, query or fragment, e.g. oci://registry.example.com or https://charts.example.com/stable")},
 						},
 						"username": schema.StringAttribute{
-							MarkdownDescription: "User name.",
-							Required:            true,
+							MarkdownDescription: "User name sent with `password` or the `exec` token (ECR: `AWS`; GAR: `oauth2accesstoken`; ACR: `00000000-0000-0000-0000-000000000000`). Required with `password` and `exec`.",
+							Optional:            true,
+							Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
 						},
 						"password": schema.StringAttribute{
-							MarkdownDescription: "Password or token.",
-							Required:            true,
+							MarkdownDescription: "Password or token. Never shown in plans or logs. Default: none.",
+							Optional:            true,
 							Sensitive:           true,
 						},
+						"exec": schema.SingleNestedAttribute{
+							MarkdownDescription: "Command that prints a token to use as the password, e.g. `aws ecr get-login-password`: run the first time a chart of this login is resolved in a Terraform run, and again when the registry or repository refuses the token (it expired), never more often. Its standard output less surrounding white space is the token, on one line; a command that fails within a minute is reported with the last line of its standard error. The token is kept in memory only: never in state, plans, logs or errors (with `engine = \"flux\"` it is written to the release's credentials Secret, where it expires; see the guide). Default: none.",
+							Optional:            true,
+							Attributes: map[string]schema.Attribute{
+								"command": schema.StringAttribute{
+									MarkdownDescription: "Command to run, found on `PATH` unless a path.",
+									Required:            true,
+									Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+								},
+								"args": schema.ListAttribute{
+									MarkdownDescription: "Arguments of the command. Default: none.",
+									ElementType:         types.StringType,
+									Optional:            true,
+								},
+								"env": schema.MapAttribute{
+									MarkdownDescription: "Environment variables added to the provider's for the command. Default: none.",
+									ElementType:         types.StringType,
+									Optional:            true,
+								},
+							},
+						},
+						"docker_config": schema.BoolAttribute{
+							MarkdownDescription: "Take the registry's credentials from Docker's configuration, as `docker pull` does: `$DOCKER_CONFIG/config.json` (default `~/.docker/config.json`), its `auths`, `credsStore` and `credHelpers` (a `docker-credential-<name>` helper such as `ecr-login` or `gcloud` is run on each login to the registry). OCI registries only. Default: `false`.",
+							Optional:            true,
+						},
 					},
+					Validators: []validator.Object{registryLoginValidator{}},
 				},
 			},
 			"cache_dir": schema.StringAttribute{

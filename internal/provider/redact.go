@@ -50,7 +50,10 @@ func newRedactor(data *providerData) *redactor {
 		return r
 	}
 	for _, reg := range data.registries {
-		r.add(reg.Password.ValueString())
+		r.add(reg.auth.Password)
+	}
+	for _, token := range data.loginTokens() {
+		r.add(token)
 	}
 	if cfg, err := data.clients.RESTConfig(); err == nil {
 		r.addConfig(cfg)

@@ -111,6 +111,14 @@ func (r *releaseResource) fluxRelease(ctx context.Context, m *releaseModel, wo w
 	if p := wo.ChartPassword.ValueString(); p != "" {
 		src.Auth.Password = p
 	}
+	// The controller gets the login's current token, which expires in the
+	// credentials Secret (the guide says so).
+	auth, err := src.Auth.Concrete(ctx, src.Repository)
+	if err != nil {
+		chartError(diags, path.Root("chart"), err)
+		return nil
+	}
+	src.Auth = auth
 	inline, err := valuesMap(m.Values)
 	if err != nil {
 		invalidValue(diags, path.Root("values"), "values", err, "Set values to an object, e.g. values = { replicaCount = 2 }.")

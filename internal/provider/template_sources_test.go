@@ -2,6 +2,8 @@ package provider
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -116,4 +118,89 @@ data "helmrelease_template" "t" {
 	if n := repo.IndexDownloads.Load(); n != 2 {
 		t.Errorf("index downloaded %d times, want 2", n)
 	}
+}
+
+// TestTemplate_registryLogins: the provider's registries give a login
+// command whose token the registry rotates between two plans, and the
+// password of a Helm repository by URL prefix; logins that are not one
+// of the three kinds are refused at plan with their path.
+func TestTemplate_registryLogins(t *testing.T) {
+	registry := testrepo.NewOCI(t)
+	registry.Push(t, testChart(t, "2.0.0"), nil)
+	repo := testrepo.NewHTTP(t)
+	repo.Add(t, testChart(t, "1.0.0"), nil)
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	setToken := func(token string) {
+		if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setToken(testrepo.Password)
+	cacheDir := t.TempDir()
+	config := func(logins, chart string) string {
+		return fmt.Sprintf(`
+provider "helmrelease" {
+  cache_dir  = %q
+  registries = %s
+}
+
+data "helmrelease_template" "t" {
+  name      = "web"
+  namespace = "apps"
+  chart     = %s
+}
+`, cacheDir, logins, chart)
+	}
+	execLogin := fmt.Sprintf(`[{
+    url      = %q
+    username = %q
+    exec     = { command = "sh", args = ["-c", "cat \"$TOKEN_FILE\""], env = { TOKEN_FILE = %q } }
+  }]`, strings.TrimSuffix(registry.URL, "/charts"), testrepo.Username, tokenFile)
+	ociChart := fmt.Sprintf(`{ repository = %q, name = "app", version = "2.x", ca_file = %q }`, registry.URL, registry.CAFile)
+	version := statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("chart_version"), knownvalue.StringRegexp(regexp.MustCompile(`^2\.0\.0\+[0-9a-f]{12}$`)))
+
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config(execLogin, ociChart), ConfigStateChecks: []statecheck.StateCheck{version}},
+			{
+				// The token expires: the registry takes only a new one, which
+				// the command now prints.
+				PreConfig: func() {
+					registry.Rotate(t, "rotated-Tk2")
+					setToken("rotated-Tk2")
+				},
+				Config:            config(execLogin, ociChart),
+				ConfigStateChecks: []statecheck.StateCheck{version},
+			},
+			{
+				// A command that fails is named with what it said.
+				PreConfig:   func() { setToken("") },
+				Config:      config(execLogin, ociChart),
+				ExpectError: errorText(`Error: Repository login failed … login command sh printed no token. Run the exec command`),
+			},
+			{
+				Config:      config(fmt.Sprintf(`[{ url = %q, username = "bot" }]`, repo.URL), ociChart),
+				ExpectError: errorText(`Registry login without credentials … sets no password, exec or docker_config.`),
+			},
+			{
+				Config:      config(fmt.Sprintf(`[{ url = %q, docker_config = true }]`, repo.URL), ociChart),
+				ExpectError: errorText(`Docker configuration for a Helm repository`),
+			},
+			{
+				Config:      config(`[{ url = "oci://registry.example.com", password = "p4ssword" }]`, ociChart),
+				ExpectError: errorText(`Registry login without a user name`),
+			},
+			{
+				// A Helm repository's login, by URL prefix (last: the test's
+				// destroy runs with a valid configuration).
+				Config: config(fmt.Sprintf(`[{ url = %q, username = %q, password = %q }]`, repo.URL, testrepo.Username, testrepo.Password),
+					fmt.Sprintf(`{ repository = %q, name = "app", version = "1.0.0" }`, repo.URL)),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.0.0")),
+				},
+			},
+		},
+	})
 }

@@ -191,8 +191,27 @@ type OCI struct {
 	// URL is the repository to name in configurations: oci://<host>/charts.
 	URL string
 	// CAFile is the PEM file of the registry's certificate.
-	CAFile string
-	client *registry.Client
+	CAFile   string
+	client   *registry.Client
+	htpasswd string
+}
+
+// Rotate makes the registry accept password alone for Username, as a
+// cloud registry does once a token expires. The registry reads its
+// htpasswd file again when the file's time changes.
+func (o *OCI) Rotate(t testing.TB, password string) {
+	t.Helper()
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(o.htpasswd, []byte(Username+":"+string(hash)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if err := os.Chtimes(o.htpasswd, now, now); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // NewOCI starts an empty registry requiring Username and Password.
@@ -234,7 +253,7 @@ func NewOCIWithPassword(t testing.TB, password string) *OCI {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &OCI{URL: "oci://" + strings.TrimPrefix(srv.URL, "https://") + "/charts", CAFile: ca, client: client}
+	return &OCI{URL: "oci://" + strings.TrimPrefix(srv.URL, "https://") + "/charts", CAFile: ca, client: client, htpasswd: htpasswd}
 }
 
 // Push pushes c under the tag of its version (+ written _, as Helm does),

@@ -1,0 +1,172 @@
+package provider
+
+import (
+	"context"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+)
+
+// registryModel is one login of the provider's registries.
+type registryModel struct {
+	URL          types.String `tfsdk:"url"`
+	Username     types.String `tfsdk:"username"`
+	Password     types.String `tfsdk:"password"`
+	Exec         types.Object `tfsdk:"exec"`
+	DockerConfig types.Bool   `tfsdk:"docker_config"`
+}
+
+type registryExecModel struct {
+	Command types.String `tfsdk:"command"`
+	Args    types.List   `tfsdk:"args"`
+	Env     types.Map    `tfsdk:"env"`
+}
+
+// registryLogin is a login of the provider's registries, ready to use.
+type registryLogin struct {
+	url  string
+	auth chartsource.Auth
+	// exec is auth.Login when the login runs a command.
+	exec *chartsource.ExecLogin
+}
+
+// matches reports how well the login matches repository: the length of
+// the matched prefix, 0 for none. An OCI login matches its host's
+// repositories, a Helm repository's those under its URL.
+func (l registryLogin) matches(repository string) int {
+	if chartsource.IsOCI(l.url) {
+		if chartsource.IsOCI(repository) && registryHost(l.url) == registryHost(repository) {
+			return len(l.url)
+		}
+		return 0
+	}
+	prefix := strings.TrimSuffix(l.url, "/")
+	if repository == prefix || strings.HasPrefix(repository, prefix+"/") {
+		return len(prefix)
+	}
+	return 0
+}
+
+func registryHost(u string) string {
+	host, _, _ := strings.Cut(strings.TrimPrefix(u, "oci://"), "/")
+	return host
+}
+
+// registryLogins converts the provider's registries.
+func registryLogins(ctx context.Context, models []registryModel) ([]registryLogin, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	logins := make([]registryLogin, 0, len(models))
+	for _, m := range models {
+		l := registryLogin{url: m.URL.ValueString(), auth: chartsource.Auth{
+			Username: m.Username.ValueString(), Password: m.Password.ValueString(), DockerConfig: m.DockerConfig.ValueBool(),
+		}}
+		if !m.Exec.IsNull() && !m.Exec.IsUnknown() {
+			var e registryExecModel
+			diags.Append(m.Exec.As(ctx, &e, objectAsOptions)...)
+			l.exec = &chartsource.ExecLogin{Command: e.Command.ValueString()}
+			if !e.Args.IsNull() {
+				diags.Append(e.Args.ElementsAs(ctx, &l.exec.Args, false)...)
+			}
+			if !e.Env.IsNull() {
+				diags.Append(e.Env.ElementsAs(ctx, &l.exec.Env, false)...)
+			}
+			l.auth.Login = l.exec
+		}
+		logins = append(logins, l)
+	}
+	return logins, diags
+}
+
+// registryAuth is the login of the provider's registries for repository:
+// the one of its OCI host, or of the longest Helm repository URL
+// prefixing it; nil when none matches.
+func (d *providerData) registryAuth(repository string) *chartsource.Auth {
+	var best *registryLogin
+	bestLen := 0
+	for i := range d.registries {
+		if n := d.registries[i].matches(repository); n > bestLen {
+			best, bestLen = &d.registries[i], n
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	auth := best.auth
+	return &auth
+}
+
+// withRegistryLogin completes auth, a chart's own, with the provider's
+// login for repository when the chart sets no user name: its user name
+// and password, login command or Docker configuration.
+func (d *providerData) withRegistryLogin(repository string, auth chartsource.Auth) chartsource.Auth {
+	if d == nil || auth.Username != "" {
+		return auth
+	}
+	login := d.registryAuth(repository)
+	if login == nil {
+		return auth
+	}
+	auth.Username, auth.Password, auth.Login, auth.DockerConfig = login.Username, login.Password, login.Login, login.DockerConfig
+	return auth
+}
+
+// registryLoginValidator checks that a login of registries is one of:
+// username with password, username with exec, docker_config (OCI only).
+type registryLoginValidator struct{}
+
+var _ validator.Object = registryLoginValidator{}
+
+func (registryLoginValidator) Description(context.Context) string {
+	return "one of username with password, username with exec, or docker_config"
+}
+
+func (v registryLoginValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (registryLoginValidator) ValidateObject(ctx context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	var m registryModel
+	resp.Diagnostics.Append(req.ConfigValue.As(ctx, &m, objectAsOptions)...)
+	if resp.Diagnostics.HasError() || m.URL.IsUnknown() || m.Username.IsUnknown() || m.Password.IsUnknown() || m.Exec.IsUnknown() || m.DockerConfig.IsUnknown() {
+		return
+	}
+	const remedy = "Give a login one of: username and password; username and exec (a command printing a token); docker_config = true (OCI registries)."
+	sources := 0
+	for _, set := range []bool{!m.Password.IsNull(), !m.Exec.IsNull(), m.DockerConfig.ValueBool()} {
+		if set {
+			sources++
+		}
+	}
+	switch {
+	case sources == 0:
+		attrError(&resp.Diagnostics, req.Path, "Registry login without credentials", "The login of "+m.URL.ValueString()+" sets no password, exec or docker_config.", remedy)
+	case sources > 1:
+		attrError(&resp.Diagnostics, req.Path, "Registry login with several credentials", "The login of "+m.URL.ValueString()+" sets more than one of password, exec and docker_config.", remedy)
+	case m.DockerConfig.ValueBool() && !chartsource.IsOCI(m.URL.ValueString()):
+		attrError(&resp.Diagnostics, req.Path.AtName("docker_config"), "Docker configuration for a Helm repository", "Docker's credentials are for OCI registries; "+m.URL.ValueString()+" is a Helm repository.", "Use username and password or exec for a Helm repository, or an oci:// url.")
+	case m.DockerConfig.ValueBool() && !m.Username.IsNull():
+		attrError(&resp.Diagnostics, req.Path.AtName("username"), "User name with docker_config", "Docker's configuration gives the user name of "+m.URL.ValueString()+".", "Remove username, or use it with password or exec instead of docker_config.")
+	case !m.DockerConfig.ValueBool() && m.Username.IsNull():
+		attrError(&resp.Diagnostics, req.Path.AtName("username"), "Registry login without a user name", "The login of "+m.URL.ValueString()+" needs the user name its password or token goes with.", "Set username (ECR: AWS; GAR: oauth2accesstoken; ACR: 00000000-0000-0000-0000-000000000000).")
+	}
+}
+
+// loginTokens are the tokens the provider's login commands gave so far.
+func (d *providerData) loginTokens() []string {
+	var tokens []string
+	for _, l := range d.registries {
+		if l.exec != nil {
+			if t := l.exec.Current(); t != "" {
+				tokens = append(tokens, t)
+			}
+		}
+	}
+	return tokens
+}
