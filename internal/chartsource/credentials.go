@@ -27,6 +27,10 @@ func (a Auth) authenticated() bool {
 	return a.Username != "" || a.Password != "" || a.CertFile != "" || a.KeyFile != "" || a.Login != nil || a.DockerConfig
 }
 
+// dockerConfigID stands for the credentials of Docker's configuration in
+// credentialID.
+const dockerConfigID = "\x00docker-config"
+
 // credentialID names auth's cache entries: empty for anonymous access
 // (shared), else an HMAC of the credentials under the cache's key.
 func (r *Repositories) credentialID(auth Auth) string {
@@ -34,15 +38,15 @@ func (r *Repositories) credentialID(auth Auth) string {
 		return ""
 	}
 	mac := hmac.New(sha256.New, r.credentialKey())
-	password := auth.Password
+	secret := auth.Password
 	switch {
 	case auth.Login != nil:
 		// One login, one access: a renewed token keeps the cache.
-		password = auth.Login.ID()
+		secret = auth.Login.ID()
 	case auth.DockerConfig && auth.Username == "" && auth.Password == "":
-		password = "\x00docker-config"
+		secret = dockerConfigID
 	}
-	for _, s := range []string{auth.Username, password, auth.CertFile, auth.KeyFile} {
+	for _, s := range []string{auth.Username, secret, auth.CertFile, auth.KeyFile} {
 		mac.Write([]byte(s))
 		mac.Write([]byte{0})
 	}

@@ -155,10 +155,10 @@ func (a Auth) Concrete(ctx context.Context, repository string) (Auth, error) {
 		host, _, _ := strings.Cut(strings.TrimPrefix(repository, "oci://"), "/")
 		cred, err := store.Get(ctx, host)
 		if err != nil {
-			return a, marked{fmt.Errorf("Docker's credentials for %s: %w", host, err), ErrLogin}
+			return a, marked{fmt.Errorf("the credentials of %s in Docker's configuration: %w", host, err), ErrLogin}
 		}
 		if cred.Password == "" {
-			return a, marked{fmt.Errorf("Docker's configuration holds no user name and password for %s (an identity token cannot be handed on)", host), ErrLogin}
+			return a, marked{fmt.Errorf("the Docker configuration holds no user name and password for %s (an identity token cannot be handed on)", host), ErrLogin}
 		}
 		a.Username, a.Password = cred.Username, cred.Password
 	}

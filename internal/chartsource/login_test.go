@@ -187,3 +187,25 @@ func TestDockerConfig(t *testing.T) {
 		t.Errorf("with a credential helper: %v", err)
 	}
 }
+
+// TestConcrete: what is handed to another program is the login's current
+// token, or Docker's user name and password for the host.
+func TestConcrete(t *testing.T) {
+	cmd := newTokenCommand(t, "token-1")
+	got, err := Auth{Username: "AWS", Login: cmd.login}.Concrete(context.Background(), "oci://registry.example.com/charts")
+	if err != nil || got.Username != "AWS" || got.Password != "token-1" || got.Login != nil {
+		t.Errorf("exec login: %+v, %v", got, err)
+	}
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	config := `{"auths":{"registry.example.com":{"auth":"` + base64.StdEncoding.EncodeToString([]byte("robot:p4ss")) + `"}}}`
+	if err := os.WriteFile(filepath.Join(os.Getenv("DOCKER_CONFIG"), "config.json"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err = Auth{DockerConfig: true}.Concrete(context.Background(), "oci://registry.example.com/charts")
+	if err != nil || got.Username != "robot" || got.Password != "p4ss" || got.DockerConfig {
+		t.Errorf("Docker configuration: %+v, %v", got, err)
+	}
+	if _, err := (Auth{DockerConfig: true}).Concrete(context.Background(), "oci://other.example.com/charts"); !errors.Is(err, ErrLogin) {
+		t.Errorf("a host Docker has no login for: %v, want ErrLogin", err)
+	}
+}

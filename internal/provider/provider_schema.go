@@ -127,7 +127,7 @@ func providerSchema() schema.Schema {
 							Validators:          []validator.String{stringvalidator.RegexMatches(loginURLPattern, "must be oci://host[:port] or an https:// (http://) repository URL without credentials, query or fragment, e.g. oci://registry.example.com or https://charts.example.com/stable")},
 						},
 						"username": schema.StringAttribute{
-							MarkdownDescription: "User name sent with `password` or the `exec` token (ECR: `AWS`; GAR: `oauth2accesstoken`; ACR: `00000000-0000-0000-0000-000000000000`). Required with `password` and `exec`.",
+							MarkdownDescription: "User name sent with `password` or the `exec` token (ECR: `AWS`; GAR: `oauth2accesstoken`; ACR: `00000000-0000-0000-0000-000000000000`). Required with `password` and `exec`; not with `docker_config`, whose configuration names it. Default: none.",
 							Optional:            true,
 							Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
 						},
