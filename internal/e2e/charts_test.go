@@ -344,6 +344,12 @@ func providerPeakRSS(pgid int) int64 {
 // stateObjects are the keys of resources of the release in the state.
 func (w *workspace) stateObjects() []string {
 	w.t.Helper()
+	return slices.Sorted(maps.Keys(w.stateResources()))
+}
+
+// stateResources is the resources attribute of the state's release.
+func (w *workspace) stateResources() map[string]string {
+	w.t.Helper()
 	res := w.must(0, "show", "-json")
 	var state struct {
 		Values struct {
@@ -360,16 +366,12 @@ func (w *workspace) stateObjects() []string {
 	if err := json.Unmarshal([]byte(res.stdout), &state); err != nil {
 		w.t.Fatalf("terraform show -json: %v", err)
 	}
-	var out []string
 	for _, r := range state.Values.RootModule.Resources {
 		if r.Type == "helmrelease_release" {
-			for k := range r.Values.Resources {
-				out = append(out, k)
-			}
+			return r.Values.Resources
 		}
 	}
-	slices.Sort(out)
-	return out
+	return nil
 }
 
 // plannedRelease is the change a plan file plans for its release, as

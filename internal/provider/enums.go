@@ -40,6 +40,14 @@ const (
 
 var engines = enum{engineHelm, engineFlux}
 
+// What the plan shows of each object (plan_detail).
+const (
+	planDetailFull  = "full"
+	planDetailNames = "names"
+)
+
+var planDetails = enum{planDetailFull, planDetailNames}
+
 var (
 	crdPolicies           = enum{"Skip", "Create", "CreateReplace"}
 	remediationStrategies = enum{"rollback", "uninstall"}

@@ -329,6 +329,7 @@ func releaseData(ctx context.Context, m *releaseModel) (tftypes.Value, diag.Diag
 
 // setRelease writes m into dst, the Raw of a tfsdk.Plan or tfsdk.State.
 func setRelease(ctx context.Context, dst *tftypes.Value, m *releaseModel) diag.Diagnostics {
+	m.applyPlanDetail()
 	raw, diags := releaseData(ctx, m)
 	if !diags.HasError() {
 		*dst = raw

@@ -50,6 +50,7 @@ type releaseModel struct {
 	ResetAt            types.String  `tfsdk:"reset_at"`
 	Engine             types.String  `tfsdk:"engine"`
 	Flux               types.Object  `tfsdk:"flux"`
+	PlanDetail         types.String  `tfsdk:"plan_detail"`
 
 	ChartVersion types.String `tfsdk:"chart_version"`
 	AppVersion   types.String `tfsdk:"app_version"`

@@ -102,6 +102,16 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	red := newRedactor(nil)
 	defer func() {
 		red.model(ctx, &plan, &resp.Diagnostics)
+		if !plan.showsNames() {
+			// Shown as digests (plan_detail was names): the apply shows
+			// them again in full.
+			if showsDigests(plan.Resources) {
+				plan.Resources = types.MapUnknown(types.StringType)
+			}
+			if showsDigests(plan.PlannedHooks) || showsDigests(plan.PlannedCRDs) {
+				plan.PlannedHooks, plan.PlannedCRDs = types.MapNull(types.StringType), types.MapNull(types.StringType)
+			}
+		}
 		resp.Diagnostics.Append(setRelease(ctx, &resp.Plan.Raw, &plan)...)
 		resp.Diagnostics = red.diagnostics(resp.Diagnostics)
 	}()
