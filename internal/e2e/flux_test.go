@@ -404,3 +404,51 @@ func TestFluxManyReleases(t *testing.T) {
 		}
 	})
 }
+
+// TestFluxHealthChecks: health_check_exprs handed to helm-controller:
+// v1.5 waits until the expression holds (a ConfigMap whose message is not
+// "ready" yet fails the install, then a release whose message is installs
+// and is Ready); against v1.4, whose HelmRelease has no healthCheckExprs,
+// the plan refuses them instead of the controller dropping them.
+func TestFluxHealthChecks(t *testing.T) {
+	withFluxControllers(t, func(t *testing.T, flux *testcluster.Flux) {
+		ns := newNamespace(t)
+		c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
+		w := newWorkspace(t, "health")
+		release := func(message string) string {
+			return c.hcl(map[string]string{"app": fmt.Sprintf(`  engine = "flux"
+  timeout = "20s"
+  values = { message = %q }
+  health_check_exprs = [{
+    api_version = "v1"
+    kind        = "ConfigMap"
+    current     = "data.message == 'ready'"
+  }]`, message)})
+		}
+		w.write(release("starting"))
+		if v := flux.Versions[testcluster.HelmController]; strings.HasPrefix(v, "v1.4.") {
+			res := w.must(1, "plan", "-input=false", "-no-color")
+			if !has(res.stderr, "has no waitStrategy nor healthCheckExprs") {
+				t.Errorf("health checks against helm-controller %s:\n%s", v, res.stderr)
+			}
+			return
+		}
+		res := w.must(1, "apply", "-auto-approve", "-input=false", "-no-color")
+		if !has(res.stderr, "InstallFailed") || !has(res.stderr, "ConfigMap") {
+			t.Errorf("an install whose health check never holds: the error does not name the failed install and the ConfigMap:\n%s", res.stderr)
+		}
+		t.Logf("what the failed install says:\n%s", res.stderr)
+		w.write(release("ready"))
+		w.apply()
+		hr, err := dynamic.NewForConfigOrDie(restConfig).Resource(helmReleases).Namespace(ns).Get(context.Background(), "app", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exprs, _, _ := unstructured.NestedSlice(hr.Object, "spec", "healthCheckExprs")
+		strategy, _, _ := unstructured.NestedString(hr.Object, "spec", "waitStrategy", "name")
+		if len(exprs) != 1 || strategy != "poller" {
+			t.Errorf("the HelmRelease holds healthCheckExprs %v and waitStrategy %q, want the one check and poller", exprs, strategy)
+		}
+		w.planIsEmpty()
+	})
+}

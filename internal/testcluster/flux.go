@@ -204,6 +204,8 @@ type Flux struct {
 	pids []int
 	// Logs are the controllers' log files, by name.
 	Logs map[string]string
+	// Versions are the controllers' versions, by name.
+	Versions map[string]string
 }
 
 // StartFlux applies the controllers' CRDs, creates FluxNamespace and
@@ -238,7 +240,7 @@ func StartFlux(ctx context.Context, opts FluxOptions) (_ *Flux, err error) {
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("creating namespace %s: %w", FluxNamespace, err)
 	}
-	f := &Flux{Logs: map[string]string{}}
+	f := &Flux{Logs: map[string]string{}, Versions: map[string]string{}}
 	defer func() {
 		if err != nil {
 			f.Stop()
@@ -246,6 +248,7 @@ func StartFlux(ctx context.Context, opts FluxOptions) (_ *Flux, err error) {
 	}()
 	env := append(os.Environ(), "KUBECONFIG="+opts.Kubeconfig, "RUNTIME_NAMESPACE="+FluxNamespace)
 	for _, c := range opts.Controllers {
+		f.Versions[c.Name] = c.Version
 		ports, err := freePorts(3)
 		if err != nil {
 			return nil, err
