@@ -76,7 +76,7 @@ func chartDataSchema() schema.Schema {
 				Optional:            true,
 				Validators:          []validator.String{semverConstraint()},
 			},
-			"username":                 optionalString("User name for the repository (`secretRef` username). Default: none, or the provider's `registries` login for an OCI host.", false),
+			"username":                 optionalString("User name for the repository (`secretRef` username). Default: none, or the provider's `registries` login for the repository (an OCI registry's host, a Helm repository's URL prefix), with its password, `exec` token or Docker credentials.", false),
 			"password":                 optionalString("Password for the repository (`secretRef` password). Default: none.", true),
 			"ca_file":                  optionalString("PEM file of a CA to trust (`certSecretRef` ca.crt). Default: the system roots.", false),
 			"cert_file":                optionalString("PEM file of a client certificate (`certSecretRef` tls.crt). Default: none.", false),

@@ -64,7 +64,7 @@ func chartAttribute() schema.SingleNestedAttribute {
 				Optional:   true,
 				Validators: []validator.String{reconcileStrategies.validator()},
 			},
-			"username":  optionalString("User name for the repository or registry (HelmRepository `secretRef` `username`). Default: none, or for an OCI registry the provider's `registries` login for its host.", false),
+			"username":  optionalString("User name for the repository or registry (HelmRepository `secretRef` `username`). Default: none, or the provider's `registries` login for the repository (an OCI registry's host, a Helm repository's URL prefix), with its password, `exec` token or Docker credentials.", false),
 			"password":  optionalString("Password or token for the repository or registry (`secretRef` `password`). Never shown in plans or logs. Default: none.", true),
 			"ca_file":   optionalString("PEM file of a CA to trust for the repository (`certSecretRef` `ca.crt`). Default: the system's roots.", false),
 			"cert_file": optionalString("PEM file of a client certificate for the repository (`certSecretRef` `tls.crt`). Default: none.", false),
