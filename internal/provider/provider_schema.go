@@ -137,7 +137,7 @@ func providerSchema() schema.Schema {
 							Sensitive:           true,
 						},
 						"exec": schema.SingleNestedAttribute{
-							MarkdownDescription: "Command that prints a token to use as the password, e.g. `aws ecr get-login-password`: run the first time a chart of this login is resolved in a Terraform run, and again when the registry or repository refuses the token (it expired), never more often. Its standard output less surrounding white space is the token, on one line; a command that fails within a minute is reported with the last line of its standard error. The token is kept in memory only: never in state, plans, logs or errors (with `engine = \"flux\"` it is written to the release's credentials Secret, where it expires; see the guide). Default: none.",
+							MarkdownDescription: "Command that prints a token to use as the password, e.g. `aws ecr get-login-password`: run the first time a chart of this login is resolved in a Terraform run, and again when the registry or repository refuses the token (it expired), never more often. Its standard output less surrounding white space is the token, on one line; a command that fails, or prints no token within a minute, is reported with the last line of its standard error. The token is kept in memory only: never in state, plans, logs or errors (with `engine = \"flux\"` it is written to the release's credentials Secret, where it expires; see the guide). Default: none.",
 							Optional:            true,
 							Attributes: map[string]schema.Attribute{
 								"command": schema.StringAttribute{

@@ -122,7 +122,7 @@ func releaseSchema() schema.Schema {
 				},
 			},
 			"plan_detail": schema.StringAttribute{
-				MarkdownDescription: "What `resources`, `planned_hooks` and `planned_crds` show of each object, one of " + planDetails.markdown() + ". `" + planDetailFull + "`: the object as YAML; a plan of an upgrade shows the lines that change (Terraform hides the others), a first install every line. `" + planDetailNames + "`: the object's key with a digest of its YAML (`sha256:<hex>`), so a plan lists the objects created, changed and deleted and stays short for large charts (cert-manager's install: 15,000 lines in full). Switching to `" + planDetailNames + "` changes no release; switching back to `" + planDetailFull + "` shows the objects after the apply. This provider's setting, not a HelmRelease field. Default: `" + planDetailFull + "`.",
+				MarkdownDescription: "What `resources`, `planned_hooks` and `planned_crds` show of each object, one of " + planDetails.markdown() + ". `" + planDetailFull + "`: the object as YAML; a plan of an upgrade shows the lines that change (Terraform hides the others), a first install every line. `" + planDetailNames + "`: the object's key with a digest of its YAML (`sha256:<hex>`), so a plan lists the objects created, changed and deleted and stays short for large charts. Switching to `" + planDetailNames + "` changes no release; switching back to `" + planDetailFull + "` shows the objects after the apply. This provider's setting, not a HelmRelease field. Default: `" + planDetailFull + "`.",
 				Optional:            true,
 				Validators:          []validator.String{planDetails.validator()},
 			},
