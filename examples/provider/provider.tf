@@ -17,5 +17,14 @@ provider "helmrelease" {
     cluster_ca_certificate = var.cluster_ca_certificate
     token                  = var.cluster_token
   }
-  registries = [{ url = "oci://registry.example.com", username = "bot", password = var.registry_token }]
+  registries = [
+    { url = "oci://registry.example.com", username = "bot", password = var.registry_token },
+    # A token that expires: the command runs when a chart of the registry
+    # is first resolved, and again when the registry refuses its token.
+    {
+      url      = "oci://123456789012.dkr.ecr.eu-west-1.amazonaws.com"
+      username = "AWS"
+      exec     = { command = "aws", args = ["ecr", "get-login-password", "--region", "eu-west-1"] }
+    },
+  ]
 }
