@@ -386,6 +386,8 @@ type plannedRelease struct {
 	AllUnknown bool
 	// PlannedAction is planned_action (nil when null).
 	PlannedAction *string
+	// PlannedChanges is planned_changes (nil when null or unknown).
+	PlannedChanges map[string]string
 }
 
 // plannedRelease reads the change of the plan file's helmrelease_release.
@@ -400,8 +402,9 @@ func (w *workspace) plannedRelease(planFile string) plannedRelease {
 					Resources map[string]string `json:"resources"`
 				} `json:"before"`
 				After struct {
-					Resources     map[string]string `json:"resources"`
-					PlannedAction *string           `json:"planned_action"`
+					Resources      map[string]string `json:"resources"`
+					PlannedAction  *string           `json:"planned_action"`
+					PlannedChanges map[string]string `json:"planned_changes"`
 				} `json:"after"`
 				AfterUnknown struct {
 					Resources json.RawMessage `json:"resources"`
@@ -416,7 +419,8 @@ func (w *workspace) plannedRelease(planFile string) plannedRelease {
 		if rc.Type != "helmrelease_release" {
 			continue
 		}
-		out := plannedRelease{Before: rc.Change.Before.Resources, After: rc.Change.After.Resources, PlannedAction: rc.Change.After.PlannedAction}
+		out := plannedRelease{Before: rc.Change.Before.Resources, After: rc.Change.After.Resources, PlannedAction: rc.Change.After.PlannedAction,
+			PlannedChanges: rc.Change.After.PlannedChanges}
 		var marks map[string]bool
 		if err := json.Unmarshal(rc.Change.AfterUnknown.Resources, &marks); err != nil {
 			// Not a map of marks: true, resources unknown whole.

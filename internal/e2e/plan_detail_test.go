@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -116,4 +117,30 @@ func TestPlanDetail(t *testing.T) {
 	if got := st.latest("podinfo").Version; got != revision {
 		t.Errorf("revision %d after switching plan_detail twice, want %d (no Helm action)", got, revision)
 	}
+
+	// changes: digests, and planned_changes lists the fields a drift
+	// correction and an upgrade change.
+	w.write(config(`{ replicaCount = 2, ui = { message = "upgraded" } }`, "changes"))
+	w.apply()
+	w.planIsEmpty()
+	scaleBy(t, ns, "deployments", "podinfo", 3)
+	w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=drift-changes.plan")
+	if got, want := w.plannedRelease("drift-changes.plan").PlannedChanges, map[string]string{deployment + " /spec/replicas": "3 → 2"}; !maps.Equal(got, want) {
+		t.Errorf("the drift plan's planned_changes: %v, want %v", got, want)
+	}
+	w.must(0, "apply", "-auto-approve", "-input=false", "-no-color", "drift-changes.plan")
+	w.planIsEmpty()
+	w.write(config(`{ replicaCount = 2, ui = { message = "changed again" } }`, "changes"))
+	w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=upgrade-changes.plan")
+	changes := w.plannedRelease("upgrade-changes.plan").PlannedChanges
+	for k, v := range changes {
+		if !strings.HasPrefix(k, deployment+" /spec/template/") || !strings.Contains(v, `"upgraded" → "changed again"`) {
+			t.Errorf("the upgrade's planned_changes has %s = %s, want only the message of %s", k, v, deployment)
+		}
+	}
+	if len(changes) != 1 {
+		t.Errorf("the upgrade's planned_changes: %v, want the one changed field", changes)
+	}
+	w.must(0, "apply", "-auto-approve", "-input=false", "-no-color", "upgrade-changes.plan")
+	w.planIsEmpty()
 }

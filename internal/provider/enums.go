@@ -42,11 +42,12 @@ var engines = enum{engineHelm, engineFlux}
 
 // What the plan shows of each object (plan_detail).
 const (
-	planDetailFull  = "full"
-	planDetailNames = "names"
+	planDetailFull    = "full"
+	planDetailChanges = "changes"
+	planDetailNames   = "names"
 )
 
-var planDetails = enum{planDetailFull, planDetailNames}
+var planDetails = enum{planDetailFull, planDetailChanges, planDetailNames}
 
 var (
 	crdPolicies           = enum{"Skip", "Create", "CreateReplace"}

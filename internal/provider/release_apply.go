@@ -222,6 +222,10 @@ func settlePlanned(m *releaseModel, e *reconcile.Engine, latest *release.Release
 			m.PlannedHooks = withUnknownsFrom(m.PlannedHooks, deployed)
 		}
 	}
+	if m.PlannedChanges.IsUnknown() {
+		// Not known at plan (its inputs were not): describes no plan.
+		m.PlannedChanges = types.MapNull(types.StringType)
+	}
 	if m.PlannedCRDs.IsUnknown() {
 		m.PlannedCRDs = types.MapNull(types.StringType)
 	} else if !fullyKnown(m.PlannedCRDs) {

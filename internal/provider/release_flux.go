@@ -423,6 +423,7 @@ func (r *releaseResource) readFlux(ctx context.Context, m *releaseModel, private
 	m.Status = status
 	m.PlannedAction = types.StringNull()
 	m.PlannedHooks, m.PlannedCRDs = types.MapNull(types.StringType), types.MapNull(types.StringType)
+	m.PlannedChanges = types.MapNull(types.StringType)
 	diags.Append(setRelease(ctx, &resp.State.Raw, m)...)
 }
 

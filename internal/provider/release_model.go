@@ -64,6 +64,9 @@ type releaseModel struct {
 	// action runs and writes besides resources.
 	PlannedHooks types.Map    `tfsdk:"planned_hooks"`
 	PlannedCRDs  types.Map    `tfsdk:"planned_crds"`
+	// PlannedChanges lists what PlannedAction changes, field by field,
+	// with plan_detail = "changes" (plannedChanges).
+	PlannedChanges types.Map `tfsdk:"planned_changes"`
 	Resources    types.Map    `tfsdk:"resources"`
 	Status       types.Object `tfsdk:"status"`
 }

@@ -228,7 +228,7 @@ func nullReleaseModel() *releaseModel {
 		ForceAt: types.StringNull(), ResetAt: types.StringNull(), Engine: types.StringNull(), Flux: object("flux"),
 		ChartVersion: types.StringNull(), AppVersion: types.StringNull(), ChartDigest: types.StringNull(),
 		Notes: types.StringNull(), Description: types.StringNull(), PlannedAction: types.StringNull(),
-		PlannedHooks: types.MapNull(types.StringType), PlannedCRDs: types.MapNull(types.StringType),
+		PlannedHooks: types.MapNull(types.StringType), PlannedCRDs: types.MapNull(types.StringType), PlannedChanges: types.MapNull(types.StringType),
 		Resources: types.MapNull(types.StringType), Status: types.ObjectNull(statusAttrTypes()),
 	}
 }

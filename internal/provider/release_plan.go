@@ -102,6 +102,9 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	red := newRedactor(nil)
 	defer func() {
 		red.model(ctx, &plan, &resp.Diagnostics)
+		if !plan.showsChanges() {
+			plan.PlannedChanges = types.MapNull(types.StringType)
+		}
 		if !plan.showsNames() {
 			// Shown as digests (plan_detail was names): the apply shows
 			// them again in full.
@@ -121,14 +124,17 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	// than show it going away).
 	plan.PlannedAction = types.StringValue("install")
 	plan.PlannedHooks, plan.PlannedCRDs = types.MapUnknown(types.StringType), types.MapUnknown(types.StringType)
+	plan.PlannedChanges = types.MapUnknown(types.StringType)
 	if state != nil {
 		plan.PlannedAction = state.PlannedAction
 		plan.PlannedHooks, plan.PlannedCRDs = state.PlannedHooks, state.PlannedCRDs
+		plan.PlannedChanges = state.PlannedChanges
 	}
 	if plan.Suspend.ValueBool() {
 		if state == nil {
 			plan.PlannedAction = types.StringNull()
 			plan.PlannedHooks, plan.PlannedCRDs = types.MapNull(types.StringType), types.MapNull(types.StringType)
+			plan.PlannedChanges = types.MapNull(types.StringType)
 		} else {
 			plan.ChartVersion, plan.AppVersion, plan.ChartDigest = state.ChartVersion, state.AppVersion, state.ChartDigest
 			plan.Notes, plan.Description = state.Notes, state.Description
@@ -172,6 +178,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if !inputsKnown {
 		plan.Resources, plan.Status = types.MapUnknown(types.StringType), types.ObjectUnknown(statusAttrTypes())
 		plan.PlannedHooks, plan.PlannedCRDs = types.MapUnknown(types.StringType), types.MapUnknown(types.StringType)
+		plan.PlannedChanges = types.MapUnknown(types.StringType)
 		if state != nil {
 			plan.PlannedAction = types.StringUnknown()
 		}
@@ -258,6 +265,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		// A pending release cannot be rendered until it is unlocked.
 		plan.Resources = types.MapUnknown(types.StringType)
 		plan.PlannedHooks, plan.PlannedCRDs = types.MapUnknown(types.StringType), types.MapUnknown(types.StringType)
+		plan.PlannedChanges = types.MapUnknown(types.StringType)
 		return
 	}
 	r.planRender(ctx, &plan, wo, spec, resolved, values, state == nil, key, red, resp.Private, &resp.Diagnostics)
@@ -281,6 +289,7 @@ func (r *releaseResource) planChart(ctx context.Context, plan *releaseModel, wo 
 func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo writeOnly, spec *reconcile.Spec, resolved *chartsource.Resolved, values map[string]any, create bool, hashKey []byte, red *redactor, private privateSetter, diags *diag.Diagnostics) {
 	plan.Resources = types.MapUnknown(types.StringType)
 	plan.PlannedHooks, plan.PlannedCRDs = types.MapUnknown(types.StringType), types.MapUnknown(types.StringType)
+	plan.PlannedChanges = types.MapUnknown(types.StringType)
 	if !r.clusterKnown() {
 		return
 	}
@@ -366,6 +375,13 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 		logInfo(ctx, "objects not reproducible by a render are planned as known after apply", map[string]any{"release": plan.ID.ValueString(), "objects": rendered.Unreproducible})
 	}
 	plan.Resources = rendered.resources(hashKey == nil)
+	if plan.showsChanges() {
+		var before map[string]string
+		if !create && !asInstall {
+			before = r.shownBefore(e, spec, values, red, show, diags)
+		}
+		plan.PlannedChanges = plannedChanges(before, plan.Resources)
+	}
 	install := strings.HasPrefix(plan.PlannedAction.ValueString(), "install")
 	crds, err := e.CRDsToWrite(&reconcile.Request{Spec: spec, Chart: resolved.Chart}, install)
 	if err != nil {
@@ -434,6 +450,9 @@ func (r *releaseResource) planDriftCorrection(ctx context.Context, req resource.
 	// The status stays: correcting drift of a ready release writes no
 	// revision and changes no condition.
 	plan.Resources = resources
+	if plan.showsChanges() {
+		plan.PlannedChanges = driftChanges(ctx, req.Private, diags)
+	}
 }
 
 // resetRequested reports whether spec carries a reset token (reset_at, or

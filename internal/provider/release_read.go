@@ -171,6 +171,7 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 	m.Notes, m.Description = releaseInfo(latest, nil, m.Notes, m.Description)
 	m.PlannedAction = types.StringNull() // describes the last plan, not the release
 	m.PlannedHooks, m.PlannedCRDs = types.MapNull(types.StringType), types.MapNull(types.StringType)
+	m.PlannedChanges = types.MapNull(types.StringType)
 	resp.Diagnostics.Append(setRelease(ctx, &resp.State.Raw, &m)...)
 }
 
@@ -179,8 +180,11 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 func (r *releaseResource) setDriftPrivate(ctx context.Context, resp *resource.ReadResponse, e *reconcile.Engine, latest *release.Release, drift *reconcile.DriftReport, sensitive [][]string) {
 	if !drift.HasChanges() {
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDrift, nil)...)
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDriftChanges, nil)...)
 		return
 	}
+	entries, _ := json.Marshal(driftEntries(drift)) // a map of strings
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDriftChanges, entries)...)
 	desired, err := displayResources(ctx, e, latest, nil, sensitive)
 	if err != nil {
 		return

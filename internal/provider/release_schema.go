@@ -122,7 +122,7 @@ func releaseSchema() schema.Schema {
 				},
 			},
 			"plan_detail": schema.StringAttribute{
-				MarkdownDescription: "What `resources`, `planned_hooks` and `planned_crds` show of each object, one of " + planDetails.markdown() + ". `" + planDetailFull + "`: the object as YAML; a plan of an upgrade shows the lines that change (Terraform hides the others), a first install every line. `" + planDetailNames + "`: the object's key with a digest of its YAML (`sha256:<hex>`), so a plan lists the objects created, changed and deleted and stays short for large charts. Switching to `" + planDetailNames + "` changes no release; switching back to `" + planDetailFull + "` shows the objects after the apply. This provider's setting, not a HelmRelease field. Default: `" + planDetailFull + "`.",
+				MarkdownDescription: "What `resources`, `planned_hooks` and `planned_crds` show of each object, one of " + planDetails.markdown() + ". `" + planDetailFull + "`: the object as YAML; Terraform shows every line of an object that changes, the changed ones marked. `" + planDetailNames + "`: the object's key with a digest of its YAML (`sha256:<hex>`), so a plan lists the objects created, changed and deleted and stays short for large charts. `" + planDetailChanges + "`: digests as with `" + planDetailNames + "`, and `planned_changes` lists each changed field with its value before and after. Switching to `" + planDetailNames + "` changes no release; switching back to `" + planDetailFull + "` shows the objects after the apply. This provider's setting, not a HelmRelease field. Default: `" + planDetailFull + "`.",
 				Optional:            true,
 				Validators:          []validator.String{planDetails.validator()},
 			},
@@ -186,6 +186,14 @@ func releaseSchema() schema.Schema {
 			"planned_crds": schema.MapAttribute{
 				MarkdownDescription: "Set by a plan that runs a Helm action: the CRDs of the chart's `crds/` that action writes under its CRD policy (`install.crds`, default `Create`: those that do not exist; `upgrade.crds`, default `Skip`: none; `CreateReplace`: all of them, replaced), keyed `apiextensions.k8s.io/v1/CustomResourceDefinition/<name>`, each as YAML. " +
 					"Like `planned_action`, a refresh sets it to null. Terraform-only (no HelmRelease field).",
+				ElementType: types.StringType,
+				Computed:    true,
+			},
+			"planned_changes": schema.MapAttribute{
+				MarkdownDescription: "With `plan_detail = \"" + planDetailChanges + "\"`, set by a plan that runs a Helm action or corrects drift: what it changes, field by field. " +
+					"Keys are `<object key> <JSON pointer>` (`apps/v1/Deployment/apps/web /spec/replicas`) with values `<before> → <after>` as JSON (`(none)` where absent; Secret values and sensitive strings as the keyed hashes `resources` shows), " +
+					"or the object key alone with `created`, `deleted`, `known after apply` or, for an object deleted in the cluster, `created again`. Before an upgrade is the current release; before a drift correction, the live object. " +
+					"Like `planned_action`, a refresh sets it to null; null with other `plan_detail` values. Terraform-only (no HelmRelease field).",
 				ElementType: types.StringType,
 				Computed:    true,
 			},
