@@ -62,13 +62,13 @@ type releaseModel struct {
 	PlannedAction types.String `tfsdk:"planned_action"`
 	// PlannedHooks and PlannedCRDs are set with PlannedAction: what its
 	// action runs and writes besides resources.
-	PlannedHooks types.Map    `tfsdk:"planned_hooks"`
-	PlannedCRDs  types.Map    `tfsdk:"planned_crds"`
+	PlannedHooks types.Map `tfsdk:"planned_hooks"`
+	PlannedCRDs  types.Map `tfsdk:"planned_crds"`
 	// PlannedChanges lists what PlannedAction changes, field by field,
 	// with plan_detail = "changes" (plannedChanges).
-	PlannedChanges types.Map `tfsdk:"planned_changes"`
-	Resources    types.Map    `tfsdk:"resources"`
-	Status       types.Object `tfsdk:"status"`
+	PlannedChanges types.Map    `tfsdk:"planned_changes"`
+	Resources      types.Map    `tfsdk:"resources"`
+	Status         types.Object `tfsdk:"status"`
 }
 
 // releaseChartModel is the chart of helmrelease_release: the shared chart
