@@ -306,6 +306,11 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 			clusterUnavailable(diags, path.Root("release_name"), err)
 			return
 		}
+		// A free name renders as the install the apply makes, even when
+		// another apply takes the name while this plan renders (its dry
+		// run would otherwise upgrade that release, pending: "another
+		// operation is in progress"); the apply then refuses it by owner.
+		asInstall = latest == nil
 		if latest != nil && latest.Info.Status != release.StatusUninstalled && plan.handedToFlux() {
 			// Flux's controller takes over any release of the name, and
 			// the release this create replaces is uninstalled first:
