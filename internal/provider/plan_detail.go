@@ -17,8 +17,8 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
-// objectDigestPrefix starts what plan_detail = "names" shows of an object;
-// no object's YAML starts so.
+// objectDigestPrefix starts what plan_detail names and changes show of an
+// object; no object's YAML starts so.
 const objectDigestPrefix = "sha256:"
 
 // showsNames reports whether m shows objects as digests.
@@ -30,8 +30,8 @@ func (m *releaseModel) showsNames() bool {
 func (m *releaseModel) showsChanges() bool { return m.PlanDetail.ValueString() == planDetailChanges }
 
 // applyPlanDetail turns the objects m shows into digests when its
-// plan_detail asks for names. Values already digests, unknown and null
-// ones stay as they are.
+// plan_detail is names or changes. Values already digests, unknown and
+// null ones stay as they are.
 func (m *releaseModel) applyPlanDetail() {
 	if !m.showsNames() {
 		return

@@ -52,6 +52,7 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	}
 	fillIdentity(&m, &config)
 	diags.Append(private.SetKey(ctx, privateDrift, nil)...)
+	diags.Append(private.SetKey(ctx, privateDriftChanges, nil)...)
 	if m.handedToFlux() {
 		r.applyFlux(ctx, &m, &config, st, priorPrivate, out, private, identity, diags)
 		return
