@@ -1,6 +1,8 @@
 package provider
 
 import (
+	"maps"
+
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -80,29 +82,14 @@ func providerSchema() schema.Schema {
 					"exec": schema.SingleNestedAttribute{
 						MarkdownDescription: "Credential plugin run to get credentials (client.authentication.k8s.io), e.g. `aws eks get-token`. Default: none.",
 						Optional:            true,
-						Attributes: map[string]schema.Attribute{
+						Attributes: commandAttributes(map[string]schema.Attribute{
 							"api_version": schema.StringAttribute{
 								MarkdownDescription: "API version of the ExecCredential exchanged with the plugin.",
 								Required:            true,
 								Validators: []validator.String{stringvalidator.OneOf(
 									"client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")},
 							},
-							"command": schema.StringAttribute{
-								MarkdownDescription: "Command to run.",
-								Required:            true,
-								Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
-							},
-							"args": schema.ListAttribute{
-								MarkdownDescription: "Arguments of the command. Default: none.",
-								ElementType:         types.StringType,
-								Optional:            true,
-							},
-							"env": schema.MapAttribute{
-								MarkdownDescription: "Environment variables added for the command. Default: none.",
-								ElementType:         types.StringType,
-								Optional:            true,
-							},
-						},
+						}),
 					},
 					"qps": schema.Float64Attribute{
 						MarkdownDescription: "Queries per second the provider allows itself to the API server (a client-side token bucket with `burst`). Default: unset, which limits to 50 per second, burst 100, unless the API server answers that it throttles with API Priority and Fairness (Kubernetes ≥ 1.20 by default): then the server's queues decide, as with controller-runtime and Flux, under a ceiling of 1,000 per second (burst 1,000) that bounds identities the server exempts from APF (`system:masters`). Setting `qps` or `burst` always limits to what is set.",
@@ -139,23 +126,7 @@ func providerSchema() schema.Schema {
 						"exec": schema.SingleNestedAttribute{
 							MarkdownDescription: "Command that prints a token to use as the password, e.g. `aws ecr get-login-password`: run the first time a chart of this login is resolved in a Terraform run, and again when the registry or repository refuses the token (it expired), never more often. Its standard output less surrounding white space is the token, on one line; a command that fails, or prints no token within a minute, is reported with the last line of its standard error. The token is kept in memory only: never in state, plans, logs or errors (with `engine = \"flux\"` it is written to the release's credentials Secret, where it expires; see the guide). Default: none.",
 							Optional:            true,
-							Attributes: map[string]schema.Attribute{
-								"command": schema.StringAttribute{
-									MarkdownDescription: "Command to run, found on `PATH` unless a path.",
-									Required:            true,
-									Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
-								},
-								"args": schema.ListAttribute{
-									MarkdownDescription: "Arguments of the command. Default: none.",
-									ElementType:         types.StringType,
-									Optional:            true,
-								},
-								"env": schema.MapAttribute{
-									MarkdownDescription: "Environment variables added to the provider's for the command. Default: none.",
-									ElementType:         types.StringType,
-									Optional:            true,
-								},
-							},
+							Attributes:          commandAttributes(nil),
 						},
 						"docker_config": schema.BoolAttribute{
 							MarkdownDescription: "Take the registry's credentials from Docker's configuration, as `docker pull` does: `$DOCKER_CONFIG/config.json` (default `~/.docker/config.json`), its `auths`, `credsStore` and `credHelpers` (a `docker-credential-<name>` helper such as `ecr-login` or `gcloud` is run on each login to the registry). OCI registries only. Default: `false`.",
@@ -173,4 +144,28 @@ func providerSchema() schema.Schema {
 		},
 		Blocks: map[string]schema.Block{},
 	}
+}
+
+// commandAttributes are the attributes of a command the provider runs
+// (kubernetes.exec, a registries login's exec), with extra ones.
+func commandAttributes(extra map[string]schema.Attribute) map[string]schema.Attribute {
+	attrs := map[string]schema.Attribute{
+		"command": schema.StringAttribute{
+			MarkdownDescription: "Command to run, found on `PATH` unless a path.",
+			Required:            true,
+			Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+		},
+		"args": schema.ListAttribute{
+			MarkdownDescription: "Arguments of the command. Default: none.",
+			ElementType:         types.StringType,
+			Optional:            true,
+		},
+		"env": schema.MapAttribute{
+			MarkdownDescription: "Environment variables added to the provider's for the command. Default: none.",
+			ElementType:         types.StringType,
+			Optional:            true,
+		},
+	}
+	maps.Copy(attrs, extra)
+	return attrs
 }
