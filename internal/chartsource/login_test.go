@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -207,5 +208,33 @@ func TestConcrete(t *testing.T) {
 	}
 	if _, err := (Auth{DockerConfig: true}).Concrete(context.Background(), "oci://other.example.com/charts"); !errors.Is(err, ErrLogin) {
 		t.Errorf("a host Docker has no login for: %v, want ErrLogin", err)
+	}
+}
+
+// TestExecLoginConcurrent: resolutions in parallel share one run of the
+// login command.
+func TestExecLoginConcurrent(t *testing.T) {
+	reg := newOCIRegistry(t)
+	reg.push(t, "1.0.0", "only")
+	cmd := newTokenCommand(t, "s3cret")
+	repos := NewRepositories(t.TempDir(), 0)
+	auth := Auth{Username: "bot", CAFile: reg.auth.CAFile, Login: cmd.login}
+	errs := make(chan error, 10)
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() {
+			_, err := repos.OCI(context.Background(), Source{Repository: reg.url, Name: "web", Auth: auth})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if n := cmd.count(t); n != 1 {
+		t.Errorf("the command ran %d times for 10 concurrent resolutions, want 1", n)
 	}
 }
