@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -203,6 +204,16 @@ func objectDrift(key string, desired *unstructured.Unstructured, d *ssajsondiff.
 		}
 		drift.Changes = append(drift.Changes, change)
 	}
+	// The patch's paths name the Secret as stored: a manifest written with
+	// stringData is undone in that form, then shown in its own again.
+	stringData, folded := map[string]any(nil), false
+	if secret {
+		if sd, ok := drift.Observed.Object["stringData"].(map[string]any); ok {
+			if stored, ok := secretAsStored(drift.Observed.Object); ok {
+				stringData, folded, drift.Observed.Object = sd, true, stored
+			}
+		}
+	}
 	// The patch turns the live object into the desired one, op by op: its
 	// inverses, last op first, turn the desired object back into the live
 	// one at the drifted paths (list elements added or removed included).
@@ -211,7 +222,39 @@ func objectDrift(key string, desired *unstructured.Unstructured, d *ssajsondiff.
 		v, found := pointer(live.Object, op.Path)
 		drift.Observed.Object = undo(drift.Observed.Object, op.Type, op.Path, v, found).(map[string]any)
 	}
+	if folded {
+		unfoldStringData(drift.Observed.Object, stringData, desired.Object["data"] != nil)
+	}
 	return drift, true, nil
+}
+
+// unfoldStringData moves the keys of the manifest's stringData back from
+// obj's data (as secretAsStored folded them) into stringData, decoded: a
+// key the live Secret lost is in neither. data goes when the manifest had
+// none and nothing else is left in it.
+func unfoldStringData(obj, stringData map[string]any, hadData bool) {
+	data, _ := obj["data"].(map[string]any)
+	live := map[string]any{}
+	for k := range stringData {
+		v, ok := data[k]
+		if !ok {
+			continue
+		}
+		delete(data, k)
+		s, _ := v.(string)
+		if dec, err := base64.StdEncoding.DecodeString(s); err == nil {
+			live[k] = string(dec)
+		} else {
+			live[k] = v
+		}
+	}
+	obj["stringData"] = live
+	if len(live) == 0 {
+		delete(obj, "stringData")
+	}
+	if !hadData && len(data) == 0 {
+		delete(obj, "data")
+	}
 }
 
 // show renders a value as one line of YAML; Secret values only as hashes.
