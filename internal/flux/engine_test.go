@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"testing"
@@ -70,27 +69,23 @@ data:
 	}
 }
 
-// withFlux runs f against each helm-controller version of the Flux
-// sources, one at a time, each with source-controller.
+// withFlux runs f against each helm-controller version of
+// testcluster.FluxVersions, one at a time, each with source-controller.
 func withFlux(t *testing.T, f func(t *testing.T)) {
 	if testing.Short() {
 		t.Skip("needs the test cluster")
 	}
-	dir := testcluster.FluxSourcesDir()
-	if dir == "" {
-		testenv.SkipUnlessRequired(t, "needs the sources of Flux's controllers: set "+testcluster.FluxSourcesEnv+" to a directory of source-controller-vX.tar.gz and helm-controller-vX.tar.gz (make test sets ../shared/flux)")
-	}
-	archives, err := testcluster.FluxArchives(dir)
+	versions, err := testcluster.FluxVersions()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, version := range archives[testcluster.HelmController] {
+	for _, version := range versions[testcluster.HelmController] {
 		t.Run("helm-controller "+version, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 			defer cancel()
-			flux, err := testcluster.StartFluxWith(ctx, dir, testKubeconfig, t.TempDir(), version, os.Stderr)
+			flux, err := testcluster.StartFluxWith(ctx, testcluster.FluxOptions{Kubeconfig: testKubeconfig, Dir: t.TempDir(), Log: os.Stderr}, version)
 			if err != nil {
-				t.Fatal(err)
+				testenv.SkipUnlessRequired(t, "needs Flux's controllers, built from the Go module proxy or from the archives "+testcluster.FluxSourcesEnv+" names: "+err.Error())
 			}
 			defer flux.Stop()
 			defer func() {
@@ -218,10 +213,11 @@ func TestCheckCRDs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs a cluster of its own")
 	}
-	dir := testcluster.FluxSourcesDir()
-	if dir == "" {
-		testenv.SkipUnlessRequired(t, "needs the sources of Flux's controllers: set "+testcluster.FluxSourcesEnv)
+	all, err := testcluster.FluxVersions()
+	if err != nil {
+		t.Fatal(err)
 	}
+	versions := all[testcluster.HelmController]
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	bin, err := testcluster.Build(ctx, testcluster.BuildOptions{})
@@ -245,14 +241,9 @@ func TestCheckCRDs(t *testing.T) {
 	if !errors.Is(err, ErrCRDsMissing) || !strings.Contains(err.Error(), "HelmRelease") || !strings.Contains(err.Error(), "OCIRepository") {
 		t.Fatalf("CheckCRDs on a cluster without Flux: %v, want ErrCRDsMissing naming the kinds", err)
 	}
-	archives, err := testcluster.FluxArchives(dir)
+	f, err := testcluster.StartFluxWith(ctx, testcluster.FluxOptions{Kubeconfig: c.Kubeconfig, Dir: t.TempDir()}, versions[0])
 	if err != nil {
-		t.Fatal(err)
-	}
-	versions := archives[testcluster.HelmController]
-	f, err := testcluster.StartFluxWith(ctx, dir, c.Kubeconfig, t.TempDir(), versions[0], io.Discard)
-	if err != nil {
-		t.Fatal(err)
+		testenv.SkipUnlessRequired(t, "needs Flux's controllers, built from the Go module proxy or from the archives "+testcluster.FluxSourcesEnv+" names: "+err.Error())
 	}
 	f.Stop()
 	if err := e.CheckCRDs(); err != nil {
@@ -260,7 +251,7 @@ func TestCheckCRDs(t *testing.T) {
 	}
 	// helm-controller v1.5 added spec.healthCheckExprs to the HelmRelease.
 	for _, v := range versions {
-		f, err := testcluster.StartFluxWith(ctx, dir, c.Kubeconfig, t.TempDir(), v, io.Discard)
+		f, err := testcluster.StartFluxWith(ctx, testcluster.FluxOptions{Kubeconfig: c.Kubeconfig, Dir: t.TempDir()}, v)
 		if err != nil {
 			t.Fatal(err)
 		}

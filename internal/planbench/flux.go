@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,18 +26,14 @@ type fluxReleases struct {
 var helmReleases = schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}
 
 // startFlux starts source-controller and the newest helm-controller of
-// the sources HELMRELEASE_TEST_FLUX_SOURCES names.
+// testcluster.FluxVersions.
 func startFlux(ctx context.Context, kubeconfig, work string) (*fluxReleases, error) {
-	dir := testcluster.FluxSourcesDir()
-	if dir == "" {
-		return nil, errors.New("-engine flux needs the sources of Flux's controllers: set " + testcluster.FluxSourcesEnv)
-	}
-	archives, err := testcluster.FluxArchives(dir)
+	all, err := testcluster.FluxVersions()
 	if err != nil {
 		return nil, err
 	}
-	versions := archives[testcluster.HelmController]
-	f, err := testcluster.StartFluxWith(ctx, dir, kubeconfig, filepath.Join(work, "flux"), versions[len(versions)-1], os.Stderr)
+	versions := all[testcluster.HelmController]
+	f, err := testcluster.StartFluxWith(ctx, testcluster.FluxOptions{Kubeconfig: kubeconfig, Dir: filepath.Join(work, "flux"), Log: os.Stderr}, versions[len(versions)-1])
 	if err != nil {
 		return nil, err
 	}

@@ -6,18 +6,23 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"golang.org/x/mod/semver"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,8 +48,26 @@ const (
 	HelmController   = "helm-controller"
 )
 
-// FluxController is a Flux controller built from its source archive: its
-// binary and the CRDs of its API.
+// FluxModules are the Flux controllers that build from the Go module
+// proxy, by name: the version each is built at when the sources directory
+// holds no archive of it. Their go.mod needs two edits to build outside
+// Flux's repository (fluxModuleEdits).
+var FluxModules = map[string]string{
+	SourceController: "v1.9.0",
+	HelmController:   "v1.6.3",
+}
+
+// fluxModuleEdits are the go.mod edits that make a controller's module
+// build on its own: its nested ./api module, not in the module zip, comes
+// from the proxy at the required version; helm-controller v1.6's fork of
+// Helm (not served) is upstream Helm of the same release.
+var fluxModuleEdits = map[string][]string{
+	SourceController: {"-dropreplace=github.com/fluxcd/source-controller/api"},
+	HelmController:   {"-dropreplace=github.com/fluxcd/helm-controller/api", "-dropreplace=helm.sh/helm/v4", "-require=helm.sh/helm/v4@v4.2.4"},
+}
+
+// FluxController is a Flux controller built from its source archive or
+// its module: its binary and the CRDs of its API.
 type FluxController struct {
 	// Name and Version, as the archive names them (helm-controller, v1.5.5).
 	Name, Version string
@@ -71,6 +94,29 @@ func FluxArchives(dir string) (map[string][]string, error) {
 	return out, nil
 }
 
+// FluxVersions are the controller versions the tests can run, by name,
+// oldest first: FluxModules' and those of the archives in the directory
+// FluxSourcesEnv names (when set).
+func FluxVersions() (map[string][]string, error) {
+	out := map[string][]string{}
+	if dir := os.Getenv(FluxSourcesEnv); dir != "" {
+		archives, err := FluxArchives(dir)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(out, archives)
+	}
+	for name, version := range FluxModules {
+		if !slices.Contains(out[name], version) {
+			out[name] = append(out[name], version)
+		}
+	}
+	for _, versions := range out {
+		semver.Sort(versions)
+	}
+	return out, nil
+}
+
 // archiveName splits "helm-controller-v1.5.5.tar.gz".
 func archiveName(file string) (name, version string, ok bool) {
 	base, found := strings.CutSuffix(file, ".tar.gz")
@@ -84,20 +130,26 @@ func archiveName(file string) (name, version string, ok bool) {
 	return base[:i], base[i+1:], true
 }
 
+// BuildFlux builds the controller name at version, from its archive in the
+// directory FluxSourcesEnv names when there is one, else from the Go module
+// proxy (FluxModules), unless the build is cached under DefaultCacheDir.
+func BuildFlux(ctx context.Context, name, version string, log io.Writer) (*FluxController, error) {
+	if dir := os.Getenv(FluxSourcesEnv); dir != "" {
+		if _, err := os.Stat(filepath.Join(dir, name+"-"+version+".tar.gz")); err == nil {
+			return BuildFluxController(ctx, dir, "", name, version, log)
+		}
+	}
+	if FluxModules[name] != version {
+		return nil, fmt.Errorf("%s %s: no archive of it in %s=%q, and the Go module proxy's build is %s", name, version, FluxSourcesEnv, os.Getenv(FluxSourcesEnv), FluxModules[name])
+	}
+	return BuildFluxModule(ctx, "", name, version, log)
+}
+
 // BuildFluxController builds the controller name at version from its
 // archive in sourcesDir, unless a build of the same archive (by content)
 // with the same Go is cached under cacheDir (DefaultCacheDir when empty).
 // Its modules come from the module proxy (the archives carry go.sum).
 func BuildFluxController(ctx context.Context, sourcesDir, cacheDir, name, version string, log io.Writer) (*FluxController, error) {
-	if log == nil {
-		log = io.Discard
-	}
-	if cacheDir == "" {
-		var err error
-		if cacheDir, err = DefaultCacheDir(); err != nil {
-			return nil, err
-		}
-	}
 	archive := filepath.Join(sourcesDir, name+"-"+version+".tar.gz")
 	b, err := os.ReadFile(archive)
 	if err != nil {
@@ -107,6 +159,70 @@ func BuildFluxController(ctx context.Context, sourcesDir, cacheDir, name, versio
 	fmt.Fprintln(h, "flux 1", runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	h.Write(b)
 	key := name + "-" + version + "-" + hex.EncodeToString(h.Sum(nil))[:12]
+	return buildFlux(ctx, cacheDir, key, name, version, log, func(src string) error {
+		untar := exec.CommandContext(ctx, "tar", "-xzf", archive, "-C", src, "--strip-components=1")
+		untar.Stdout, untar.Stderr = log, log
+		if err := untar.Run(); err != nil {
+			return fmt.Errorf("extracting %s: %w", filepath.Base(archive), err)
+		}
+		return nil
+	})
+}
+
+// BuildFluxModule builds the controller name at version from its module
+// on the Go module proxy, its go.mod edited (fluxModuleEdits), unless the
+// build is cached under cacheDir (DefaultCacheDir when empty).
+func BuildFluxModule(ctx context.Context, cacheDir, name, version string, log io.Writer) (*FluxController, error) {
+	h := sha256.New()
+	fmt.Fprintln(h, "flux module 1", runtime.Version(), runtime.GOOS, runtime.GOARCH, strings.Join(fluxModuleEdits[name], " "))
+	key := name + "-" + version + "-module-" + hex.EncodeToString(h.Sum(nil))[:12]
+	module := "github.com/fluxcd/" + name + "@" + version
+	return buildFlux(ctx, cacheDir, key, name, version, log, func(src string) error {
+		fmt.Fprintf(log, "testcluster: downloading %s from the Go module proxy\n", module)
+		download := exec.CommandContext(ctx, "go", "mod", "download", "-json", module)
+		download.Dir = filepath.Dir(src) // outside any module
+		download.Env = append(os.Environ(), "GOFLAGS=")
+		download.Stderr = log
+		out, err := download.Output()
+		var info struct{ Dir, Error string }
+		if jerr := json.Unmarshal(out, &info); err != nil || jerr != nil || info.Dir == "" {
+			return fmt.Errorf("downloading %s from the Go module proxy: %w %s", module, errors.Join(err, jerr), info.Error)
+		}
+		// The module cache is read-only: a writable copy.
+		if err := os.CopyFS(src, os.DirFS(info.Dir)); err != nil {
+			return fmt.Errorf("copying %s out of the module cache: %w", module, err)
+		}
+		if err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Chmod(p, map[bool]fs.FileMode{true: 0o750, false: 0o640}[d.IsDir()])
+		}); err != nil {
+			return fmt.Errorf("making the copy of %s writable: %w", module, err)
+		}
+		edit := exec.CommandContext(ctx, "go", append([]string{"mod", "edit"}, fluxModuleEdits[name]...)...)
+		edit.Dir = src
+		edit.Env = append(os.Environ(), "GOFLAGS=")
+		if out, err := edit.CombinedOutput(); err != nil {
+			return fmt.Errorf("editing the go.mod of %s: %w: %s", module, err, out)
+		}
+		return nil
+	})
+}
+
+// buildFlux builds the controller name at version into the cache entry key
+// from the sources that prepare writes into an empty directory, unless the
+// entry is complete.
+func buildFlux(ctx context.Context, cacheDir, key, name, version string, log io.Writer, prepare func(src string) error) (*FluxController, error) {
+	if log == nil {
+		log = io.Discard
+	}
+	if cacheDir == "" {
+		var err error
+		if cacheDir, err = DefaultCacheDir(); err != nil {
+			return nil, err
+		}
+	}
 	dir := filepath.Join(cacheDir, "flux", key)
 	if c, ok := builtController(dir, name, version); ok {
 		return c, nil
@@ -131,17 +247,15 @@ func BuildFluxController(ctx context.Context, sourcesDir, cacheDir, name, versio
 	if err := os.Mkdir(src, 0o750); err != nil {
 		return nil, fmt.Errorf("creating build directory: %w", err)
 	}
-	untar := exec.CommandContext(ctx, "tar", "-xzf", archive, "-C", src, "--strip-components=1")
-	untar.Stdout, untar.Stderr = log, log
-	if err := untar.Run(); err != nil {
-		return nil, fmt.Errorf("extracting %s: %w", filepath.Base(archive), err)
+	if err := prepare(src); err != nil {
+		return nil, err
 	}
 	fmt.Fprintf(log, "testcluster: building %s %s\n", name, version)
 	start := time.Now()
 	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(tmp, "out", name), ".")
 	build.Dir = src
-	// The archives' go.mod is complete but their go.sum may lack lines the
-	// build adds: -mod=mod, in the extracted copy only.
+	// The sources' go.mod is complete but their go.sum may lack lines the
+	// build adds: -mod=mod, in the copy only.
 	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
 	build.Stdout, build.Stderr = log, log
 	if err := build.Run(); err != nil {
@@ -195,6 +309,11 @@ type FluxOptions struct {
 	// Controllers to run: each one's CRDs are applied first (in order, so
 	// a later version's CRD replaces an earlier one's).
 	Controllers []*FluxController
+	// Namespace, when set, is the one namespace the controllers watch
+	// (their RUNTIME_NAMESPACE, with --watch-all-namespaces=false), so that
+	// controllers of several tests run side by side, each on the objects
+	// of its own namespace. Empty: FluxNamespace, and they watch all.
+	Namespace string
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
 }
@@ -236,9 +355,13 @@ func StartFlux(ctx context.Context, opts FluxOptions) (_ *Flux, err error) {
 			return nil, fmt.Errorf("%s %s: %w", c.Name, c.Version, err)
 		}
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: FluxNamespace}}
+	runtimeNamespace, scope := FluxNamespace, "--watch-all-namespaces=true"
+	if opts.Namespace != "" {
+		runtimeNamespace, scope = opts.Namespace, "--watch-all-namespaces=false"
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: runtimeNamespace}}
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("creating namespace %s: %w", FluxNamespace, err)
+		return nil, fmt.Errorf("creating namespace %s: %w", runtimeNamespace, err)
 	}
 	f := &Flux{Logs: map[string]string{}, Versions: map[string]string{}}
 	defer func() {
@@ -246,7 +369,7 @@ func StartFlux(ctx context.Context, opts FluxOptions) (_ *Flux, err error) {
 			f.Stop()
 		}
 	}()
-	env := append(os.Environ(), "KUBECONFIG="+opts.Kubeconfig, "RUNTIME_NAMESPACE="+FluxNamespace)
+	env := append(os.Environ(), "KUBECONFIG="+opts.Kubeconfig, "RUNTIME_NAMESPACE="+runtimeNamespace)
 	for _, c := range opts.Controllers {
 		f.Versions[c.Name] = c.Version
 		ports, err := freePorts(3)
@@ -254,7 +377,7 @@ func StartFlux(ctx context.Context, opts FluxOptions) (_ *Flux, err error) {
 			return nil, err
 		}
 		addr := func(i int) string { return "127.0.0.1:" + strconv.Itoa(ports[i]) }
-		args := []string{"--metrics-addr=" + addr(0), "--health-addr=" + addr(1), "--log-level=debug"}
+		args := []string{"--metrics-addr=" + addr(0), "--health-addr=" + addr(1), "--log-level=debug", scope}
 		switch c.Name {
 		case HelmController:
 			// Stopped in tests: no release is left half-done by waiting.
@@ -359,42 +482,25 @@ func waitEstablished(ctx context.Context, dyn dynamic.Interface, name string) er
 	}
 }
 
-// FluxSourcesDir is the directory FluxSourcesEnv names when it holds a
-// source-controller and a helm-controller archive; empty otherwise.
-func FluxSourcesDir() string {
-	dir := os.Getenv(FluxSourcesEnv)
-	if dir == "" {
-		return ""
-	}
-	archives, err := FluxArchives(dir)
-	if err != nil || len(archives[SourceController]) == 0 || len(archives[HelmController]) == 0 {
-		return ""
-	}
-	return dir
-}
-
 // StartFluxWith builds (or takes from the cache) the newest
-// source-controller of sourcesDir and its helm-controller at version, and
-// starts both against the cluster of kubeconfig, with logs and storage in
-// dir.
-func StartFluxWith(ctx context.Context, sourcesDir, kubeconfig, dir, helmControllerVersion string, log io.Writer) (*Flux, error) {
-	archives, err := FluxArchives(sourcesDir)
+// source-controller of FluxVersions and the helm-controller at version,
+// and starts both as opts says (its Controllers are set here).
+func StartFluxWith(ctx context.Context, opts FluxOptions, helmControllerVersion string) (*Flux, error) {
+	versions, err := FluxVersions()
 	if err != nil {
 		return nil, err
 	}
-	sources := archives[SourceController]
-	if len(sources) == 0 {
-		return nil, fmt.Errorf("no %s archive in %s", SourceController, sourcesDir)
-	}
-	sc, err := BuildFluxController(ctx, sourcesDir, "", SourceController, sources[len(sources)-1], log)
+	sources := versions[SourceController]
+	sc, err := BuildFlux(ctx, SourceController, sources[len(sources)-1], opts.Log)
 	if err != nil {
 		return nil, err
 	}
-	hc, err := BuildFluxController(ctx, sourcesDir, "", HelmController, helmControllerVersion, log)
+	hc, err := BuildFlux(ctx, HelmController, helmControllerVersion, opts.Log)
 	if err != nil {
 		return nil, err
 	}
-	return StartFlux(ctx, FluxOptions{Kubeconfig: kubeconfig, Dir: dir, Controllers: []*FluxController{sc, hc}, Log: log})
+	opts.Controllers = []*FluxController{sc, hc}
+	return StartFlux(ctx, opts)
 }
 
 // logTail is the last n lines of the log file at path.

@@ -5,25 +5,34 @@ package testenv
 import (
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
 
-// AllowSkipVariable names the tests that may skip for a missing tool while
-// TF_ACC is set: a comma-separated list of test names (top-level, as
-// `go test -run` takes them). It is the one way to opt out.
+// AllowSkipVariable names the tests that may skip for a missing tool in
+// CI: a comma-separated list of test names (top-level, as `go test -run`
+// takes them). It is the one way to opt out there.
 const AllowSkipVariable = "HELMRELEASE_TEST_ALLOW_SKIP"
 
 // SkipUnlessRequired skips t for reason (what it needs and how to give
-// it) outside acceptance runs. With TF_ACC set, a missing tool fails the
-// test instead, so that a run meant to test everything cannot pass by
-// testing less, unless AllowSkipVariable names the test.
+// it). In CI (CI=true) a missing tool fails the test instead, so that a
+// run meant to test everything cannot pass by testing less, unless
+// AllowSkipVariable names the test. make test lists every skip, with its
+// reason, at the end of the run.
 func SkipUnlessRequired(t testing.TB, reason string) {
 	t.Helper()
-	if os.Getenv("TF_ACC") == "" || Allowed(t.Name()) {
+	if !Strict() || Allowed(t.Name()) {
 		t.Skip(reason)
 	}
-	t.Fatalf("%s\n\nWith TF_ACC set a test does not skip for a missing tool: provide it, or name the test in %s to skip it on purpose.", reason, AllowSkipVariable)
+	t.Fatalf("%s\n\nIn CI a test does not skip for a missing tool: provide it, or name the test in %s to skip it on purpose.", reason, AllowSkipVariable)
+}
+
+// Strict reports whether a missing tool fails a test: CI is set to a
+// true value, as CI services set it.
+func Strict() bool {
+	ci, _ := strconv.ParseBool(os.Getenv("CI"))
+	return ci
 }
 
 // Allowed reports whether AllowSkipVariable names the test name (or the

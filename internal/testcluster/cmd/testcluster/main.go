@@ -5,9 +5,10 @@
 //	go run ./internal/testcluster/cmd/testcluster down [-dir .testcluster]
 //	go run ./internal/testcluster/cmd/testcluster build-flux
 //
-// "build-flux" builds every Flux controller archive of the directory
-// $HELMRELEASE_TEST_FLUX_SOURCES names (cached), for the tests of the
-// Flux engine.
+// "build-flux" builds (cached) the Flux controllers the tests of the Flux
+// engine run: those the Go module proxy serves (testcluster.FluxModules)
+// and every archive of the directory $HELMRELEASE_TEST_FLUX_SOURCES names,
+// when set.
 //
 // "up" prints the path of the cluster's kubeconfig on its last line.
 package main
@@ -86,18 +87,14 @@ func run() error {
 		}
 		return testcluster.Stop(abs)
 	case "build-flux":
-		dir := os.Getenv(testcluster.FluxSourcesEnv)
-		if dir == "" {
-			return fmt.Errorf("set %s to the directory of the Flux controllers' source archives", testcluster.FluxSourcesEnv)
-		}
-		archives, err := testcluster.FluxArchives(dir)
+		versions, err := testcluster.FluxVersions()
 		if err != nil {
 			return err
 		}
 		for _, name := range []string{testcluster.SourceController, testcluster.HelmController} {
-			for _, version := range archives[name] {
+			for _, version := range versions[name] {
 				start := time.Now()
-				c, err := testcluster.BuildFluxController(ctx, dir, "", name, version, os.Stderr)
+				c, err := testcluster.BuildFlux(ctx, name, version, os.Stderr)
 				if err != nil {
 					return err
 				}
