@@ -12,7 +12,7 @@ import (
 // holds terraform and nothing else: the provider needs no helm, kubectl,
 // git or shell (CI images, HCP Terraform agents).
 func TestOnlyTerraformOnPath(t *testing.T) {
-	needMatrix(t)
+	parallelMatrix(t)
 	bin := t.TempDir()
 	if err := os.Symlink(terraform, filepath.Join(bin, "terraform")); err != nil {
 		t.Fatal(err)

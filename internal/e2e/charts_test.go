@@ -130,7 +130,7 @@ func sharedCharts(t *testing.T) string {
 // with no change; destroy, which names what Helm leaves behind by design.
 // It logs the wall time of each step and the provider's peak memory.
 func TestPublicCharts(t *testing.T) {
-	needMatrix(t)
+	parallelMatrix(t)
 	_, file, _, _ := runtime.Caller(0)
 	local := filepath.Join(filepath.Dir(file), "testdata", "charts")
 	for _, pc := range publicCharts {
@@ -244,7 +244,7 @@ func TestPublicCharts(t *testing.T) {
 // make the provider mask secrets in its log, which is what made
 // concurrent logging unsafe.
 func TestPublicChartRoundsRaceFree(t *testing.T) {
-	needMatrix(t)
+	parallelMatrix(t)
 	charts := sharedCharts(t)
 	ns := newNamespace(t)
 	w := newWorkspace(t, "rounds")

@@ -31,7 +31,7 @@ import (
 // refused at plan without quoting it. The token of a kube_config Secret's
 // kubeconfig is in no output either.
 func TestCredentialsOutOfReach(t *testing.T) {
-	needMatrix(t)
+	parallelMatrix(t)
 	ns := newNamespace(t)
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)

@@ -17,7 +17,7 @@ import (
 // secret) plans no change, with or without refresh, and its first refresh
 // replaces them with keyed digests.
 func TestPlainDigestsReplaced(t *testing.T) {
-	needMatrix(t)
+	parallelMatrix(t)
 	ns := newNamespace(t)
 	c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
 	w := newWorkspace(t, "digests")

@@ -37,7 +37,7 @@ var auditedNamespaces = []string{"e2e-testreleasearchives-terraform", "e2e-testr
 // version to the chart repository and the API server. The same with
 // OpenTofu.
 func TestReleaseArchives(t *testing.T) {
-	needMatrix(t)
+	parallelMatrix(t)
 	archives := buildReleaseArchives(t)
 	clis := map[string]string{"terraform": terraform, "opentofu": os.Getenv("HELMRELEASE_TEST_OPENTOFU")}
 	for _, name := range []string{"terraform", "opentofu"} {

@@ -20,7 +20,7 @@ import (
 // its drift, and leaves the others alone. What a refresh compared is in the
 // provider's debug log.
 func TestDriftRecordSkipsUnchangedObjects(t *testing.T) {
-	needMatrix(t)
+	parallelMatrix(t)
 	ns := newNamespace(t)
 	c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
 	w := newWorkspace(t, "drift")

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -217,7 +218,66 @@ var outOfBandEdits = []outOfBandEdit{{
 		}
 		return ""
 	},
-}}
+}, secretKeyRemoved("string-json-remove", removeByJSONPatch("/data/password")),
+	secretKeyRemoved("string-replace-remove", removeByReplace("password")),
+	secretKeyRemoved("string-data-removed", removeByJSONPatch("/data")),
+	secretKeyRemoved("data-json-remove", removeByJSONPatch("/data/password")),
+	secretKeyRemoved("data-replace-remove", removeByReplace("password")),
+}
+
+// secretKeyRemoved is the row of a Secret of the edits chart whose
+// password key the edit removes: planned back as a keyed hash, never in
+// clear, and the chart's value is in the Secret again after the apply.
+func secretKeyRemoved(name string, remove func(ctx context.Context, ns, name string) error) outOfBandEdit {
+	return outOfBandEdit{
+		name: "Secret " + name + " loses its key",
+		key:  "v1/Secret/NS/" + name,
+		edit: func(ctx context.Context, ns string) error { return remove(ctx, ns, name) },
+		planned: func(before, after string) string {
+			if msg := fieldComesBack("password: ")(before, after); msg != "" {
+				return msg
+			}
+			if !strings.Contains(after, "password: (sensitive value) hmac-sha256:") {
+				return "want the password shown as a keyed hash"
+			}
+			return ""
+		},
+		corrected: func(ctx context.Context, ns, _ string) string {
+			s, err := clientset.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err.Error()
+			}
+			if string(s.Data["password"]) != "chart-secret-value" || string(s.Data["user"]) != "admin" {
+				return fmt.Sprintf("Secret keys %v, want the chart's password and user", slices.Sorted(maps.Keys(s.Data)))
+			}
+			return ""
+		},
+	}
+}
+
+// removeByJSONPatch removes a Secret's field as
+// kubectl patch --type=json -p '[{"op":"remove","path":…}]' does.
+func removeByJSONPatch(path string) func(ctx context.Context, ns, name string) error {
+	return func(ctx context.Context, ns, name string) error {
+		_, err := clientset.CoreV1().Secrets(ns).Patch(ctx, name, types.JSONPatchType,
+			[]byte(`[{"op":"remove","path":"`+path+`"}]`), metav1.PatchOptions{FieldManager: "kubectl-patch"})
+		return err
+	}
+}
+
+// removeByReplace removes a Secret's data key with an update of the whole
+// object, as kubectl replace and kubectl edit do.
+func removeByReplace(key string) func(ctx context.Context, ns, name string) error {
+	return func(ctx context.Context, ns, name string) error {
+		s, err := clientset.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		delete(s.Data, key)
+		_, err = clientset.CoreV1().Secrets(ns).Update(ctx, s, metav1.UpdateOptions{FieldManager: "kubectl-replace"})
+		return err
+	}
+}
 
 // fieldComesBack checks that the planned change adds text the object
 // lost.
@@ -256,7 +316,7 @@ func configMapData(name, key string) func(ctx context.Context, ns, message strin
 // controllers update them never show. The table runs on the release as
 // installed, after an upgrade, and after a failed upgrade was rolled back.
 func TestOutOfBandEdits(t *testing.T) {
-	needMatrix(t)
+	parallelMatrix(t)
 	ns := newNamespace(t)
 	_, file, _, _ := runtime.Caller(0)
 	chart := filepath.Join(filepath.Dir(file), "testdata", "charts", "edits")

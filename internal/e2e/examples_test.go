@@ -29,7 +29,7 @@ import (
 // beforehand (a service account, a kubeconfig Secret, values objects,
 // releases to import) is created first.
 func TestExamples(t *testing.T) {
-	needMatrix(t)
+	parallelMatrix(t)
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
 	podinfo := filepath.Join(filepath.Dir(file), "testdata", "charts", "podinfo")

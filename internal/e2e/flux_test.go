@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,27 +30,29 @@ import (
 
 var helmReleases = schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}
 
-// withFluxControllers runs f once per helm-controller version of the Flux
-// sources, each with source-controller running against the matrix's
-// cluster, one version at a time (each reconciles every HelmRelease).
-func withFluxControllers(t *testing.T, f func(t *testing.T, flux *testcluster.Flux)) {
+// withFluxControllers runs f once per helm-controller version of
+// testcluster.FluxVersions, oldest first, in a namespace of its own that
+// a source-controller and that helm-controller, started for f alone,
+// watch. The Flux tests run side by side, each with its own controllers;
+// those of one version at a time (fluxCRDs), as the cluster holds one
+// version of the CRDs.
+func withFluxControllers(t *testing.T, f func(t *testing.T, flux *testcluster.Flux, ns string)) {
 	t.Helper()
-	needMatrix(t)
-	dir := testcluster.FluxSourcesDir()
-	if dir == "" {
-		testenv.SkipUnlessRequired(t, "needs the sources of Flux's controllers: set "+testcluster.FluxSourcesEnv+" to a directory of source-controller-vX.tar.gz and helm-controller-vX.tar.gz (make test sets ../shared/flux)")
-	}
-	archives, err := testcluster.FluxArchives(dir)
+	parallelMatrix(t)
+	versions, err := testcluster.FluxVersions()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, version := range archives[testcluster.HelmController] {
+	for _, version := range versions[testcluster.HelmController] {
 		t.Run("helm-controller "+version, func(t *testing.T) {
+			fluxCRDs.hold(version)
+			defer fluxCRDs.release()
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 			defer cancel()
-			flux, err := testcluster.StartFluxWith(ctx, dir, cluster.Kubeconfig, t.TempDir(), version, os.Stderr)
+			ns := newNamespace(t)
+			flux, err := testcluster.StartFluxWith(ctx, testcluster.FluxOptions{Kubeconfig: cluster.Kubeconfig, Dir: t.TempDir(), Namespace: ns, Log: os.Stderr}, version)
 			if err != nil {
-				t.Fatal(err)
+				testenv.SkipUnlessRequired(t, "needs Flux's controllers, built from the Go module proxy or from the archives "+testcluster.FluxSourcesEnv+" names: "+err.Error())
 			}
 			defer flux.Stop()
 			defer func() {
@@ -59,8 +62,45 @@ func withFluxControllers(t *testing.T, f func(t *testing.T, flux *testcluster.Fl
 					t.Logf("helm-controller's last log lines:\n%s", strings.Join(lines[max(0, len(lines)-15):], "\n"))
 				}
 			}()
-			f(t, flux)
+			f(t, flux, ns)
 		})
+	}
+}
+
+// fluxCRDs lets the tests of one helm-controller version run at a time:
+// a test of another version waits until those holding the cluster's CRDs
+// are done.
+var fluxCRDs = newVersionGate()
+
+// versionGate is held by any number of holders of one version at a time.
+type versionGate struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	version string
+	holders int
+}
+
+func newVersionGate() *versionGate {
+	g := &versionGate{}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+func (g *versionGate) hold(version string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for g.holders > 0 && g.version != version {
+		g.cond.Wait()
+	}
+	g.version = version
+	g.holders++
+}
+
+func (g *versionGate) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.holders--; g.holders == 0 {
+		g.cond.Broadcast()
 	}
 }
 
@@ -70,8 +110,7 @@ func withFluxControllers(t *testing.T, f func(t *testing.T, flux *testcluster.Fl
 // edited by hand planned back, then destroyed with the controller's
 // uninstall; a second release is destroyed with uninstall off and stays.
 func TestFluxEngine(t *testing.T) {
-	withFluxControllers(t, func(t *testing.T, _ *testcluster.Flux) {
-		ns := newNamespace(t)
+	withFluxControllers(t, func(t *testing.T, _ *testcluster.Flux, ns string) {
 		c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
 		st := newStorage(t, ns)
 		dyn := dynamic.NewForConfigOrDie(restConfig)
@@ -189,8 +228,7 @@ func mustJSON(t *testing.T, v any) []byte {
 // handed to helm-controller in place (same objects, one new revision at
 // most), then taken back without an uninstall.
 func TestFluxHandOver(t *testing.T) {
-	withFluxControllers(t, func(t *testing.T, _ *testcluster.Flux) {
-		ns := newNamespace(t)
+	withFluxControllers(t, func(t *testing.T, _ *testcluster.Flux, ns string) {
 		c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
 		st := newStorage(t, ns)
 		dyn := dynamic.NewForConfigOrDie(restConfig)
@@ -243,8 +281,7 @@ func TestFluxHandOver(t *testing.T) {
 // upgrade that fails under RetryOnFailure (the controller requeues it),
 // and a stopped controller is said as such within the timeout.
 func TestFluxFailures(t *testing.T) {
-	withFluxControllers(t, func(t *testing.T, flux *testcluster.Flux) {
-		ns := newNamespace(t)
+	withFluxControllers(t, func(t *testing.T, flux *testcluster.Flux, ns string) {
 		c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
 		w := newWorkspace(t, "failures")
 		w.write(c.hcl(map[string]string{"app": `  engine = "flux"
@@ -310,8 +347,7 @@ func deploymentUID(t *testing.T, ns, name string) string {
 // with engine = "flux" without a new revision; the apply then owns the
 // HelmRelease, and the plan after it is empty.
 func TestFluxImport(t *testing.T) {
-	withFluxControllers(t, func(t *testing.T, _ *testcluster.Flux) {
-		ns := newNamespace(t)
+	withFluxControllers(t, func(t *testing.T, _ *testcluster.Flux, ns string) {
 		repo := newRepository(t)
 		c := config{namespace: ns, repo: repo, cacheDir: t.TempDir()}
 		st := newStorage(t, ns)
@@ -378,8 +414,7 @@ func readyStatus(u *unstructured.Unstructured) string {
 // apply (Terraform's default parallelism) are each installed once and
 // planned empty, then destroyed.
 func TestFluxManyReleases(t *testing.T) {
-	withFluxControllers(t, func(t *testing.T, _ *testcluster.Flux) {
-		ns := newNamespace(t)
+	withFluxControllers(t, func(t *testing.T, _ *testcluster.Flux, ns string) {
 		c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
 		st := newStorage(t, ns)
 		resources := map[string]string{}
@@ -411,8 +446,7 @@ func TestFluxManyReleases(t *testing.T) {
 // and is Ready); against v1.4, whose HelmRelease has no healthCheckExprs,
 // the plan refuses them instead of the controller dropping them.
 func TestFluxHealthChecks(t *testing.T) {
-	withFluxControllers(t, func(t *testing.T, flux *testcluster.Flux) {
-		ns := newNamespace(t)
+	withFluxControllers(t, func(t *testing.T, flux *testcluster.Flux, ns string) {
 		c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
 		w := newWorkspace(t, "health")
 		release := func(message string) string {

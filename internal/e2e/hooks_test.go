@@ -13,7 +13,7 @@ import (
 // with Helm's last log lines; the release is left deployed at the
 // remediated revision, nothing pending, the state saying so.
 func TestHookNeverFinishes(t *testing.T) {
-	needMatrix(t)
+	parallelMatrix(t)
 	ns := newNamespace(t)
 	c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
 	w := newWorkspace(t, "hook")
@@ -63,7 +63,7 @@ func TestHookNeverFinishes(t *testing.T) {
 // not ignored; one retry), the apply fails naming the test pod with Helm's last log
 // lines; nothing is left pending.
 func TestTestPodNeverFinishes(t *testing.T) {
-	needMatrix(t)
+	parallelMatrix(t)
 	ns := newNamespace(t)
 	c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
 	w := newWorkspace(t, "test-pod")

@@ -18,7 +18,7 @@ const applyArgs = "apply -auto-approve -input=false -no-color"
 // pending revision as its own, unlocks it and upgrades, without waiting
 // for the action's timeout.
 func TestKilledUpgrade(t *testing.T) {
-	needMatrix(t)
+	parallelMatrix(t)
 	ns := newNamespace(t)
 	c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
 	w := newWorkspace(t, "killed-upgrade")
@@ -65,7 +65,7 @@ func TestKilledUpgrade(t *testing.T) {
 // takes the pending release as its own (its objects carry this resource's
 // origin labels) instead of failing with "cannot re-use a name".
 func TestKilledInstall(t *testing.T) {
-	needMatrix(t)
+	parallelMatrix(t)
 	ns := newNamespace(t)
 	c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
 	w := newWorkspace(t, "killed-install")

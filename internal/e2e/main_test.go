@@ -102,12 +102,21 @@ func run(m *testing.M) (int, error) {
 	return m.Run(), nil
 }
 
-// needMatrix skips the test when the matrix is not set up.
+// needMatrix skips the test when the matrix is not set up. Tests that
+// stop the API server call it alone: they run first, by themselves.
 func needMatrix(t *testing.T) {
 	t.Helper()
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
+}
+
+// parallelMatrix is needMatrix for a test that runs beside the others:
+// its own namespace, workspace, repository and Flux controllers.
+func parallelMatrix(t *testing.T) {
+	t.Helper()
+	needMatrix(t)
+	t.Parallel()
 }
 
 // buildProvider builds the provider into work/dir with the go build flags

@@ -28,7 +28,7 @@ import (
 // neither reinstalls nor upgrades, the next plan is empty, and a values
 // change then upgrades the release.
 func TestMovedFromHelmProvider(t *testing.T) {
-	needMatrix(t)
+	parallelMatrix(t)
 	helmProvider := os.Getenv("HELMRELEASE_TEST_HELM_PROVIDER")
 	if helmProvider == "" {
 		testenv.SkipUnlessRequired(t, "needs HashiCorp's helm provider: set HELMRELEASE_TEST_HELM_PROVIDER to its binary (v3.x)")

@@ -16,7 +16,7 @@ import (
 // lines; switching between the details runs no Helm action and leaves
 // empty plans.
 func TestPlanDetail(t *testing.T) {
-	needMatrix(t)
+	parallelMatrix(t)
 	chart := filepath.Join(sharedCharts(t), "podinfo")
 	ns := newNamespace(t)
 	w := newWorkspace(t, "detail")

@@ -22,7 +22,7 @@ import (
 // empty. For a release the Helm CLI installed, the generated file says
 // what to fill in, and the plan refuses it until then.
 func TestQueryGeneratesConfig(t *testing.T) {
-	needMatrix(t)
+	parallelMatrix(t)
 	newer := os.Getenv("HELMRELEASE_TEST_TERRAFORM_NEWER")
 	if newer == "" {
 		testenv.SkipUnlessRequired(t, "terraform query needs Terraform >= 1.14: set HELMRELEASE_TEST_TERRAFORM_NEWER")

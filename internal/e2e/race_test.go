@@ -21,7 +21,7 @@ import (
 // no resource in its state, no object or revision of its own, the
 // winner's release untouched. Its next plan names the owner.
 func TestTwoStatesOneRelease(t *testing.T) {
-	needMatrix(t)
+	parallelMatrix(t)
 	ns := newNamespace(t)
 	c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
 	store := newStorage(t, ns)

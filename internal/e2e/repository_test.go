@@ -12,7 +12,7 @@ import (
 // cache_dir, with a warning naming the repository; without a cached index
 // the plan fails with an error naming it.
 func TestRepositoryFails(t *testing.T) {
-	needMatrix(t)
+	parallelMatrix(t)
 	ns := newNamespace(t)
 	repo := newRepository(t)
 	c := config{namespace: ns, repo: repo, cacheDir: t.TempDir()}

@@ -15,7 +15,7 @@ import (
 // (upgrade.strategy RetryOnFailure) plans the upgrade again, which is
 // tried without a rollback, and planned again after it fails.
 func TestStalledReleaseSaysWhatMovesIt(t *testing.T) {
-	needMatrix(t)
+	parallelMatrix(t)
 	ns := newNamespace(t)
 	c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
 	w := newWorkspace(t, "retry")

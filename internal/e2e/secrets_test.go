@@ -36,7 +36,7 @@ import (
 // the API server refuses while quoting the values) and the release
 // description.
 func TestSecretsNeverShown(t *testing.T) {
-	needMatrix(t)
+	parallelMatrix(t)
 	ns := newNamespace(t)
 	marker := func(name string) string {
 		b := make([]byte, 8)
