@@ -102,3 +102,50 @@ func snakeCase(s string) string {
 	}
 	return b.String()
 }
+
+// TestDocsNameExistingTests: every test the docs and the README cite as
+// evidence exists.
+func TestDocsNameExistingTests(t *testing.T) {
+	root := filepath.Join("..", "..")
+	var cited []string
+	for _, pattern := range []string{"README.md", "templates/*.tmpl", "templates/*/*.tmpl"} {
+		files, err := filepath.Glob(filepath.Join(root, pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range regexp.MustCompile("`(Test[A-Za-z0-9_]+)`").FindAllStringSubmatch(string(b), -1) {
+				cited = append(cited, m[1]+" ("+filepath.ToSlash(strings.TrimPrefix(f, root+string(filepath.Separator)))+")")
+			}
+		}
+	}
+	defined := map[string]bool{}
+	err := filepath.WalkDir(filepath.Join(root, "internal"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, "_test.go") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, m := range regexp.MustCompile(`(?m)^func (Test[A-Za-z0-9_]+)\(`).FindAllStringSubmatch(string(b), -1) {
+			defined[m[1]] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cited) == 0 {
+		t.Fatal("the docs cite no test")
+	}
+	for _, c := range cited {
+		if name, _, _ := strings.Cut(c, " "); !defined[name] {
+			t.Errorf("%s is cited but no such test exists", c)
+		}
+	}
+}
