@@ -130,11 +130,13 @@ func (r *Repositories) pullOCI(ctx context.Context, client *registry.Client, rep
 		if pulled.Prov != nil {
 			prov = pulled.Prov.Data
 		}
+		// Atomically: a concurrent resolution of the same chart reads the
+		// cache while this one writes it (an empty archive otherwise).
 		if os.MkdirAll(filepath.Dir(path), 0o750) == nil {
-			_ = os.WriteFile(path, data, 0o600)
 			if len(prov) > 0 {
-				_ = os.WriteFile(path+".prov", prov, 0o600)
+				r.store(path+".prov", prov)
 			}
+			r.store(path, data)
 		}
 	}
 	if keyring != "" {

@@ -529,7 +529,7 @@ func (r *Repositories) archive(ctx context.Context, repoURL string, v *ChartVers
 		}
 		// A cache that cannot be written only costs a download next time.
 		if os.MkdirAll(filepath.Dir(path), 0o750) == nil {
-			_ = os.WriteFile(path, b, 0o600)
+			r.store(path, b)
 		}
 		return b, nil
 	})
