@@ -15,6 +15,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
@@ -105,9 +106,7 @@ func TestExamples(t *testing.T) {
 		{dir: "examples/demo"},
 	} {
 		t.Run(strings.TrimPrefix(ex.dir, "examples/"), func(t *testing.T) {
-			for _, ns := range []string{"apps", "team-a", "fleet"} {
-				namespace(t, ns)
-			}
+			namespaces(t, "apps", "team-a", "fleet")
 			w := newWorkspace(t, "example")
 			copyDir(t, filepath.Join(root, ex.dir), w.dir)
 			if ex.newer {
@@ -154,26 +153,31 @@ func TestExamples(t *testing.T) {
 	}
 }
 
-// namespace makes sure ns exists and deletes it, with what is left in it,
-// after the test.
-func namespace(t *testing.T, ns string) {
+// namespaces makes sure each namespace exists and deletes them, with what
+// is left in them, after the test, waiting until they are gone (the next
+// example creates them again). They are deleted together: the namespace
+// controller takes 5 to 10 s for each.
+func namespaces(t *testing.T, names ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, err := clientset.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
+	for _, ns := range names {
+		_, err := clientset.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		_ = clientset.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
-		// The next example creates it again: wait until it is gone.
-		for ctx.Err() == nil {
-			if _, err := clientset.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-				return
-			}
-			time.Sleep(200 * time.Millisecond)
+		for _, ns := range names {
+			_ = clientset.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+		}
+		for _, ns := range names {
+			_ = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+				_, err := clientset.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+				return apierrors.IsNotFound(err), nil
+			})
 		}
 	})
 }

@@ -121,7 +121,7 @@ resource "helmrelease_release" "local" {
 
 	// A release of the Helm CLI: its source is not recorded.
 	cli := ns + "-cli"
-	namespace(t, cli)
+	namespaces(t, cli)
 	helmInstall(t, filepath.Join(charts, "podinfo"), cli, "podinfo")
 	other, generated := generate(cli)
 	if !strings.Contains(generated, "FILL IN: the https:// or oci:// repository serving chart podinfo 6.7.1") {
