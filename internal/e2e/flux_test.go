@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testenv"
@@ -31,12 +31,11 @@ import (
 var helmReleases = schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}
 
 // withFluxControllers runs f once per helm-controller version of
-// testcluster.FluxVersions, oldest first, in a namespace of its own that
-// a source-controller and that helm-controller, started for f alone,
-// watch. The Flux tests run side by side, each with its own controllers;
-// those of one version at a time (fluxCRDs), as the cluster holds one
-// version of the CRDs.
-func withFluxControllers(t *testing.T, f func(t *testing.T, flux *testcluster.Flux, ns string)) {
+// testcluster.FluxVersions, side by side: each version on a local cluster
+// of its own (fluxClusterFor: its CRDs are that version's), each run in a
+// namespace of its own that a source-controller and that helm-controller,
+// started for f alone, watch.
+func withFluxControllers(t *testing.T, f func(t *testing.T, run *fluxRun)) {
 	t.Helper()
 	parallelMatrix(t)
 	versions, err := testcluster.FluxVersions()
@@ -45,12 +44,15 @@ func withFluxControllers(t *testing.T, f func(t *testing.T, flux *testcluster.Fl
 	}
 	for _, version := range versions[testcluster.HelmController] {
 		t.Run("helm-controller "+version, func(t *testing.T) {
-			fluxCRDs.hold(version)
-			defer fluxCRDs.release()
+			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 			defer cancel()
-			ns := newNamespace(t)
-			flux, err := testcluster.StartFluxWith(ctx, testcluster.FluxOptions{Kubeconfig: cluster.Kubeconfig, Dir: t.TempDir(), Namespace: ns, Log: os.Stderr}, version)
+			k, err := fluxClusterFor(ctx, version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ns := newNamespaceOn(t, k.cs)
+			flux, err := testcluster.StartFluxWith(ctx, testcluster.FluxOptions{Kubeconfig: k.kubeconfig, Dir: t.TempDir(), Namespace: ns, Log: os.Stderr}, version)
 			if err != nil {
 				testenv.SkipUnlessRequired(t, "needs Flux's controllers, built from the Go module proxy or from the archives "+testcluster.FluxSourcesEnv+" names: "+err.Error())
 			}
@@ -62,46 +64,23 @@ func withFluxControllers(t *testing.T, f func(t *testing.T, flux *testcluster.Fl
 					t.Logf("helm-controller's last log lines:\n%s", strings.Join(lines[max(0, len(lines)-15):], "\n"))
 				}
 			}()
-			f(t, flux, ns)
+			f(t, &fluxRun{Flux: flux, target: k, ns: ns})
 		})
 	}
 }
 
-// fluxCRDs lets the tests of one helm-controller version run at a time:
-// a test of another version waits until those holding the cluster's CRDs
-// are done.
-var fluxCRDs = newVersionGate()
-
-// versionGate is held by any number of holders of one version at a time.
-type versionGate struct {
-	mu      sync.Mutex
-	cond    *sync.Cond
-	version string
-	holders int
+// fluxRun is what a Flux test runs against: its namespace on the cluster
+// of its helm-controller version, and the controllers that watch it.
+type fluxRun struct {
+	*testcluster.Flux
+	*target
+	ns string
 }
 
-func newVersionGate() *versionGate {
-	g := &versionGate{}
-	g.cond = sync.NewCond(&g.mu)
-	return g
-}
-
-func (g *versionGate) hold(version string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for g.holders > 0 && g.version != version {
-		g.cond.Wait()
-	}
-	g.version = version
-	g.holders++
-}
-
-func (g *versionGate) release() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.holders--; g.holders == 0 {
-		g.cond.Broadcast()
-	}
+// config is a configuration of releases in the run's namespace, on its
+// cluster.
+func (r *fluxRun) config(t *testing.T, repo *testrepo.HTTP) config {
+	return config{namespace: r.ns, repo: repo, cacheDir: t.TempDir(), kubernetes: fmt.Sprintf("{ config_path = %q }", r.kubeconfig)}
 }
 
 // TestFluxEngine: a release with engine = "flux" through terraform:
@@ -110,10 +89,11 @@ func (g *versionGate) release() {
 // edited by hand planned back, then destroyed with the controller's
 // uninstall; a second release is destroyed with uninstall off and stays.
 func TestFluxEngine(t *testing.T) {
-	withFluxControllers(t, func(t *testing.T, _ *testcluster.Flux, ns string) {
-		c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
-		st := newStorage(t, ns)
-		dyn := dynamic.NewForConfigOrDie(restConfig)
+	withFluxControllers(t, func(t *testing.T, run *fluxRun) {
+		ns := run.ns
+		c := run.config(t, newRepository(t))
+		st := newStorageOn(t, run.rest, ns)
+		dyn := dynamic.NewForConfigOrDie(run.rest)
 		ctx := context.Background()
 		w := newWorkspace(t, "flux")
 		body := func(message string) map[string]string {
@@ -147,7 +127,7 @@ func TestFluxEngine(t *testing.T) {
 			}
 		}
 		// Rendered as the controller renders: its origin labels.
-		cm, err := clientset.CoreV1().ConfigMaps(ns).Get(ctx, "app", metav1.GetOptions{})
+		cm, err := run.cs.CoreV1().ConfigMaps(ns).Get(ctx, "app", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,7 +188,7 @@ func TestFluxEngine(t *testing.T) {
 			t.Errorf("release kept after destroy with uninstall_on_destroy = false: %s, want still deployed", st.describe("kept"))
 		}
 		for _, name := range []string{"app-sensitive-values", "app-chart-credentials", "kept-chart-credentials"} {
-			if _, err := clientset.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			if _, err := run.cs.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				t.Errorf("Secret %s after destroy: %v, want not found", name, err)
 			}
 		}
@@ -228,15 +208,16 @@ func mustJSON(t *testing.T, v any) []byte {
 // handed to helm-controller in place (same objects, one new revision at
 // most), then taken back without an uninstall.
 func TestFluxHandOver(t *testing.T) {
-	withFluxControllers(t, func(t *testing.T, _ *testcluster.Flux, ns string) {
-		c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
-		st := newStorage(t, ns)
-		dyn := dynamic.NewForConfigOrDie(restConfig)
+	withFluxControllers(t, func(t *testing.T, run *fluxRun) {
+		ns := run.ns
+		c := run.config(t, newRepository(t))
+		st := newStorageOn(t, run.rest, ns)
+		dyn := dynamic.NewForConfigOrDie(run.rest)
 		ctx := context.Background()
 		w := newWorkspace(t, "handover")
 		w.write(c.hcl(map[string]string{"app": `  values = { message = "one" }`}))
 		w.apply()
-		uid := deploymentUID(t, ns, "app")
+		uid := deploymentUID(t, run.cs, ns, "app")
 
 		w.write(c.hcl(map[string]string{"app": `  engine = "flux"
   values = { message = "one" }`}))
@@ -246,7 +227,7 @@ func TestFluxHandOver(t *testing.T) {
 			t.Errorf("planned_action of the hand-over %v, want it to say the release is handed to Flux", p.PlannedAction)
 		}
 		w.must(0, "apply", "-input=false", "-no-color", "tfplan")
-		if got := deploymentUID(t, ns, "app"); got != uid {
+		if got := deploymentUID(t, run.cs, ns, "app"); got != uid {
 			t.Errorf("Deployment uid %s after the hand-over to Flux, want the same %s (no reinstall)", got, uid)
 		}
 		if latest := st.latest("app"); latest == nil || latest.Version > 2 || latest.Info.Status != release.StatusDeployed {
@@ -260,7 +241,7 @@ func TestFluxHandOver(t *testing.T) {
 		if _, err := dyn.Resource(helmReleases).Namespace(ns).Get(ctx, "app", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("HelmRelease after taking the release back: %v, want not found", err)
 		}
-		if got := deploymentUID(t, ns, "app"); got != uid {
+		if got := deploymentUID(t, run.cs, ns, "app"); got != uid {
 			t.Errorf("Deployment uid %s after taking the release back, want the same %s (no uninstall)", got, uid)
 		}
 		for _, r := range st.history("app") {
@@ -281,8 +262,8 @@ func TestFluxHandOver(t *testing.T) {
 // upgrade that fails under RetryOnFailure (the controller requeues it),
 // and a stopped controller is said as such within the timeout.
 func TestFluxFailures(t *testing.T) {
-	withFluxControllers(t, func(t *testing.T, flux *testcluster.Flux, ns string) {
-		c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
+	withFluxControllers(t, func(t *testing.T, run *fluxRun) {
+		c := run.config(t, newRepository(t))
 		w := newWorkspace(t, "failures")
 		w.write(c.hcl(map[string]string{"app": `  engine = "flux"
   timeout = "15s"
@@ -322,7 +303,7 @@ func TestFluxFailures(t *testing.T) {
 		}
 		w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
 
-		flux.Stop()
+		run.Stop()
 		w.write(c.hcl(map[string]string{"app": `  engine = "flux"
   timeout = "5s"
   values = { message = "unseen" }`}))
@@ -333,9 +314,9 @@ func TestFluxFailures(t *testing.T) {
 	})
 }
 
-func deploymentUID(t *testing.T, ns, name string) string {
+func deploymentUID(t *testing.T, cs kubernetes.Interface, ns, name string) string {
 	t.Helper()
-	d, err := clientset.AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
+	d, err := cs.AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,11 +328,12 @@ func deploymentUID(t *testing.T, ns, name string) string {
 // with engine = "flux" without a new revision; the apply then owns the
 // HelmRelease, and the plan after it is empty.
 func TestFluxImport(t *testing.T) {
-	withFluxControllers(t, func(t *testing.T, _ *testcluster.Flux, ns string) {
+	withFluxControllers(t, func(t *testing.T, run *fluxRun) {
+		ns := run.ns
 		repo := newRepository(t)
-		c := config{namespace: ns, repo: repo, cacheDir: t.TempDir()}
-		st := newStorage(t, ns)
-		dyn := dynamic.NewForConfigOrDie(restConfig)
+		c := run.config(t, repo)
+		st := newStorageOn(t, run.rest, ns)
+		dyn := dynamic.NewForConfigOrDie(run.rest)
 		ctx := context.Background()
 		for _, obj := range []map[string]any{
 			{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "repo-login"}, "stringData": map[string]any{"username": testrepo.Username, "password": testrepo.Password}},
@@ -414,9 +396,10 @@ func readyStatus(u *unstructured.Unstructured) string {
 // apply (Terraform's default parallelism) are each installed once and
 // planned empty, then destroyed.
 func TestFluxManyReleases(t *testing.T) {
-	withFluxControllers(t, func(t *testing.T, _ *testcluster.Flux, ns string) {
-		c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
-		st := newStorage(t, ns)
+	withFluxControllers(t, func(t *testing.T, run *fluxRun) {
+		ns := run.ns
+		c := run.config(t, newRepository(t))
+		st := newStorageOn(t, run.rest, ns)
 		resources := map[string]string{}
 		for i := range 10 {
 			resources[fmt.Sprintf("app%d", i)] = `  engine = "flux"
@@ -446,8 +429,9 @@ func TestFluxManyReleases(t *testing.T) {
 // and is Ready); against v1.4, whose HelmRelease has no healthCheckExprs,
 // the plan refuses them instead of the controller dropping them.
 func TestFluxHealthChecks(t *testing.T) {
-	withFluxControllers(t, func(t *testing.T, flux *testcluster.Flux, ns string) {
-		c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
+	withFluxControllers(t, func(t *testing.T, run *fluxRun) {
+		ns := run.ns
+		c := run.config(t, newRepository(t))
 		w := newWorkspace(t, "health")
 		release := func(message string) string {
 			return c.hcl(map[string]string{"app": fmt.Sprintf(`  engine = "flux"
@@ -460,7 +444,7 @@ func TestFluxHealthChecks(t *testing.T) {
   }]`, message)})
 		}
 		w.write(release("starting"))
-		if v := flux.Versions[testcluster.HelmController]; strings.HasPrefix(v, "v1.4.") {
+		if v := run.Versions[testcluster.HelmController]; strings.HasPrefix(v, "v1.4.") {
 			res := w.must(1, "plan", "-input=false", "-no-color")
 			if !has(res.stderr, "has no waitStrategy nor healthCheckExprs") {
 				t.Errorf("health checks against helm-controller %s:\n%s", v, res.stderr)
@@ -474,7 +458,7 @@ func TestFluxHealthChecks(t *testing.T) {
 		t.Logf("what the failed install says:\n%s", res.stderr)
 		w.write(release("ready"))
 		w.apply()
-		hr, err := dynamic.NewForConfigOrDie(restConfig).Resource(helmReleases).Namespace(ns).Get(context.Background(), "app", metav1.GetOptions{})
+		hr, err := dynamic.NewForConfigOrDie(run.rest).Resource(helmReleases).Namespace(ns).Get(context.Background(), "app", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

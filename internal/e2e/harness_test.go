@@ -22,6 +22,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
@@ -237,8 +239,16 @@ func (w *workspace) releases() map[string]int {
 	return out
 }
 
-// newNamespace creates a namespace for one test, deleted after it.
+// newNamespace creates a namespace for one test on the matrix's cluster,
+// deleted after it.
 func newNamespace(t *testing.T) string {
+	t.Helper()
+	return newNamespaceOn(t, clientset)
+}
+
+// newNamespaceOn creates a namespace for one test on the cluster of cs,
+// deleted after it.
+func newNamespaceOn(t *testing.T, clientset kubernetes.Interface) string {
 	t.Helper()
 	ns := "e2e-" + strings.ToLower(strings.NewReplacer("_", "-", "/", "-", ".", "-").Replace(t.Name()))
 	if len(ns) > 63 {
@@ -326,6 +336,13 @@ type storage struct {
 }
 
 func newStorage(t *testing.T, ns string) *storage {
+	t.Helper()
+	return newStorageOn(t, restConfig, ns)
+}
+
+// newStorageOn reads Helm storage of a namespace of the cluster of
+// restConfig.
+func newStorageOn(t *testing.T, restConfig *rest.Config, ns string) *storage {
 	t.Helper()
 	c, err := helm.NewClient(helm.ClientOptions{Getter: kube.NewGetter(restConfig, ns, ""), StorageNamespace: ns})
 	if err != nil {

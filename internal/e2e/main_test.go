@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -93,6 +94,8 @@ func run(m *testing.M) (int, error) {
 			fmt.Fprintln(os.Stderr, "e2e: stopping the test cluster:", err)
 		}
 	}()
+	clusterBin, workDir = bin, work
+	defer stopFluxClusters()
 	if restConfig, err = clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig); err != nil {
 		return 0, err
 	}
@@ -100,6 +103,73 @@ func run(m *testing.M) (int, error) {
 		return 0, err
 	}
 	return m.Run(), nil
+}
+
+// target is a cluster tests run against: its kubeconfig and clients.
+type target struct {
+	kubeconfig string
+	rest       *rest.Config
+	cs         kubernetes.Interface
+}
+
+// The Flux tests' clusters, one per helm-controller version, started when
+// a test first asks for one (fluxClusterFor) and stopped after the run.
+var (
+	clusterBin, workDir string
+	fluxClustersMu      sync.Mutex
+	fluxClusters        = map[string]*fluxCluster{}
+)
+
+type fluxCluster struct {
+	once    sync.Once
+	cluster *testcluster.Cluster
+	target  *target
+	err     error
+}
+
+// fluxClusterFor is the cluster of the Flux tests of helm-controller
+// version: one of its own, so that the CRDs of each version are that
+// version's while the versions run side by side.
+func fluxClusterFor(ctx context.Context, version string) (*target, error) {
+	fluxClustersMu.Lock()
+	fc := fluxClusters[version]
+	if fc == nil {
+		fc = &fluxCluster{}
+		fluxClusters[version] = fc
+	}
+	fluxClustersMu.Unlock()
+	fc.once.Do(func() {
+		c, err := testcluster.Start(ctx, testcluster.Options{BinDir: clusterBin, Dir: filepath.Join(workDir, "flux-"+version), Log: os.Stderr})
+		if err != nil {
+			fc.err = fmt.Errorf("starting the cluster of helm-controller %s: %w", version, err)
+			return
+		}
+		fc.cluster = c
+		cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+		if err != nil {
+			fc.err = err
+			return
+		}
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			fc.err = err
+			return
+		}
+		fc.target = &target{kubeconfig: c.Kubeconfig, rest: cfg, cs: cs}
+	})
+	return fc.target, fc.err
+}
+
+func stopFluxClusters() {
+	fluxClustersMu.Lock()
+	defer fluxClustersMu.Unlock()
+	for version, fc := range fluxClusters {
+		if fc.cluster != nil {
+			if err := fc.cluster.Stop(); err != nil {
+				fmt.Fprintf(os.Stderr, "e2e: stopping the cluster of helm-controller %s: %v\n", version, err)
+			}
+		}
+	}
 }
 
 // needMatrix skips the test when the matrix is not set up. Tests that
