@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"net/http"
 	"os"
@@ -160,7 +159,7 @@ func BuildFluxController(ctx context.Context, sourcesDir, cacheDir, name, versio
 	h.Write(b)
 	key := name + "-" + version + "-" + hex.EncodeToString(h.Sum(nil))[:12]
 	return buildFlux(ctx, cacheDir, key, name, version, log, func(src string) error {
-		untar := exec.CommandContext(ctx, "tar", "-xzf", archive, "-C", src, "--strip-components=1")
+		untar := exec.CommandContext(ctx, "tar", "-xzf", archive, "-C", src, "--strip-components=1") //nolint:gosec // an archive of the directory the developer names
 		untar.Stdout, untar.Stderr = log, log
 		if err := untar.Run(); err != nil {
 			return fmt.Errorf("extracting %s: %w", filepath.Base(archive), err)
@@ -188,17 +187,9 @@ func BuildFluxModule(ctx context.Context, cacheDir, name, version string, log io
 		if jerr := json.Unmarshal(out, &info); err != nil || jerr != nil || info.Dir == "" {
 			return fmt.Errorf("downloading %s from the Go module proxy: %w %s", module, errors.Join(err, jerr), info.Error)
 		}
-		// The module cache is read-only: a writable copy.
+		// The module cache is read-only; os.CopyFS makes the copy writable.
 		if err := os.CopyFS(src, os.DirFS(info.Dir)); err != nil {
 			return fmt.Errorf("copying %s out of the module cache: %w", module, err)
-		}
-		if err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			return os.Chmod(p, map[bool]fs.FileMode{true: 0o750, false: 0o640}[d.IsDir()])
-		}); err != nil {
-			return fmt.Errorf("making the copy of %s writable: %w", module, err)
 		}
 		edit := exec.CommandContext(ctx, "go", append([]string{"mod", "edit"}, fluxModuleEdits[name]...)...)
 		edit.Dir = src
