@@ -149,7 +149,7 @@ func TestFluxEngine(t *testing.T) {
 			t.Errorf("a message change plans %q, want the ConfigMap alone", changed)
 		}
 		w.must(0, "apply", "-input=false", "-no-color", "tfplan")
-		if got := configMessage(t, ns, "app"); got != "two" {
+		if got := configMessageOn(t, run.cs, ns, "app"); got != "two" {
 			t.Errorf("message after the upgrade %q, want two", got)
 		}
 		if v := st.latest("app").Version; v != 2 {
@@ -164,7 +164,7 @@ func TestFluxEngine(t *testing.T) {
 		}
 		// The controller watches its HelmReleases: at once, not at the interval.
 		st.waitFor("app", 3, release.StatusDeployed, time.Minute)
-		if got := configMessage(t, ns, "app"); got != "by hand" {
+		if got := configMessageOn(t, run.cs, ns, "app"); got != "by hand" {
 			t.Fatalf("the controller did not roll out the edited HelmRelease: message %q", got)
 		}
 		res := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
@@ -172,7 +172,7 @@ func TestFluxEngine(t *testing.T) {
 			t.Errorf("the plan after an edit of the HelmRelease does not say it was changed outside Terraform:\n%s", res.stdout)
 		}
 		w.apply()
-		if got := configMessage(t, ns, "app"); got != "two" {
+		if got := configMessageOn(t, run.cs, ns, "app"); got != "two" {
 			t.Errorf("message after writing the HelmRelease back %q, want two", got)
 		}
 		w.planIsEmpty()

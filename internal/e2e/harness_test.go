@@ -425,9 +425,15 @@ func (s *storage) describe(name string) string {
 // configMessage reads the message of the chart's ConfigMap.
 func configMessage(t *testing.T, ns, name string) string {
 	t.Helper()
+	return configMessageOn(t, clientset, ns, name)
+}
+
+// configMessageOn is configMessage on the cluster of cs.
+func configMessageOn(t *testing.T, cs kubernetes.Interface, ns, name string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cm, err := clientset.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+	cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("ConfigMap %s/%s: %v", ns, name, err)
 	}

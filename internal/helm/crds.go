@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/resource"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 )
 
@@ -49,24 +50,45 @@ func (c *Client) ApplyCRDs(chart *Chart, o CRDOptions) error {
 			}
 			helper := resource.NewHelper(info.Client, info.Mapping)
 			existing, err := helper.Get(info.Namespace, info.Name)
-			switch {
-			case apierrors.IsNotFound(err):
-				if _, err := helper.Create(info.Namespace, true, info.Object); err != nil {
+			if apierrors.IsNotFound(err) {
+				_, err = helper.Create(info.Namespace, true, info.Object)
+				if err == nil {
+					continue
+				}
+				if !apierrors.IsAlreadyExists(err) {
 					return fmt.Errorf("creating CRD %s: %w", info.Name, err)
 				}
+				// Created since the read by another writer (releases of
+				// charts that share CRDs, applied at once): it exists, as
+				// Helm takes a CRD that already exists.
+				existing, err = helper.Get(info.Namespace, info.Name)
+			}
+			switch {
 			case err != nil:
 				return fmt.Errorf("reading CRD %s: %w", info.Name, err)
 			case o.Replace:
-				acc, err := meta.Accessor(existing)
+				// Another writer may replace it at the same moment: read
+				// it again and retry on a conflict.
+				err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+					if existing == nil {
+						if existing, err = helper.Get(info.Namespace, info.Name); err != nil {
+							return err
+						}
+					}
+					acc, err := meta.Accessor(existing)
+					if err != nil {
+						return err
+					}
+					target, err := meta.Accessor(info.Object)
+					if err != nil {
+						return err
+					}
+					target.SetResourceVersion(acc.GetResourceVersion())
+					existing = nil
+					_, err = helper.Replace(info.Namespace, info.Name, true, info.Object)
+					return err
+				})
 				if err != nil {
-					return fmt.Errorf("reading CRD %s: %w", info.Name, err)
-				}
-				target, err := meta.Accessor(info.Object)
-				if err != nil {
-					return fmt.Errorf("reading CRD %s: %w", info.Name, err)
-				}
-				target.SetResourceVersion(acc.GetResourceVersion())
-				if _, err := helper.Replace(info.Namespace, info.Name, true, info.Object); err != nil {
 					return fmt.Errorf("replacing CRD %s: %w", info.Name, err)
 				}
 			}
