@@ -149,6 +149,9 @@ func BuildFlux(ctx context.Context, name, version string, log io.Writer) (*FluxC
 // with the same Go is cached under cacheDir (DefaultCacheDir when empty).
 // Its modules come from the module proxy (the archives carry go.sum).
 func BuildFluxController(ctx context.Context, sourcesDir, cacheDir, name, version string, log io.Writer) (*FluxController, error) {
+	if log == nil {
+		log = io.Discard
+	}
 	archive := filepath.Join(sourcesDir, name+"-"+version+".tar.gz")
 	b, err := os.ReadFile(archive)
 	if err != nil {
@@ -172,6 +175,9 @@ func BuildFluxController(ctx context.Context, sourcesDir, cacheDir, name, versio
 // on the Go module proxy, its go.mod edited (fluxModuleEdits), unless the
 // build is cached under cacheDir (DefaultCacheDir when empty).
 func BuildFluxModule(ctx context.Context, cacheDir, name, version string, log io.Writer) (*FluxController, error) {
+	if log == nil {
+		log = io.Discard
+	}
 	h := sha256.New()
 	fmt.Fprintln(h, "flux module 1", runtime.Version(), runtime.GOOS, runtime.GOARCH, strings.Join(fluxModuleEdits[name], " "))
 	key := name + "-" + version + "-module-" + hex.EncodeToString(h.Sum(nil))[:12]
@@ -205,9 +211,6 @@ func BuildFluxModule(ctx context.Context, cacheDir, name, version string, log io
 // from the sources that prepare writes into an empty directory, unless the
 // entry is complete.
 func buildFlux(ctx context.Context, cacheDir, key, name, version string, log io.Writer, prepare func(src string) error) (*FluxController, error) {
-	if log == nil {
-		log = io.Discard
-	}
 	if cacheDir == "" {
 		var err error
 		if cacheDir, err = DefaultCacheDir(); err != nil {
