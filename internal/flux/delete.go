@@ -103,6 +103,16 @@ func readyCondition(hr *helmv2.HelmRelease) *metav1.Condition {
 	return nil
 }
 
+// DeleteWritten deletes the source and Secrets written for the
+// HelmRelease name, when a create failed before the HelmRelease was
+// written: they would otherwise be left, in no state. It runs even when
+// ctx is done (an apply interrupted), for a minute at most.
+func (e *Engine) DeleteWritten(ctx context.Context, namespace, name string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	return e.deleteAuxiliary(ctx, namespace, name)
+}
+
 // deleteAuxiliary deletes the source and Secrets written for the
 // HelmRelease name (those labelled for it and managed by the provider).
 func (e *Engine) deleteAuxiliary(ctx context.Context, namespace, name string) error {

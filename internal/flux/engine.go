@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -170,4 +172,28 @@ func (e *Engine) CreateNamespace(ctx context.Context, name string) error {
 		return fmt.Errorf("creating namespace %s: %w", name, err)
 	}
 	return nil
+}
+
+// WrittenByProvider reports whether hr was written by this provider (its
+// ManagedByLabel), for a helmrelease_release.
+func WrittenByProvider(hr *helmv2.HelmRelease) bool {
+	return hr.Labels[ManagedByLabel] == ManagedBy
+}
+
+// Managers says who wrote hr, for a diagnostic: the Flux Kustomization
+// or the managers of its fields.
+func Managers(hr *helmv2.HelmRelease) string {
+	if name := hr.Labels["kustomize.toolkit.fluxcd.io/name"]; name != "" {
+		return fmt.Sprintf("Flux Kustomization %s/%s", hr.Labels["kustomize.toolkit.fluxcd.io/namespace"], name)
+	}
+	var managers []string
+	for _, f := range hr.ManagedFields {
+		if f.Subresource == "" && !slices.Contains(managers, f.Manager) {
+			managers = append(managers, f.Manager)
+		}
+	}
+	if len(managers) == 0 {
+		return "an unknown writer"
+	}
+	return "field managers " + strings.Join(managers, ", ")
 }

@@ -46,6 +46,9 @@ type ClientOptions struct {
 	Observe func(*Release)
 	// WrapStorage, when set, wraps the storage driver (tests inject faults).
 	WrapStorage func(driver.Driver) driver.Driver
+	// Settled shows the storage through SettledView: pending revisions
+	// hidden, writes refused.
+	Settled bool
 }
 
 // Client runs Helm actions for the releases of one storage namespace.
@@ -73,6 +76,9 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	var d driver.Driver = secrets
 	if opts.WrapStorage != nil {
 		d = opts.WrapStorage(d)
+	}
+	if opts.Settled {
+		d = SettledView(d)
 	}
 	if opts.Observe != nil {
 		d = &observer{Driver: d, observe: opts.Observe}

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"helm.sh/helm/v3/pkg/release"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
@@ -54,7 +55,7 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	diags.Append(private.SetKey(ctx, privateDrift, nil)...)
 	diags.Append(private.SetKey(ctx, privateDriftChanges, nil)...)
 	if m.handedToFlux() {
-		r.applyFlux(ctx, &m, &config, st, priorPrivate, out, private, identity, diags)
+		r.applyFlux(ctx, &m, &config, prior == nil, st, priorPrivate, out, private, identity, diags)
 		return
 	}
 	diags.Append(private.SetKey(ctx, privateFlux, nil)...)
@@ -83,18 +84,7 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	if diags.HasError() {
 		return
 	}
-	if !m.ChartVersion.IsUnknown() && m.ChartVersion.ValueString() != resolved.Version {
-		attrError(diags, path.Root("chart").AtName("version"), "Chart changed since the plan",
-			fmt.Sprintf("The plan was made with chart revision %s, but the chart now resolves to %s (%s).", m.ChartVersion.ValueString(), resolved.Version, strings.Join(resolved.RevisionChanges(m.ChartVersion.ValueString()), "; ")),
-			"Plan again to review the change, or pin chart.version to the version you reviewed; a local chart must not change between plan and apply.")
-		return
-	}
-	// An empty planned digest with a known one now: an adopted release
-	// planned without a Helm action (planDriftCorrection).
-	if !m.ChartDigest.IsUnknown() && m.ChartDigest.ValueString() != "" && m.ChartDigest.ValueString() != resolved.Digest {
-		attrError(diags, path.Root("chart").AtName("version"), "Chart changed since the plan",
-			fmt.Sprintf("The plan was made with chart %s of digest %s, but it was published again with digest %s.", resolved.Version, m.ChartDigest.ValueString(), resolved.Digest),
-			"Plan again to review the chart published again.")
+	if chartChangedSincePlan(&m, resolved, diags) {
 		return
 	}
 	values := r.composeValues(ctx, &m, wo, red, diags)
@@ -153,6 +143,26 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 		kind = runCreated
 	}
 	reportRun(diags, m.ID.ValueString(), request.Actions, runErr, kind, unreachable(ctx, e, runErr))
+}
+
+// chartChangedSincePlan refuses, in both engines, an apply whose chart
+// resolves to another revision or digest than its plan did.
+func chartChangedSincePlan(m *releaseModel, resolved *chartsource.Resolved, diags *diag.Diagnostics) bool {
+	if !m.ChartVersion.IsUnknown() && m.ChartVersion.ValueString() != resolved.Version {
+		attrError(diags, path.Root("chart").AtName("version"), "Chart changed since the plan",
+			fmt.Sprintf("The plan was made with chart revision %s, but the chart now resolves to %s (%s).", m.ChartVersion.ValueString(), resolved.Version, strings.Join(resolved.RevisionChanges(m.ChartVersion.ValueString()), "; ")),
+			"Plan again to review the change, or pin chart.version to the version you reviewed; a local chart must not change between plan and apply.")
+		return true
+	}
+	// An empty planned digest with a known one now: an adopted release
+	// planned without a Helm action (planDriftCorrection).
+	if !m.ChartDigest.IsUnknown() && m.ChartDigest.ValueString() != "" && m.ChartDigest.ValueString() != resolved.Digest {
+		attrError(diags, path.Root("chart").AtName("version"), "Chart changed since the plan",
+			fmt.Sprintf("The plan was made with chart %s of digest %s, but it was published again with digest %s.", resolved.Version, m.ChartDigest.ValueString(), resolved.Digest),
+			"Plan again to review the chart published again.")
+		return true
+	}
+	return false
 }
 
 // deployedResources is the resources attribute of the latest release (an
@@ -308,6 +318,8 @@ func reportRun(diags *diag.Diagnostics, id string, actions []reconcile.ActionRec
 	var owned *reconcile.OwnershipError
 	var waitErr *reconcile.WaitError
 	switch {
+	case errors.As(err, &owned) && owned.Unrecorded:
+		remedy = "Nothing was changed. To manage the release from this state, import it (terraform import) and remove it from the other state; otherwise give this resource another release_name."
 	case errors.As(err, &owned) && len(owned.Owners) > 0:
 		remedy = "Two helmrelease_release resources cannot share a release: give this one another release_name (or target_namespace), or remove the other."
 	case errors.As(err, &waitErr):

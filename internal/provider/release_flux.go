@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -178,7 +177,7 @@ func fluxWaitTimeout(spec *reconcile.Spec, st *reconcile.Status) time.Duration {
 // result; what it wrote and the controller's status are saved even when
 // the wait fails (a failed create leaves the resource tainted, so that
 // destroying it removes what was written).
-func (r *releaseResource) applyFlux(ctx context.Context, m, config *releaseModel, st *reconcile.Status, priorPrivate privateGetter, out *tfsdk.State, private privateSetter, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
+func (r *releaseResource) applyFlux(ctx context.Context, m, config *releaseModel, create bool, st *reconcile.Status, priorPrivate privateGetter, out *tfsdk.State, private privateSetter, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
 	spec := m.spec(ctx, diags)
 	wo := writeOnlyOf(ctx, config, diags)
 	red := r.redactorFor(ctx, m, wo)
@@ -191,10 +190,7 @@ func (r *releaseResource) applyFlux(ctx context.Context, m, config *releaseModel
 	if diags.HasError() {
 		return
 	}
-	if !m.ChartVersion.IsUnknown() && m.ChartVersion.ValueString() != resolved.Version {
-		attrError(diags, path.Root("chart").AtName("version"), "Chart changed since the plan",
-			fmt.Sprintf("The plan was made with chart revision %s, but the chart now resolves to %s (%s).", m.ChartVersion.ValueString(), resolved.Version, strings.Join(resolved.RevisionChanges(m.ChartVersion.ValueString()), "; ")),
-			"Plan again to review the change, or pin chart.version to the version you reviewed.")
+	if chartChangedSincePlan(m, resolved, diags) {
 		return
 	}
 	composed := r.composeValues(ctx, m, wo, red, diags)
@@ -214,6 +210,9 @@ func (r *releaseResource) applyFlux(ctx context.Context, m, config *releaseModel
 		return
 	}
 	e.Key = secretHashKeyOf(ctx, priorPrivate, private, diags)
+	if create && fluxCreateRefused(ctx, fe, e, spec, m.ID.ValueString(), diags) {
+		return
+	}
 	configDigest, err := e.Digests().Config(composed)
 	if err != nil {
 		attrError(diags, path.Root("values"), "Values not usable", err.Error()+".", "Use values that encode as JSON.")
@@ -234,7 +233,14 @@ func (r *releaseResource) applyFlux(ctx context.Context, m, config *releaseModel
 	since := time.Now()
 	written, err := fe.Apply(ctx, objs)
 	if err != nil {
-		diags.AddError("HelmRelease not written", fmt.Sprintf("helmrelease_release %s: %s.\n\nThe provider's credentials need to apply HelmReleases, HelmRepositories, OCIRepositories and Secrets in namespace %q (see the guide \"Handing releases to Flux\"); check them and that the cluster is reachable, then apply again.", m.ID.ValueString(), err, spec.Namespace))
+		left := ""
+		if create {
+			// Not saved: what was written before the failure goes too.
+			if cleanErr := fe.DeleteWritten(ctx, spec.Namespace, spec.Name); cleanErr != nil {
+				left = fmt.Sprintf(" Removing the chart source and Secrets it wrote failed too (%s): delete the objects labelled %s=%s in namespace %q.", cleanErr, flux.ReleaseLabel, spec.Name, spec.Namespace)
+			}
+		}
+		diags.AddError("HelmRelease not written", fmt.Sprintf("helmrelease_release %s: %s.%s\n\nThe provider's credentials need to apply HelmReleases, HelmRepositories, OCIRepositories and Secrets in namespace %q (see the guide \"Handing releases to Flux\"); check them and that the cluster is reachable, then apply again.", m.ID.ValueString(), err, left, spec.Namespace))
 		return
 	}
 	b, _ := json.Marshal(fluxWritten{Generation: written.Generation}) // an int

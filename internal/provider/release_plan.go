@@ -311,13 +311,11 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 		// run would otherwise upgrade that release, pending: "another
 		// operation is in progress"); the apply then refuses it by owner.
 		asInstall = latest == nil
-		if latest != nil && latest.Info.Status != release.StatusUninstalled && plan.handedToFlux() {
-			// Flux's controller takes over any release of the name, and
-			// the release this create replaces is uninstalled first:
-			// nothing to refuse, planned as a fresh install.
-			asInstall = true
-		} else if latest != nil && latest.Info.Status != release.StatusUninstalled {
-			err := reconcile.CheckOwnership(latest, spec)
+		if plan.handedToFlux() && !r.fluxCreateAllowed(ctx, spec, diags) {
+			return
+		}
+		if latest != nil && latest.Info.Status != release.StatusUninstalled {
+			err := reconcile.CheckCreate(latest, spec)
 			switch {
 			case err != nil && !ownershipConflict(diags, err, spec):
 				return
@@ -549,24 +547,4 @@ func stateStatus(state *releaseModel) types.Object {
 		return types.ObjectNull(statusAttrTypes())
 	}
 	return state.Status
-}
-
-// ownershipConflict reports a release that exists and is not this
-// resource's. A release made by anything but a helmrelease_release is an
-// error. One made by another helmrelease_release is a warning: Terraform
-// plans the create of a replacement without its prior state, so the plan
-// cannot tell the resource it replaces (destroyed before the apply creates
-// this one) from a second resource claiming the release, which the apply
-// then refuses. It reports whether the plan may go on.
-func ownershipConflict(diags *diag.Diagnostics, err error, spec *reconcile.Spec) bool {
-	var owned *reconcile.OwnershipError
-	if errors.As(err, &owned) && len(owned.Owners) > 0 {
-		diags.AddAttributeWarning(path.Root("release_name"), "Release made by another helmrelease_release",
-			fmt.Sprintf("Release %s was made by helmrelease_release %s. If this plan replaces that resource, it is uninstalled first and this one installs it again; otherwise the apply refuses it: two helmrelease_release resources cannot share a release.\n\nGive this resource another release_name (or target_namespace) unless it replaces the other.",
-				owned.Release, strings.Join(owned.Owners, ", ")))
-		return true
-	}
-	attrError(diags, path.Root("release_name"), "Release already exists", err.Error()+".",
-		"Import the release (terraform import <address> "+spec.GetStorageNamespace()+"/"+spec.GetReleaseName()+") to manage it with this resource, or set another release_name.")
-	return false
 }

@@ -185,7 +185,8 @@ func (e *Engine) actionForState(req *Request, state ReleaseState, force bool) (A
 			if err != nil {
 				return nil, err
 			}
-			if err := CheckOwnership(latest, s); err != nil {
+			// No record of the release: never taken over silently.
+			if err := CheckCreate(latest, s); err != nil {
 				return nil, err
 			}
 		}

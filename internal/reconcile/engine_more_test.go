@@ -368,9 +368,15 @@ func TestOwnership(t *testing.T) {
 	if !errors.Is(err, ErrNotOwned) || !strings.Contains(err.Error(), "managed by helmrelease_release "+f.ns+"/app") {
 		t.Fatalf("second owner: %v", err)
 	}
-	// The owner whose state was lost takes its release back.
-	if err := f.reconcile(f.spec(nil), &Status{}, "1.0.0", map[string]any{"replicas": 2}); err != nil {
-		t.Fatalf("owner with lost state: %v", err)
+	// The same resource without a record of the release (a second state
+	// declaring it, or one that lost it) is refused: import adopts it.
+	err = f.reconcile(f.spec(nil), &Status{}, "1.0.0", map[string]any{"replicas": 2})
+	var owned *OwnershipError
+	if !errors.As(err, &owned) || !owned.Unrecorded || !strings.Contains(err.Error(), "in another Terraform state") {
+		t.Fatalf("the same resource without a record: %v, want it refused as managed in another state", err)
+	}
+	if err := f.reconcile(f.spec(func(s *Spec) { s.Adopt = true }), &Status{}, "1.0.0", map[string]any{"replicas": 2}); err != nil {
+		t.Fatalf("adopting it: %v", err)
 	}
 }
 

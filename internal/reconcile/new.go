@@ -40,6 +40,10 @@ type Options struct {
 	// spec's identity (its service account, else the configuration's
 	// user), used unless KubeConfig names another cluster.
 	Discovery *kube.Discovery
+	// Settled renders from the release's newest settled revision, pending
+	// ones hidden, and writes nothing to Helm storage (helm.SettledView):
+	// for plans of a release Flux's controller acts on.
+	Settled bool
 }
 
 // New returns the engine of the release spec: clients of its target
@@ -75,6 +79,7 @@ func New(ctx context.Context, s *Spec, o Options) (*Engine, error) {
 		StorageNamespace: s.GetStorageNamespace(),
 		Log:              e.Logs,
 		Observe:          e.Observe,
+		Settled:          o.Settled,
 	})
 	if err != nil {
 		return nil, err

@@ -25,9 +25,17 @@ type OwnershipError struct {
 	// resources whose origin labels the objects carry; empty when nothing
 	// of ours made it (helm, another tool).
 	Owners []string
+	// Unrecorded: the objects carry this resource's own origin labels, but
+	// it is being created, so the release is not in its state: another
+	// state declares the same resource, or this one lost it.
+	Unrecorded bool
 }
 
 func (e *OwnershipError) Error() string {
+	if e.Unrecorded {
+		return fmt.Sprintf("%s: release %s is managed by helmrelease_release %s in another Terraform state (or one that lost it); import it (terraform import) to manage it from this state, or give this resource another release_name",
+			ErrNotOwned, e.Release, strings.Join(e.Owners, ", "))
+	}
 	if len(e.Owners) > 0 {
 		return fmt.Sprintf("%s: release %s is managed by helmrelease_release %s; give this resource another release_name, or remove the other resource first",
 			ErrNotOwned, e.Release, strings.Join(e.Owners, ", "))
@@ -60,6 +68,23 @@ func CheckOwnership(rel *release.Release, s *Spec) error {
 	default:
 		return &OwnershipError{Release: describe(rel)}
 	}
+}
+
+// CheckCreate allows a create to act on the release of its name only when
+// there is none (or one uninstalled), or it is left pending by an
+// interrupted install of the same resource, which the create completes:
+// one deployed or failed is the release of another state declaring the
+// same resource (or of this one, which lost it), never taken over
+// silently; import adopts it. A spec that adopts allows a release without
+// other owners.
+func CheckCreate(rel *release.Release, s *Spec) error {
+	if rel == nil || rel.Info.Status == release.StatusUninstalled {
+		return nil
+	}
+	if err := CheckOwnership(rel, s); err != nil || rel.Info.Status.IsPending() || s.Adopt {
+		return err
+	}
+	return &OwnershipError{Release: describe(rel), Owners: []string{s.Namespace + "/" + s.Name}, Unrecorded: true}
 }
 
 // origins returns the <namespace>/<name> of the origin labels in manifest.

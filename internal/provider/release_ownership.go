@@ -1,0 +1,113 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+)
+
+// A create never takes over what another state or tool manages; both
+// engines keep that promise here. At plan, Terraform plans the create half
+// of a replacement without the prior state, so a release or HelmRelease of
+// this provider is a warning there (the replaced resource is destroyed
+// before the create); at apply, anything still there is refused.
+
+// ownershipConflict reports a release that exists and is not this
+// resource's. A release made by anything but a helmrelease_release is an
+// error. One made by another helmrelease_release is a warning: Terraform
+// plans the create of a replacement without its prior state, so the plan
+// cannot tell the resource it replaces (destroyed before the apply creates
+// this one) from a second resource claiming the release, which the apply
+// then refuses. It reports whether the plan may go on.
+func ownershipConflict(diags *diag.Diagnostics, err error, spec *reconcile.Spec) bool {
+	var owned *reconcile.OwnershipError
+	if errors.As(err, &owned) && owned.Unrecorded {
+		diags.AddAttributeWarning(path.Root("release_name"), "Release managed in another state",
+			fmt.Sprintf("Release %s was made by helmrelease_release %s, which this state does not hold. If this plan replaces this resource (tainted, -replace, or a changed release attribute), the release is uninstalled first and installed again; otherwise the apply refuses it: another Terraform state manages it, or this one lost it.\n\nTo manage it from this state, import it (terraform import <address> %s/%s) and remove it from the other state; otherwise give this resource another release_name.",
+				owned.Release, strings.Join(owned.Owners, ", "), spec.GetStorageNamespace(), spec.GetReleaseName()))
+		return true
+	}
+	if errors.As(err, &owned) && len(owned.Owners) > 0 {
+		diags.AddAttributeWarning(path.Root("release_name"), "Release made by another helmrelease_release",
+			fmt.Sprintf("Release %s was made by helmrelease_release %s. If this plan replaces that resource, it is uninstalled first and this one installs it again; otherwise the apply refuses it: two helmrelease_release resources cannot share a release.\n\nGive this resource another release_name (or target_namespace) unless it replaces the other.",
+				owned.Release, strings.Join(owned.Owners, ", ")))
+		return true
+	}
+	attrError(diags, path.Root("release_name"), "Release already exists", err.Error()+".",
+		"Import the release (terraform import <address> "+spec.GetStorageNamespace()+"/"+spec.GetReleaseName()+") to manage it with this resource, or set another release_name.")
+	return false
+}
+
+// fluxCreateAllowed checks, at the plan of a create with engine = "flux",
+// the HelmRelease of the name: one written by another tool is refused,
+// one written by this provider warned about (see above). It reports
+// whether the plan may go on.
+func (r *releaseResource) fluxCreateAllowed(ctx context.Context, spec *reconcile.Spec, diags *diag.Diagnostics) bool {
+	fe := r.fluxEngine(diags)
+	if fe == nil {
+		return false
+	}
+	hr, err := fe.Get(ctx, spec.Namespace, spec.Name)
+	if err != nil {
+		clusterUnavailable(diags, path.Root("name"), err)
+		return false
+	}
+	switch {
+	case hr == nil:
+		return true
+	case flux.WrittenByProvider(hr):
+		diags.AddAttributeWarning(path.Root("name"), "HelmRelease managed in another state",
+			fmt.Sprintf("HelmRelease %s/%s was written by a helmrelease_release that this state does not hold. If this plan replaces this resource (tainted, -replace, or a changed release attribute), it is deleted first and written again; otherwise the apply refuses it: another Terraform state manages it, or this one lost it.\n\nTo manage it from this state, import it (terraform import <address> %s/%s) and remove it from the other state; otherwise give this resource another name.",
+				hr.Namespace, hr.Name, spec.GetStorageNamespace(), spec.GetReleaseName()))
+		return true
+	default:
+		hrExists(diags, hr, spec)
+		return false
+	}
+}
+
+// hrExists refuses a HelmRelease another tool wrote.
+func hrExists(diags *diag.Diagnostics, hr *helmv2.HelmRelease, spec *reconcile.Spec) {
+	attrError(diags, path.Root("name"), "HelmRelease already exists",
+		fmt.Sprintf("HelmRelease %s/%s exists and was not written by a helmrelease_release: %s manages it.", hr.Namespace, hr.Name, flux.Managers(hr)),
+		fmt.Sprintf("Import it (terraform import <address> %s/%s) and remove it from where it is declared to manage it with this resource, or give this resource another name.", spec.GetStorageNamespace(), spec.GetReleaseName()))
+}
+
+// fluxCreateRefused checks, at the apply of a create with engine =
+// "flux", that neither a HelmRelease of the name nor a release another
+// resource or tool made exists (a replaced resource is gone by now);
+// true with a diagnostic when one does, and nothing is written.
+func fluxCreateRefused(ctx context.Context, fe *flux.Engine, e *reconcile.Engine, spec *reconcile.Spec, id string, diags *diag.Diagnostics) bool {
+	hr, err := fe.Get(ctx, spec.Namespace, spec.Name)
+	if err != nil {
+		diags.AddError("HelmRelease not readable", fmt.Sprintf("helmrelease_release %s: %s.\n\nNothing was written; check that the cluster is reachable, then apply again.", id, err))
+		return true
+	}
+	if hr != nil && !flux.WrittenByProvider(hr) {
+		hrExists(diags, hr, spec)
+		return true
+	}
+	if hr != nil {
+		diags.AddAttributeError(path.Root("name"), "HelmRelease managed in another state",
+			fmt.Sprintf("helmrelease_release %s: HelmRelease %s/%s was written by a helmrelease_release that this state does not hold: another Terraform state manages it, or this one lost it. Nothing was written.\n\nTo manage it from this state, import it (terraform import <address> %s/%s) and remove it from the other state; otherwise give this resource another name.",
+				id, hr.Namespace, hr.Name, spec.GetStorageNamespace(), spec.GetReleaseName()))
+		return true
+	}
+	latest, err := e.Helm.LastRelease(spec.GetReleaseName())
+	if err == nil {
+		err = reconcile.CheckCreate(latest, spec)
+	}
+	if err != nil {
+		reportRun(diags, id, nil, err, runNotCreated, false)
+		return true
+	}
+	return false
+}
