@@ -29,6 +29,18 @@ func (r *releaseResource) clusterKnown() bool {
 // The credentials of the engine's cluster join red, and the context
 // returned masks them in log lines, the engine's own included.
 func (r *releaseResource) newEngine(ctx context.Context, m *releaseModel, spec *reconcile.Spec, red *redactor, diags *diag.Diagnostics) (context.Context, *reconcile.Engine) {
+	return r.openEngine(ctx, m, spec, red, false, diags)
+}
+
+// renderEngine is newEngine for a plan's render. A release handed to Flux
+// is rendered from its newest settled revision (reconcile.Options.Settled):
+// the controller acts on it on its own schedule, and a plan must neither
+// wait for nor be refused by the lock of an upgrade it runs.
+func (r *releaseResource) renderEngine(ctx context.Context, m *releaseModel, spec *reconcile.Spec, red *redactor, diags *diag.Diagnostics) (context.Context, *reconcile.Engine) {
+	return r.openEngine(ctx, m, spec, red, m.handedToFlux(), diags)
+}
+
+func (r *releaseResource) openEngine(ctx context.Context, m *releaseModel, spec *reconcile.Spec, red *redactor, settled bool, diags *diag.Diagnostics) (context.Context, *reconcile.Engine) {
 	cfg, err := r.data.clients.RESTConfig()
 	if err != nil {
 		clusterUnavailable(diags, path.Root("name"), err)
@@ -51,6 +63,7 @@ func (r *releaseResource) newEngine(ctx context.Context, m *releaseModel, spec *
 		// Terraform shows only "Still creating…": the log says for what.
 		ProgressEvery: waitProgressEvery(),
 		Discovery:     r.data.discovery(cfg, impersonate),
+		Settled:       settled,
 	})
 	if err != nil {
 		p := path.Root("name")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	fluxmeta "github.com/fluxcd/pkg/apis/meta"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -227,8 +228,19 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	}
 	ready := st.Condition(reconcile.ConditionReady)
 	stalled := st.Condition(reconcile.ConditionStalled)
+	atWork := ""
+	if plan.handedToFlux() && state != nil && state.handedToFlux() {
+		atWork = controllerAtWork(st)
+	}
 	switch {
 	case state == nil:
+	case len(changes) == 0 && atWork != "" && (ready == nil || ready.Reason != reasonChangedOutside):
+		// The controller's own work (interval, retry, drift correction):
+		// nothing for Terraform to do until it ends.
+		r.planDriftCorrection(ctx, req, &plan, state, &resp.Diagnostics)
+		resp.Diagnostics.AddWarning("Release being reconciled by Flux",
+			fmt.Sprintf("helmrelease_release %s: helm-controller is at work on the release now (%s). Nothing is planned for it: plan again when it is done to see its result.", plan.ID.ValueString(), atWork))
+		return
 	case len(changes) == 0 && stalled != nil && stalled.Status:
 		plan.Resources, plan.Status = state.Resources, state.Status
 		plan.Notes, plan.Description = state.Notes, state.Description
@@ -258,8 +270,12 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		if cur := st.Latest(); cur == nil || cur.Status == string(release.StatusUninstalled) {
 			action = "install"
 		}
-		plan.PlannedAction = types.StringValue(action + ": " + strings.Join(changes, "; "))
-		logInfo(ctx, "release action planned", map[string]any{"release": plan.ID.ValueString(), "because": strings.Join(changes, "; ")})
+		why := strings.Join(changes, "; ")
+		if atWork != "" {
+			why += "; helm-controller is at work on the release now (" + atWork + "): the apply writes the HelmRelease, then waits for the controller to finish and reconcile it"
+		}
+		plan.PlannedAction = types.StringValue(action + ": " + why)
+		logInfo(ctx, "release action planned", map[string]any{"release": plan.ID.ValueString(), "because": why})
 	}
 	if ready != nil && ready.Reason == reasonLocked {
 		// A pending release cannot be rendered until it is unlocked.
@@ -293,7 +309,7 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 	if !r.clusterKnown() {
 		return
 	}
-	ctx, e := r.newEngine(ctx, plan, spec, red, diags)
+	ctx, e := r.renderEngine(ctx, plan, spec, red, diags)
 	if e == nil {
 		return
 	}
@@ -369,6 +385,9 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 		clusterUnreachable(diags, plan.ID.ValueString(), err)
 		return
 	}
+	if err != nil && lockedWhileRendering(diags, e, spec, plan) {
+		return
+	}
 	if err != nil {
 		renderError(diags, err, "Release does not render",
 			"Fix the values, the post-renderers or the chart so that the release renders and the cluster accepts its objects (the plan ran a dry-run "+map[bool]string{true: "install", false: "upgrade"}[create]+" validated by the API server).")
@@ -405,6 +424,25 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 		// podinfo's tests have): known after apply, from the release.
 		plan.PlannedHooks = types.MapUnknown(types.StringType)
 	}
+}
+
+// lockedWhileRendering reports a render refused because another client
+// took the release's lock after the refresh (Helm's "another operation is
+// in progress"): the plan goes on with the objects known after apply, and
+// says who holds the lock and what to do. The Flux engine renders from
+// the settled revision and never meets it.
+func lockedWhileRendering(diags *diag.Diagnostics, e *reconcile.Engine, spec *reconcile.Spec, plan *releaseModel) bool {
+	latest, err := e.Helm.LastRelease(spec.GetReleaseName())
+	if err != nil || latest == nil || !latest.Info.Status.IsPending() {
+		return false
+	}
+	reason := reconcile.LockedReason(latest)
+	diags.AddWarning("Release locked by another operation",
+		fmt.Sprintf("helmrelease_release %s: %s. The plan cannot render the release until that operation ends: its objects are known after apply.\n\nWait for it to end (it times out after its own timeout), then plan again. The apply refuses a lock that its action's timeout may still cover, and marks a stale one failed before it acts.", plan.ID.ValueString(), reason))
+	if a := plan.PlannedAction.ValueString(); a != "" && !plan.PlannedAction.IsUnknown() {
+		plan.PlannedAction = types.StringValue(a + "; " + reason)
+	}
+	return true
 }
 
 // hooksManifest is the manifests of hooks as one YAML stream.
@@ -456,6 +494,18 @@ func (r *releaseResource) planDriftCorrection(ctx context.Context, req resource.
 	if plan.showsChanges() {
 		plan.PlannedChanges = driftChanges(ctx, req.Private, diags)
 	}
+}
+
+// controllerAtWork says what helm-controller is running on a release
+// handed to it, as its status says (Reconciling, Progressing: an install,
+// upgrade, test or remediation under way); empty when it runs nothing.
+func controllerAtWork(st *reconcile.Status) string {
+	c := st.Condition(fluxmeta.ReconcilingCondition)
+	ready := st.Condition(reconcile.ConditionReady)
+	if c == nil || !c.Status || c.Reason != fluxmeta.ProgressingReason || ready != nil && ready.Status {
+		return ""
+	}
+	return c.Message
 }
 
 // resetRequested reports whether spec carries a reset token (reset_at, or

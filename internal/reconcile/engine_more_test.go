@@ -161,7 +161,7 @@ func TestOwnLockBrokenAtOnce(t *testing.T) {
 		// Another resource's lock is not this one's to break.
 		other := f.spec(func(o *Spec) { o.Name, o.ReleaseName, o.Timeout = "other", "app", time.Hour })
 		if err := f.reconcile(other, &Status{}, "1.0.0", nil); err == nil || !strings.Contains(err.Error(), "another operation may still run it") ||
-			!strings.Contains(err.Error(), "made by helmrelease_release "+f.ns+"/app") {
+			!strings.Contains(err.Error(), "run by helmrelease_release "+f.ns+"/app") {
 			t.Fatalf("another resource's lock: %v, want a refusal", err)
 		}
 		// The state lost the resource: its create is applied again.

@@ -3,6 +3,8 @@ package reconcile
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -87,8 +89,26 @@ func CheckCreate(rel *release.Release, s *Spec) error {
 	return &OwnershipError{Release: describe(rel), Owners: []string{s.Namespace + "/" + s.Name}, Unrecorded: true}
 }
 
+// LockHolder says who runs the pending operation of rel, from the origin
+// labels of its objects: a helmrelease_release, Flux's helm-controller for
+// a HelmRelease, or another Helm client.
+func LockHolder(rel *release.Release) string {
+	if owners := slices.Sorted(maps.Keys(origins(rel.Manifest))); len(owners) > 0 {
+		return "helmrelease_release " + strings.Join(owners, ", ")
+	}
+	if owners := slices.Sorted(maps.Keys(originsOf(rel.Manifest, postrender.FluxOriginGroup))); len(owners) > 0 {
+		return "Flux's helm-controller, for HelmRelease " + strings.Join(owners, ", ")
+	}
+	return "another Helm client (the helm CLI, or a tool built on Helm)"
+}
+
 // origins returns the <namespace>/<name> of the origin labels in manifest.
 func origins(manifest string) map[string]bool {
+	return originsOf(manifest, postrender.OriginGroup)
+}
+
+// originsOf returns the <namespace>/<name> of the origin labels of group.
+func originsOf(manifest, group string) map[string]bool {
 	out := map[string]bool{}
 	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(manifest), 4096)
 	for {
@@ -101,7 +121,7 @@ func origins(manifest string) map[string]bool {
 			// io.EOF, or a manifest Helm would not have stored.
 			return out
 		}
-		name, ns := obj.Metadata.Labels[postrender.OriginNameLabel], obj.Metadata.Labels[postrender.OriginNamespaceLabel]
+		name, ns := obj.Metadata.Labels[group+"/name"], obj.Metadata.Labels[group+"/namespace"]
 		if name != "" {
 			out[ns+"/"+name] = true
 		}

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"helm.sh/helm/v3/pkg/release"
 )
@@ -61,6 +62,11 @@ type Desired struct {
 // DriftDetector compares a release's manifest with the cluster.
 type DriftDetector func(ctx context.Context, rel *release.Release) (*DriftReport, error)
 
+// LockedReason says that rel is pending, since when and by whom.
+func LockedReason(rel *release.Release) string {
+	return fmt.Sprintf("release %s is %s since %s, run by %s", describe(rel), rel.Info.Status, rel.Info.LastDeployed.UTC().Format(time.RFC3339), LockHolder(rel))
+}
+
 // DetermineReleaseState decides the state of the release in one place.
 // latest is the newest release in storage (nil when none); status is what
 // this object recorded; detect is nil when drift detection is disabled.
@@ -69,7 +75,7 @@ func DetermineReleaseState(ctx context.Context, latest *release.Release, status 
 		return ReleaseState{Status: StateAbsent, Reason: "no release in storage"}, nil
 	}
 	if latest.Info.Status.IsPending() {
-		return ReleaseState{Status: StateLocked, Reason: fmt.Sprintf("release %s is %s", describe(latest), latest.Info.Status)}, nil
+		return ReleaseState{Status: StateLocked, Reason: LockedReason(latest)}, nil
 	}
 	if latest.Info.Status == release.StatusUninstalling {
 		return ReleaseState{Status: StateUninstalling, Reason: fmt.Sprintf("release %s is %s: an uninstall failed or was interrupted", describe(latest), latest.Info.Status)}, nil

@@ -3,9 +3,6 @@ package reconcile
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
 
 	"helm.sh/helm/v3/pkg/release"
 
@@ -46,12 +43,8 @@ func (a *Unlock) Reconcile(_ context.Context, req *Request) error {
 		return err
 	}
 	if age := a.e.now().Sub(since); age < timeout && !a.e.wrote(rel) && !own {
-		by := ""
-		if owners := slices.Sorted(maps.Keys(origins(rel.Manifest))); len(owners) > 0 {
-			by = ", made by helmrelease_release " + strings.Join(owners, ", ") + ","
-		}
-		return fmt.Errorf("release %s is %s%s since %s, within the action timeout of %s: another operation may still run it; retry after %s",
-			releaseRef(req), rel.Info.Status, by, since.UTC().Format("15:04:05"), timeout, since.Add(timeout).UTC().Format("15:04:05"))
+		return fmt.Errorf("release %s is %s, run by %s, since %s, within the action timeout of %s: another operation may still run it; retry after %s",
+			releaseRef(req), rel.Info.Status, LockHolder(rel), since.UTC().Format("15:04:05"), timeout, since.Add(timeout).UTC().Format("15:04:05"))
 	}
 	pending := rel.Info.Status
 	// The interrupted run may not have recorded its attempt: the pending
