@@ -254,7 +254,7 @@ func (r *releaseResource) applyFlux(ctx context.Context, m, config *releaseModel
 			hr = written
 		}
 	}
-	st = fluxStatus(hr, st)
+	st = keepHandled(fluxStatus(hr, st), st, spec)
 	st.LastAttemptedConfigDigest = configDigest
 	st.ObservedOptionsDigest, st.ObservedPostRenderersDigest = reconcile.OptionsDigest(spec), reconcile.PostRenderersDigest(spec)
 	status, d := statusObject(ctx, st)
@@ -350,6 +350,20 @@ func fluxStatus(hr *helmv2.HelmRelease, prev *reconcile.Status) *reconcile.Statu
 	return st
 }
 
+// keepHandled keeps force_at and reset_at handled once the controller
+// handled them, when it handled a request of the helmrelease_force or
+// helmrelease_reset action after them: its status then names the
+// action's token, and the configuration's must not be asked again.
+func keepHandled(st, prev *reconcile.Status, spec *reconcile.Spec) *reconcile.Status {
+	if spec.ForceAt != "" && prev.LastHandledForceAt == spec.ForceAt {
+		st.LastHandledForceAt = spec.ForceAt
+	}
+	if spec.ResetAt != "" && prev.LastHandledResetAt == spec.ResetAt {
+		st.LastHandledResetAt = spec.ResetAt
+	}
+	return st
+}
+
 // deleteFlux deletes the HelmRelease, with or without the controller's
 // uninstall as flux.uninstall_on_destroy says, and what was written for it.
 func (r *releaseResource) deleteFlux(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) {
@@ -404,7 +418,7 @@ func (r *releaseResource) readFlux(ctx context.Context, m *releaseModel, private
 	}
 	prev, d := statusOf(ctx, m.Status)
 	diags.Append(d...)
-	st := fluxStatus(hr, prev)
+	st := keepHandled(fluxStatus(hr, prev), prev, spec)
 	raw, d := private.GetKey(ctx, privateFlux)
 	diags.Append(d...)
 	var w fluxWritten

@@ -6,12 +6,16 @@ import (
 	"strconv"
 	"time"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/action/schema"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"helm.sh/helm/v3/pkg/release"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
@@ -52,7 +56,7 @@ func (a *requestAction) Metadata(_ context.Context, req action.MetadataRequest, 
 
 func (a *requestAction) Schema(_ context.Context, _ action.SchemaRequest, resp *action.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: fmt.Sprintf("Asks the `helmrelease_release` that manages a release for what `%s_at` does, without editing the configuration (Terraform ≥ 1.14: `terraform apply -invoke=action.helmrelease_%s.<name>`, or an `action_trigger`): it %s. The request is kept with the release (label `%s` of its Helm storage), so the plan that follows shows what it calls for.", a.kind, a.kind, a.does, a.label),
+		MarkdownDescription: fmt.Sprintf("Asks the `helmrelease_release` that manages a release for what `%s_at` does, without editing the configuration (Terraform ≥ 1.14: `terraform apply -invoke=action.helmrelease_%s.<name>`, or an `action_trigger`): it %s. The request is kept with the release (label `%s` of its Helm storage), so the plan that follows shows what it calls for. A release handed to Flux (`engine = \"flux\"`) is asked of helm-controller instead, as `flux reconcile helmrelease --%s` asks: the HelmRelease's `%s` annotation with a `reconcile.fluxcd.io/requestedAt` of the same token; the action waits for the controller's outcome and fails with its reason, and leaves nothing for the next apply.", a.kind, a.kind, a.does, a.label, a.kind, map[string]string{"force": flux.ForceAtAnnotation, "reset": flux.ResetAtAnnotation}[a.kind]),
 		Attributes: map[string]schema.Attribute{
 			"namespace": schema.StringAttribute{
 				MarkdownDescription: "Namespace of the release's Helm storage (`helmrelease_release` identity `namespace`, `storage_namespace`).",
@@ -84,6 +88,10 @@ func (a *requestAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 			fmt.Sprintf("No release %s is in Helm storage.\n\nCheck namespace (the namespace of the release's Helm storage) and name, as the helmrelease_release's identity says them.", ref))
 		return
 	}
+	if hr := a.handedToFlux(ctx, latest); hr != nil {
+		a.invokeFlux(ctx, hr, resp)
+		return
+	}
 	token := strconv.FormatInt(time.Now().UnixNano(), 10)
 	if latest.Labels == nil {
 		latest.Labels = map[string]string{}
@@ -94,4 +102,57 @@ func (a *requestAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 		return
 	}
 	resp.SendProgress(action.InvokeProgressEvent{Message: fmt.Sprintf("Release %s (revision %d): %s requested; the next plan of its helmrelease_release shows it, its apply runs it", ref, latest.Version, a.kind)})
+}
+
+// handedToFlux is the HelmRelease whose helm-controller made the release,
+// when it exists: the release is then the controller's, and the request
+// goes to it.
+func (a *requestAction) handedToFlux(ctx context.Context, latest *release.Release) *helmv2.HelmRelease {
+	owner, ok := singleOriginOf(latest.Manifest, latest.Namespace, postrender.FluxOriginGroup)
+	if !ok {
+		return nil
+	}
+	fe, err := a.data.fluxEngine()
+	if err != nil || fe.CheckCRDs() != nil {
+		return nil
+	}
+	hr, err := fe.Get(ctx, owner[0], owner[1])
+	if err != nil {
+		return nil
+	}
+	return hr
+}
+
+// invokeFlux asks helm-controller, as `flux reconcile helmrelease --force`
+// or `--reset` does (the HelmRelease's forceAt or resetAt annotation with
+// a requestedAt of the same token), and waits for its outcome: the
+// controller acts at once, so the request is done when the action ends,
+// and nothing is left for the next apply. Helm storage, which the
+// controller owns, is not written.
+func (a *requestAction) invokeFlux(ctx context.Context, hr *helmv2.HelmRelease, resp *action.InvokeResponse) {
+	fe, err := a.data.fluxEngine()
+	if err != nil {
+		clusterUnavailable(&resp.Diagnostics, path.Root("namespace"), err)
+		return
+	}
+	ref := hr.Namespace + "/" + hr.Name
+	token := time.Now().UTC().Format(time.RFC3339Nano)
+	since := time.Now()
+	asked, err := fe.Ask(ctx, hr, flux.Request(a.kind), token)
+	if err != nil {
+		resp.Diagnostics.AddError("Request not sent", fmt.Sprintf("%s.\n\nThe provider's credentials must be allowed to patch HelmReleases in namespace %q.", err, hr.Namespace))
+		return
+	}
+	resp.SendProgress(action.InvokeProgressEvent{Message: fmt.Sprintf("HelmRelease %s: %s requested from helm-controller (%s); waiting for its outcome", ref, a.kind, map[string]string{"force": flux.ForceAtAnnotation, "reset": flux.ResetAtAnnotation}[a.kind])})
+	timeout := flux.RequestTimeout(asked)
+	done, err := fe.Wait(ctx, hr.Namespace, hr.Name, flux.Want{Generation: asked.Generation, RequestedAt: token, Since: since}, timeout)
+	if err != nil {
+		resp.Diagnostics.AddError("Request not completed", fmt.Sprintf("HelmRelease %s: helm-controller took the %s request, but the release is not ready: %s\n\nFix the cause the conditions and events name, then run the action again or apply.", ref, a.kind, err))
+		return
+	}
+	outcome := "the release is ready"
+	if latest := done.Status.History.Latest(); latest != nil {
+		outcome = fmt.Sprintf("revision %d of chart %s@%s is %s", latest.Version, latest.ChartName, latest.ChartVersion, latest.Status)
+	}
+	resp.SendProgress(action.InvokeProgressEvent{Message: fmt.Sprintf("HelmRelease %s: helm-controller handled the %s request: %s (failures: %d install, %d upgrade). The next refresh of its helmrelease_release shows it.", ref, a.kind, outcome, done.Status.InstallFailures, done.Status.UpgradeFailures)})
 }
