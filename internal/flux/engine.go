@@ -10,6 +10,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -37,7 +38,7 @@ type Engine struct {
 // NewScheme is a scheme of the kinds the engine reads and writes.
 func NewScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, helmv2.AddToScheme, sourcev1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, helmv2.AddToScheme, sourcev1.AddToScheme} {
 		if err := add(s); err != nil {
 			return nil, fmt.Errorf("building the Flux scheme: %w", err)
 		}
@@ -196,4 +197,31 @@ func Managers(hr *helmv2.HelmRelease) string {
 		return "an unknown writer"
 	}
 	return "field managers " + strings.Join(managers, ", ")
+}
+
+// ControllerVersion says which helm-controller runs, best effort, for a
+// diagnostic: the image of a Deployment labelled as Flux installs it
+// (app.kubernetes.io/component=helm-controller), else the Flux version
+// its HelmRelease CRD is labelled with; "helm-controller of unknown
+// version" when neither can be read.
+func (e *Engine) ControllerVersion(ctx context.Context) string {
+	list := &appsv1.DeploymentList{}
+	if e.Client.List(ctx, list, client.MatchingLabels{"app.kubernetes.io/component": "helm-controller"}) == nil {
+		for _, d := range list.Items {
+			for _, c := range d.Spec.Template.Spec.Containers {
+				if strings.Contains(c.Image, "helm-controller") {
+					return "helm-controller " + c.Image[strings.LastIndex(c.Image, "/")+1:]
+				}
+			}
+		}
+	}
+	crd := &unstructured.Unstructured{}
+	crd.SetAPIVersion("apiextensions.k8s.io/v1")
+	crd.SetKind("CustomResourceDefinition")
+	if e.Client.Get(ctx, client.ObjectKey{Name: "helmreleases." + helmv2.GroupVersion.Group}, crd) == nil {
+		if v := crd.GetLabels()["app.kubernetes.io/version"]; v != "" {
+			return "helm-controller of Flux " + v
+		}
+	}
+	return "helm-controller of unknown version (no Deployment labelled app.kubernetes.io/component=helm-controller is readable)"
 }

@@ -218,15 +218,7 @@ func withUnknownsFrom(planned, deployed types.Map) types.Map {
 // (none without one), no CRDs.
 func settlePlanned(m *releaseModel, e *reconcile.Engine, latest *release.Release, sensitive [][]string, diags *diag.Diagnostics) {
 	if !fullyKnown(m.PlannedHooks) {
-		deployed := types.MapValueMust(types.StringType, nil)
-		if e != nil && latest != nil {
-			shown, _, err := showManifest(hooksManifest(latest.Hooks), latest.Namespace, engineScope(e), nil, display{Key: e.Key, Sensitive: stringsAt(latest.Config, sensitive)})
-			if err != nil {
-				diags.AddWarning("Release hooks not readable", err.Error())
-			} else {
-				deployed = types.MapValueMust(types.StringType, stringValues(shown))
-			}
-		}
+		deployed := deployedHooks(e, latest, sensitive, diags)
 		if m.PlannedHooks.IsUnknown() {
 			m.PlannedHooks = deployed
 		} else {
@@ -242,6 +234,21 @@ func settlePlanned(m *releaseModel, e *reconcile.Engine, latest *release.Release
 	} else if !fullyKnown(m.PlannedCRDs) {
 		m.PlannedCRDs = withUnknownsFrom(m.PlannedCRDs, types.MapValueMust(types.StringType, nil))
 	}
+}
+
+// deployedHooks is the hooks of the latest release as planned_hooks shows
+// them (none without a release).
+func deployedHooks(e *reconcile.Engine, latest *release.Release, sensitive [][]string, diags *diag.Diagnostics) types.Map {
+	deployed := types.MapValueMust(types.StringType, nil)
+	if e == nil || latest == nil {
+		return deployed
+	}
+	shown, _, err := showManifest(hooksManifest(latest.Hooks), latest.Namespace, engineScope(e), nil, display{Key: e.Key, Sensitive: stringsAt(latest.Config, sensitive)})
+	if err != nil {
+		diags.AddWarning("Release hooks not readable", err.Error())
+		return deployed
+	}
+	return types.MapValueMust(types.StringType, stringValues(shown))
 }
 
 func stringValues(m map[string]string) map[string]attr.Value {

@@ -268,8 +268,22 @@ func (r *releaseResource) applyFlux(ctx context.Context, m, config *releaseModel
 	if latestErr != nil {
 		diags.AddWarning("Release objects not readable", latestErr.Error())
 	}
-	if waitErr != nil || !fullyKnown(m.Resources) {
-		m.Resources = r.deployedResources(ctx, e, latest, sensitive, diags)
+	deployed := r.deployedResources(ctx, e, latest, sensitive, diags)
+	var differences renderDifferences
+	if waitErr == nil && latestErr == nil {
+		// What the controller's Helm rendered, against the plan's.
+		differences = differencesFrom(m.Resources, deployed)
+		if hooks := deployedHooks(e, latest, sensitive, diags); fullyKnown(hooks) && !m.PlannedHooks.IsUnknown() && !m.PlannedHooks.IsNull() {
+			for key, ds := range differencesFrom(m.PlannedHooks, hooks) {
+				differences["hook "+key] = ds
+			}
+			if len(differences) > 0 {
+				m.PlannedHooks = hooks
+			}
+		}
+	}
+	if waitErr != nil || !fullyKnown(m.Resources) || len(differences) > 0 {
+		m.Resources = deployed
 	}
 	m.Notes, m.Description = releaseInfo(latest, latestErr, m.Notes, m.Description)
 	settlePlanned(m, e, latest, sensitive, diags)
@@ -277,6 +291,14 @@ func (r *releaseResource) applyFlux(ctx context.Context, m, config *releaseModel
 	diags.Append(setIdentity(ctx, identity, m)...)
 	if waitErr != nil {
 		reportFluxWait(diags, m.ID.ValueString(), waitErr)
+		return
+	}
+	if latestErr == nil {
+		controller := ""
+		if len(differences) > 0 {
+			controller = fe.ControllerVersion(ctx)
+		}
+		reportRenderDifferences(ctx, differences, m.ID.ValueString(), controller, create, private, diags)
 	}
 }
 

@@ -285,6 +285,10 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 	r.planRender(ctx, &plan, wo, spec, resolved, values, state == nil, key, red, resp.Private, &resp.Diagnostics)
+	if state != nil && state.handedToFlux() && plan.handedToFlux() {
+		// Fields the controller is known to render otherwise: as it will.
+		plan.Resources = asTheControllerRenders(plan.Resources, state.Resources, renderDifferencesOf(ctx, req.Private, &resp.Diagnostics))
+	}
 }
 
 func (r *releaseResource) planChart(ctx context.Context, plan *releaseModel, wo writeOnly, diags *diag.Diagnostics) *chartsource.Resolved {

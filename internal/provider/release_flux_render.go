@@ -1,0 +1,163 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+// Flux's helm-controller renders with its own Helm, whose version may
+// render some objects otherwise than this provider's plan did (a block
+// scalar's final newline, an empty map written as null). Such a difference
+// is never left to Terraform's "inconsistent result" error: the apply
+// fails naming it, the state records what is deployed, and the
+// differences are kept so that the next plans show the controller's
+// render for those fields.
+
+// privateFluxRender is the private state key of the fields helm-controller
+// deployed otherwise than planned (renderDifferences as JSON).
+const privateFluxRender = "flux_render"
+
+// renderDifference is a field the controller deployed otherwise than the
+// plan rendered it, as resources shows them (JSON values; "(none)" where
+// absent; Secret values hashed, sensitive strings hidden).
+type renderDifference struct {
+	Planned  string `json:"planned"`
+	Deployed string `json:"deployed"`
+}
+
+// renderDifferences are the differences of a release: object key → JSON
+// pointer → difference; the pointer "" stands for the whole object
+// (planned and not deployed, or the other way round, or shown as digests).
+type renderDifferences map[string]map[string]renderDifference
+
+// differencesFrom compares the known planned objects with the deployed
+// ones.
+func differencesFrom(planned, deployed types.Map) renderDifferences {
+	out := renderDifferences{}
+	add := func(key, ptr string, d renderDifference) {
+		if out[key] == nil {
+			out[key] = map[string]renderDifference{}
+		}
+		out[key][ptr] = d
+	}
+	for key, v := range planned.Elements() {
+		p, ok := v.(types.String)
+		if !ok || p.IsUnknown() || p.IsNull() {
+			continue
+		}
+		d, found := deployed.Elements()[key].(types.String)
+		switch {
+		case !found:
+			add(key, "", renderDifference{Planned: "the object", Deployed: "(none)"})
+		case strings.HasPrefix(p.ValueString(), objectDigestPrefix):
+			if dig := objectDigests(types.MapValueMust(types.StringType, map[string]attr.Value{key: d})).Elements()[key].(types.String).ValueString(); dig != p.ValueString() {
+				add(key, "", renderDifference{Planned: p.ValueString(), Deployed: dig})
+			}
+		case d.ValueString() != p.ValueString():
+			plannedLeaves, deployedLeaves := leaves(p.ValueString()), leaves(d.ValueString())
+			for ptr, pv := range plannedLeaves {
+				if dv, ok := deployedLeaves[ptr]; !ok || dv != pv {
+					add(key, ptr, renderDifference{Planned: pv, Deployed: orAbsent(dv, ok)})
+				}
+			}
+			for ptr, dv := range deployedLeaves {
+				if _, ok := plannedLeaves[ptr]; !ok {
+					add(key, ptr, renderDifference{Planned: "(none)", Deployed: dv})
+				}
+			}
+		}
+	}
+	for key := range deployed.Elements() {
+		if _, ok := planned.Elements()[key]; !ok {
+			add(key, "", renderDifference{Planned: "(none)", Deployed: "the object"})
+		}
+	}
+	return out
+}
+
+// lines lists the differences, one field a line, in order.
+func (ds renderDifferences) lines() string {
+	var b strings.Builder
+	for _, key := range slices.Sorted(maps.Keys(ds)) {
+		for _, ptr := range slices.Sorted(maps.Keys(ds[key])) {
+			d := ds[key][ptr]
+			field := ptr
+			if field == "" {
+				field = "(the object)"
+			}
+			fmt.Fprintf(&b, "- %s %s: planned %s, deployed %s\n", key, field, d.Planned, d.Deployed)
+		}
+	}
+	return b.String()
+}
+
+// reportRenderDifferences fails the apply of a release the controller
+// deployed otherwise than planned, and keeps the differences for the next
+// plans; with none, it clears what an earlier apply kept.
+func reportRenderDifferences(ctx context.Context, ds renderDifferences, id, controller string, create bool, private privateSetter, diags *diag.Diagnostics) {
+	if len(ds) == 0 {
+		diags.Append(private.SetKey(ctx, privateFluxRender, nil)...)
+		return
+	}
+	b, _ := json.Marshal(ds) // maps of strings
+	diags.Append(private.SetKey(ctx, privateFluxRender, b)...)
+	remedy := "The release is deployed and ready as the controller rendered it, and the state records that. The next plans show the controller's render for these fields, so apply again to confirm: nothing changes in the cluster."
+	if create {
+		remedy = "The release is deployed and ready as the controller rendered it, and the state records that, but Terraform marks a failed create tainted: run terraform untaint on this resource, so that the next apply does not reinstall it. The next plans show the controller's render for these fields."
+	}
+	diags.AddError("Controller deployed otherwise than planned",
+		fmt.Sprintf("helmrelease_release %s: %s rendered the chart otherwise than this provider's plan did (its Helm version renders these fields differently):\n%s\n%s If the difference matters, pin a helm-controller version that renders as the plan does (see the guide \"Handing releases to Flux\": render differences by controller version), or change the chart's template.", id, controller, ds.lines(), remedy))
+}
+
+// renderDifferencesOf are the differences an earlier apply kept.
+func renderDifferencesOf(ctx context.Context, get privateGetter, diags *diag.Diagnostics) renderDifferences {
+	if get == nil {
+		return nil
+	}
+	raw, d := get.GetKey(ctx, privateFluxRender)
+	diags.Append(d...)
+	var out renderDifferences
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &out) // written by the apply; nothing known otherwise
+	}
+	return out
+}
+
+// asTheControllerRenders is the planned resources with each object that
+// differs from the state's only in fields the controller is known to
+// deploy otherwise (ds: the plan renders them as planned then, the state
+// holds them as deployed) taken from the state: what the controller will
+// deploy.
+func asTheControllerRenders(planned, state types.Map, ds renderDifferences) types.Map {
+	if len(ds) == 0 || planned.IsUnknown() || planned.IsNull() || state.IsNull() || state.IsUnknown() {
+		return planned
+	}
+	elems := maps.Clone(planned.Elements())
+	for key, v := range elems {
+		p, ok := v.(types.String)
+		s, found := state.Elements()[key].(types.String)
+		if !ok || !found || p.IsUnknown() || ds[key] == nil || p.ValueString() == s.ValueString() {
+			continue
+		}
+		known := true
+		for ptr, change := range fieldChanges(s.ValueString(), p.ValueString()) {
+			d, ok := ds[key][ptr]
+			if !ok || change != d.Deployed+" → "+d.Planned {
+				known = false
+				break
+			}
+		}
+		if known {
+			elems[key] = s
+		}
+	}
+	return types.MapValueMust(types.StringType, elems)
+}
