@@ -143,6 +143,9 @@ func Build(r *Release) (*Objects, error) {
 		ObjectMeta: objectMeta(s.Name),
 	}
 	hr.Labels = map[string]string{ManagedByLabel: ManagedBy}
+	// Hooks are not post-rendered, as the plan renders them (Helm 3); a
+	// CRD older than helm-controller v1.6 prunes the field.
+	hr.Spec.PostRenderStrategy = helmv2.PostRenderStrategyNoHooks
 	version, _, _ := strings.Cut(r.Chart.Version, "+")
 	if chartsource.IsOCI(src.Repository) {
 		repo := &sourcev1.OCIRepository{

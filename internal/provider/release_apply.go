@@ -18,11 +18,6 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
-// privateSetter is resp.Private of Create and Update.
-type privateSetter interface {
-	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
-}
-
 func (r *releaseResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	r.apply(ctx, req.Plan, req.Config, nil, nil, &resp.State, resp.Private, resp.Identity, &resp.Diagnostics)
 }
@@ -31,42 +26,46 @@ func (r *releaseResource) Update(ctx context.Context, req resource.UpdateRequest
 	r.apply(ctx, req.Plan, req.Config, &req.State, req.Private, &resp.State, resp.Private, resp.Identity, &resp.Diagnostics)
 }
 
+// apply reads the plan, the configuration and the prior state, then has
+// the engine of the plan apply it (releaseEngine.apply).
+func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfsdk.Config, prior *tfsdk.State, priorPrivate privateGetter, out *tfsdk.State, private privateSetter, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
+	op := &applyOp{m: &releaseModel{}, config: &releaseModel{}, st: &reconcile.Status{}, priorPrivate: priorPrivate, out: out, private: private, identity: identity, diags: diags}
+	diags.Append(releaseModelOf(ctx, planned.Raw, op.m)...)
+	diags.Append(releaseModelOf(ctx, cfg.Raw, op.config)...)
+	if prior != nil {
+		op.prior = &releaseModel{}
+		diags.Append(releaseModelOf(ctx, prior.Raw, op.prior)...)
+		s, d := statusOf(ctx, op.prior.Status)
+		diags.Append(d...)
+		op.st = s
+	}
+	if diags.HasError() || r.data == nil {
+		return
+	}
+	fillIdentity(op.m, op.config)
+	diags.Append(private.SetKey(ctx, privateDrift, nil)...)
+	diags.Append(private.SetKey(ctx, privateDriftChanges, nil)...)
+	r.engineOf(op.m).apply(ctx, op)
+}
+
 // apply runs the engine's atomic loop until the release is in sync or
 // remediation is exhausted, and saves what it did: the status, failure
 // counters and history are saved even when it fails, so that the next plan
 // knows (a failed create also leaves the resource tainted, as Terraform
 // does with any failed create: the next apply installs it afresh).
-func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfsdk.Config, prior *tfsdk.State, priorPrivate privateGetter, out *tfsdk.State, private privateSetter, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
-	var m, config releaseModel
-	diags.Append(releaseModelOf(ctx, planned.Raw, &m)...)
-	diags.Append(releaseModelOf(ctx, cfg.Raw, &config)...)
-	st := &reconcile.Status{}
-	var previous releaseModel
-	if prior != nil {
-		diags.Append(releaseModelOf(ctx, prior.Raw, &previous)...)
-		s, d := statusOf(ctx, previous.Status)
-		diags.Append(d...)
-		st = s
-	}
-	if diags.HasError() || r.data == nil {
-		return
-	}
-	fillIdentity(&m, &config)
-	diags.Append(private.SetKey(ctx, privateDrift, nil)...)
-	diags.Append(private.SetKey(ctx, privateDriftChanges, nil)...)
-	if m.handedToFlux() {
-		r.applyFlux(ctx, &m, &config, prior == nil, st, priorPrivate, out, private, identity, diags)
-		return
-	}
+func (h helmEngine) apply(ctx context.Context, op *applyOp) {
+	r, m, config, st, diags := h.r, op.m, op.config, op.st, op.diags
+	prior, priorPrivate, out, private, identity := op.prior, op.priorPrivate, op.out, op.private, op.identity
 	diags.Append(private.SetKey(ctx, privateFlux, nil)...)
-	takeBack := prior != nil && previous.handedToFlux()
-	if takeBack && !r.releaseFromFlux(ctx, &previous, diags) {
+	diags.Append(private.SetKey(ctx, privateFluxRender, nil)...)
+	takeBack := prior != nil && prior.handedToFlux()
+	if takeBack && !r.releaseFromFlux(ctx, prior, diags) {
 		return
 	}
 
 	if m.Suspend.ValueBool() {
-		r.saveSuspended(ctx, &m, st, out, diags)
-		diags.Append(setIdentity(ctx, identity, &m)...)
+		r.saveSuspended(ctx, m, st, out, diags)
+		diags.Append(setIdentity(ctx, identity, m)...)
 		return
 	}
 	spec := m.spec(ctx, diags)
@@ -76,25 +75,25 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	// Taken back from Flux: the release is the controller's, labelled as
 	// its own, and becomes this resource's with the next upgrade.
 	spec.Adopt = spec.Adopt || takeBack
-	wo := writeOnlyOf(ctx, &config, diags)
-	red := r.redactorFor(ctx, &m, wo)
+	wo := writeOnlyOf(ctx, config, diags)
+	red := r.redactorFor(ctx, m, wo)
 	ctx = red.context(ctx)
 	defer red.finish(ctx, out, diags)
-	resolved := r.resolveChart(ctx, &m, wo, false, diags)
+	resolved := r.resolveChart(ctx, m, wo, false, diags)
 	if diags.HasError() {
 		return
 	}
-	if chartChangedSincePlan(&m, resolved, diags) {
+	if chartChangedSincePlan(m, resolved, diags) {
 		return
 	}
-	values := r.composeValues(ctx, &m, wo, red, diags)
+	values := r.composeValues(ctx, m, wo, red, diags)
 	ctx = red.context(ctx)
 	if diags.HasError() {
 		return
 	}
 	sensitive := sensitivePaths(values, red.values)
 	saveSensitivePaths(ctx, private, sensitive, diags)
-	ctx, e := r.newEngine(ctx, &m, spec, red, diags)
+	ctx, e := r.newEngine(ctx, m, spec, red, diags)
 	if e == nil {
 		return
 	}
@@ -135,9 +134,9 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 		m.Resources = withUnknownsFrom(m.Resources, r.deployedResources(ctx, e, latest, sensitive, diags))
 	}
 	m.Notes, m.Description = releaseInfo(latest, latestErr, m.Notes, m.Description)
-	settlePlanned(&m, e, latest, sensitive, diags)
-	diags.Append(setRelease(ctx, &out.Raw, &m)...)
-	diags.Append(setIdentity(ctx, identity, &m)...)
+	settlePlanned(m, e, latest, sensitive, diags)
+	diags.Append(setRelease(ctx, &out.Raw, m)...)
+	diags.Append(setIdentity(ctx, identity, m)...)
 	kind := runUpdated
 	if prior == nil {
 		kind = runCreated
@@ -381,75 +380,4 @@ func reportRun(diags *diag.Diagnostics, id string, actions []reconcile.ActionRec
 func oneLine(s string) string {
 	s, _, _ = strings.Cut(s, "Last Helm log lines:")
 	return strings.Join(strings.Fields(s), " ")
-}
-
-func (r *releaseResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var m releaseModel
-	resp.Diagnostics.Append(releaseModelOf(ctx, req.State.Raw, &m)...)
-	if resp.Diagnostics.HasError() || r.data == nil {
-		return
-	}
-	if m.handedToFlux() {
-		r.deleteFlux(ctx, &m, &resp.Diagnostics)
-		return
-	}
-	if m.Suspend.ValueBool() {
-		// As helm-controller does for a suspended HelmRelease.
-		resp.Diagnostics.AddWarning("Suspended release left installed",
-			fmt.Sprintf("helmrelease_release %s is suspended, so destroying it does not uninstall the Helm release.\n\nUninstall it with helm, or set suspend = false and apply before destroying.", m.ID.ValueString()))
-		return
-	}
-	red := r.redactorFor(ctx, &m, writeOnly{})
-	ctx = red.context(ctx)
-	defer red.finish(ctx, &resp.State, &resp.Diagnostics)
-	spec := m.spec(ctx, &resp.Diagnostics)
-	st, d := statusOf(ctx, m.Status)
-	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, e := r.newEngine(ctx, &m, spec, red, &resp.Diagnostics)
-	if e == nil {
-		return
-	}
-	// The status is kept only when the uninstall fails; a state without a
-	// key (never refreshed since keys came) gets one that dies with it,
-	// and its next refresh sees a release it did not make.
-	if e.Key = secretHashKeyOf(ctx, req.Private, nil, &resp.Diagnostics); e.Key == nil {
-		e.Key = newSecretHashKey(&resp.Diagnostics)
-	}
-	if len(st.History) == 0 {
-		// This resource never made a revision (its create failed early):
-		// a release under the name may be another's.
-		latest, err := e.Helm.LastRelease(spec.GetReleaseName())
-		if err != nil {
-			resp.Diagnostics.AddError("Release not readable", fmt.Sprintf("helmrelease_release %s: %s\n\nThe resource is kept; check that the cluster is reachable, then destroy again.", m.ID.ValueString(), err))
-			return
-		}
-		if latest != nil && reconcile.CheckOwnership(latest, spec) != nil {
-			resp.Diagnostics.AddWarning("Release left installed",
-				fmt.Sprintf("helmrelease_release %s made no revision of release %s, which is not its own: it is left installed.", m.ID.ValueString(), spec.GetReleaseName()))
-			return
-		}
-	}
-	left, err := e.Uninstall(ctx, spec, st)
-	if len(left) > 0 {
-		lines := make([]string, 0, len(left))
-		for _, l := range left {
-			lines = append(lines, "- "+l.String())
-		}
-		resp.Diagnostics.AddWarning("Objects left in the cluster",
-			fmt.Sprintf("helmrelease_release %s is uninstalled; Helm leaves these objects by design, and they are no longer managed by Terraform:\n%s\n\nDelete them (kubectl delete) when their data is no longer needed, or keep them for a later install to take up again.", m.ID.ValueString(), strings.Join(lines, "\n")))
-	}
-	if err != nil {
-		// The resource stays, with what the failed uninstall left.
-		status, d := statusObject(ctx, st)
-		resp.Diagnostics.Append(d...)
-		if !d.HasError() {
-			m.Status = status
-			resp.Diagnostics.Append(setRelease(ctx, &resp.State.Raw, &m)...)
-		}
-		resp.Diagnostics.AddError("Release uninstall failed",
-			fmt.Sprintf("helmrelease_release %s: %s\n\nThe release and this resource are kept. Fix the cause and destroy again: a failing pre-delete hook can be skipped with uninstall.disable_hooks = true, a timeout raised with uninstall.timeout; to stop managing the release without uninstalling it, run terraform state rm.", m.ID.ValueString(), err))
-	}
 }

@@ -9,23 +9,15 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/meta"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"helm.sh/helm/v3/pkg/release"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
-
-// privateFlux is the private state key of what the last apply wrote to
-// the cluster for Flux (fluxWritten).
-const privateFlux = "flux"
 
 // fluxWritten is what an apply wrote: a HelmRelease of another generation
 // was changed by someone else since.
@@ -49,9 +41,9 @@ func (m *releaseModel) fluxSettings(ctx context.Context, diags *diag.Diagnostics
 	return interval, uninstall
 }
 
-// fluxEngine is the Flux engine of the provider's cluster; nil with a
+// fluxClient is the Flux client of the provider's cluster; nil with a
 // diagnostic when the cluster cannot be used or lacks Flux's kinds.
-func (r *releaseResource) fluxEngine(diags *diag.Diagnostics) *flux.Engine {
+func (r *releaseResource) fluxClient(diags *diag.Diagnostics) *flux.Engine {
 	e, err := r.data.fluxEngine()
 	if err != nil {
 		clusterUnavailable(diags, path.Root("engine"), err)
@@ -73,7 +65,7 @@ func (r *releaseResource) fluxEngine(diags *diag.Diagnostics) *flux.Engine {
 // fluxSupports reports whether the cluster's Flux can run m: its CRDs are
 // there, and declare the fields m sets that older versions lack.
 func (r *releaseResource) fluxSupports(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) bool {
-	fe := r.fluxEngine(diags)
+	fe := r.fluxClient(diags)
 	if fe == nil {
 		return false
 	}
@@ -173,11 +165,13 @@ func fluxWaitTimeout(spec *reconcile.Spec, st *reconcile.Status) time.Duration {
 	return t + max(spec.RollbackTimeout(), spec.UninstallTimeout()) + time.Minute
 }
 
-// applyFlux writes the release for Flux's controller and waits for its
+// apply writes the release for Flux's controller and waits for its
 // result; what it wrote and the controller's status are saved even when
 // the wait fails (a failed create leaves the resource tainted, so that
 // destroying it removes what was written).
-func (r *releaseResource) applyFlux(ctx context.Context, m, config *releaseModel, create bool, st *reconcile.Status, priorPrivate privateGetter, out *tfsdk.State, private privateSetter, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
+func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
+	r, m, config, st, diags := f.r, op.m, op.config, op.st, op.diags
+	create, priorPrivate, out, private, identity := op.prior == nil, op.priorPrivate, op.out, op.private, op.identity
 	spec := m.spec(ctx, diags)
 	wo := writeOnlyOf(ctx, config, diags)
 	red := r.redactorFor(ctx, m, wo)
@@ -201,7 +195,7 @@ func (r *releaseResource) applyFlux(ctx context.Context, m, config *releaseModel
 	if diags.HasError() {
 		return
 	}
-	fe := r.fluxEngine(diags)
+	fe := r.fluxClient(diags)
 	if fe == nil {
 		return
 	}
@@ -386,15 +380,16 @@ func keepHandled(st, prev *reconcile.Status, spec *reconcile.Spec) *reconcile.St
 	return st
 }
 
-// deleteFlux deletes the HelmRelease, with or without the controller's
+// remove deletes the HelmRelease, with or without the controller's
 // uninstall as flux.uninstall_on_destroy says, and what was written for it.
-func (r *releaseResource) deleteFlux(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) {
+func (f fluxEngine) remove(ctx context.Context, m *releaseModel, _ privateGetter, resp *resource.DeleteResponse) {
+	r, diags := f.r, &resp.Diagnostics
 	spec := m.spec(ctx, diags)
 	_, uninstall := m.fluxSettings(ctx, diags)
 	if diags.HasError() {
 		return
 	}
-	fe := r.fluxEngine(diags)
+	fe := r.fluxClient(diags)
 	if fe == nil {
 		return
 	}
@@ -409,19 +404,20 @@ func (r *releaseResource) deleteFlux(ctx context.Context, m *releaseModel, diags
 	}
 }
 
-// readFlux refreshes a release handed to Flux: the controller's status of
+// read refreshes a release handed to Flux: the controller's status of
 // the HelmRelease, the objects of the release as stored. A HelmRelease
 // changed by someone else since the last apply is marked not ready, so
 // that the plan writes it back; one deleted removes the resource (the
 // controller uninstalled the release, or will), so that the plan makes it
 // again.
-func (r *releaseResource) readFlux(ctx context.Context, m *releaseModel, private privateGetter, resp *resource.ReadResponse) {
+func (f fluxEngine) read(ctx context.Context, m *releaseModel, private privateGetter, resp *resource.ReadResponse) {
+	r := f.r
 	diags := &resp.Diagnostics
 	spec := m.spec(ctx, diags)
 	red := r.redactorFor(ctx, m, writeOnly{})
 	ctx = red.context(ctx)
 	defer red.finish(ctx, &resp.State, diags)
-	fe := r.fluxEngine(diags)
+	fe := r.fluxClient(diags)
 	if fe == nil {
 		return
 	}
@@ -478,69 +474,13 @@ const reasonChangedOutside = "ChangedOutsideTerraform"
 // diagnostic when it could not.
 func (r *releaseResource) releaseFromFlux(ctx context.Context, previous *releaseModel, diags *diag.Diagnostics) bool {
 	spec := previous.spec(ctx, diags)
-	fe := r.fluxEngine(diags)
+	fe := r.fluxClient(diags)
 	if fe == nil {
 		return false
 	}
 	if err := fe.Delete(ctx, spec.Namespace, spec.Name, false, 2*time.Minute); err != nil {
 		diags.AddError("Release not taken back from Flux", fmt.Sprintf("helmrelease_release %s: %s.\n\nNothing was uninstalled. Check that helm-controller runs (it must see the HelmRelease suspended before it is deleted), then apply again.", previous.ID.ValueString(), err))
 		return false
-	}
-	return true
-}
-
-// importFlux imports a release that Flux's helm-controller made for a
-// HelmRelease that still exists, as a resource with engine = "flux": its
-// name, chart (from the HelmRelease and its source), values, interval and
-// the controller's status. False when the release is not such a one.
-func (r *releaseResource) importFlux(ctx context.Context, m *releaseModel, e *reconcile.Engine, latest *release.Release, resp *resource.ReadResponse) bool {
-	owner, ok := singleOriginOf(latest.Manifest, latest.Namespace, postrender.FluxOriginGroup)
-	if !ok {
-		return false
-	}
-	fe, err := r.data.fluxEngine()
-	if err != nil || fe.CheckCRDs() != nil {
-		return false
-	}
-	hr, err := fe.Get(ctx, owner[0], owner[1])
-	if err != nil || hr == nil {
-		return false
-	}
-	diags := &resp.Diagnostics
-	m.Namespace, m.Name = types.StringValue(hr.Namespace), types.StringValue(hr.Name)
-	diags.Append(adoptRelease(ctx, m, latest, engineScope(e), e.Key)...)
-	if diags.HasError() {
-		return true
-	}
-	chart, err := fe.ChartOf(ctx, hr)
-	if err != nil {
-		diags.AddError("HelmRelease not importable", fmt.Sprintf("HelmRelease %s/%s: %s.\n\nImport a HelmRelease whose chart source (HelmRepository or OCIRepository) exists.", hr.Namespace, hr.Name, err))
-		return true
-	}
-	attrs := m.Chart.Attributes()
-	attrs["name"], attrs["repository"], attrs["version"] = types.StringValue(chart.Name), types.StringValue(chart.Repository), stringOrNull(chart.Version)
-	attrs["reconcile_strategy"] = stringOrNull(string(chart.ReconcileStrategy))
-	if len(chart.ValuesFiles) > 0 {
-		files, d := types.ListValueFrom(ctx, types.StringType, chart.ValuesFiles)
-		diags.Append(d...)
-		attrs["values_files"] = files
-	}
-	c, d := types.ObjectValue(releaseChartAttribute().GetType().(types.ObjectType).AttrTypes, attrs)
-	diags.Append(d...)
-	m.Chart = c
-	m.Engine = types.StringValue(engineFlux)
-	if iv := hr.Spec.Interval.Duration; iv != flux.DefaultInterval && iv > 0 {
-		f, d := types.ObjectValue(m.Flux.AttributeTypes(ctx), map[string]attr.Value{"interval": types.StringValue(iv.String()), "uninstall_on_destroy": types.BoolNull()})
-		diags.Append(d...)
-		m.Flux = f
-	}
-	adopted, d := statusOf(ctx, m.Status)
-	diags.Append(d...)
-	status, d := statusObject(ctx, fluxStatus(hr, adopted))
-	diags.Append(d...)
-	m.Status = status
-	if !diags.HasError() {
-		diags.Append(setRelease(ctx, &resp.State.Raw, m)...)
 	}
 	return true
 }

@@ -21,10 +21,6 @@ import (
 // differences are kept so that the next plans show the controller's
 // render for those fields.
 
-// privateFluxRender is the private state key of the fields helm-controller
-// deployed otherwise than planned (renderDifferences as JSON).
-const privateFluxRender = "flux_render"
-
 // renderDifference is a field the controller deployed otherwise than the
 // plan rendered it, as resources shows them (JSON values; "(none)" where
 // absent; Secret values hashed, sensitive strings hidden).

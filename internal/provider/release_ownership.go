@@ -9,6 +9,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"helm.sh/helm/v3/pkg/release"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
@@ -46,12 +47,53 @@ func ownershipConflict(diags *diag.Diagnostics, err error, spec *reconcile.Spec)
 	return false
 }
 
+func (h helmEngine) allowCreate(_ context.Context, plan *releaseModel, spec *reconcile.Spec, latest *release.Release, diags *diag.Diagnostics) (asInstall, ok bool) {
+	return releaseCreateAllowed(plan, spec, latest, diags)
+}
+
+func (f fluxEngine) allowCreate(ctx context.Context, plan *releaseModel, spec *reconcile.Spec, latest *release.Release, diags *diag.Diagnostics) (asInstall, ok bool) {
+	if !f.r.fluxCreateAllowed(ctx, spec, diags) {
+		return false, false
+	}
+	return releaseCreateAllowed(plan, spec, latest, diags)
+}
+
+// releaseCreateAllowed checks the release of the name at the plan of a
+// create, for both engines (see releaseEngine.allowCreate).
+func releaseCreateAllowed(plan *releaseModel, spec *reconcile.Spec, latest *release.Release, diags *diag.Diagnostics) (asInstall, ok bool) {
+	// A free name renders as the install the apply makes, even when
+	// another apply takes the name while this plan renders (its dry run
+	// would otherwise upgrade that release, pending: "another operation
+	// is in progress"); the apply then refuses it by owner.
+	if latest == nil || latest.Info.Status == release.StatusUninstalled {
+		return latest == nil, true
+	}
+	err := reconcile.CheckCreate(latest, spec)
+	switch {
+	case err != nil && !ownershipConflict(diags, err, spec):
+		return false, false
+	case err == nil && latest.Info.Status.IsPending():
+		// This resource's release, left pending by an apply that never
+		// reached the state (killed): the apply unlocks it, uninstalls it
+		// and installs afresh.
+		diags.AddWarning("Interrupted release found",
+			fmt.Sprintf("Release %s/%s revision %d is %s, left by an earlier apply of helmrelease_release %s that did not finish (its objects carry this resource's labels). The apply marks it failed and installs it again.",
+				spec.GetStorageNamespace(), latest.Name, latest.Version, latest.Info.Status, plan.ID.ValueString()))
+	}
+	// Another helmrelease_release's release (the one this plan replaces,
+	// destroyed first, or a conflict the apply refuses), or this one's
+	// interrupted install: planned as the fresh install the apply makes,
+	// so that the plan Terraform makes again during the apply, when
+	// another apply took the name meanwhile, plans the same.
+	return err != nil || latest.Info.Status.IsPending(), true
+}
+
 // fluxCreateAllowed checks, at the plan of a create with engine = "flux",
 // the HelmRelease of the name: one written by another tool is refused,
 // one written by this provider warned about (see above). It reports
 // whether the plan may go on.
 func (r *releaseResource) fluxCreateAllowed(ctx context.Context, spec *reconcile.Spec, diags *diag.Diagnostics) bool {
-	fe := r.fluxEngine(diags)
+	fe := r.fluxClient(diags)
 	if fe == nil {
 		return false
 	}

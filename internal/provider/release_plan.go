@@ -20,37 +20,6 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
-// privateDrift is the private state key under which Read keeps the desired
-// YAML of the objects it found drifted or missing, so that the plan puts
-// them back: {"<key>": "<yaml>"}.
-const privateDrift = "drift"
-
-// privateRequests is the private state key under which Read keeps the
-// force and reset requests of the helmrelease_force and helmrelease_reset
-// actions, found on the release (reconcile.Requests as JSON), so that the
-// plan and the apply handle them.
-const privateRequests = "requests"
-
-// privateGetter is the private state of a request.
-type privateGetter interface {
-	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
-}
-
-// requestsOf reads the requests Read kept; none when there is no private
-// state.
-func requestsOf(ctx context.Context, private privateGetter, diags *diag.Diagnostics) reconcile.Requests {
-	var out reconcile.Requests
-	if private == nil {
-		return out
-	}
-	raw, d := private.GetKey(ctx, privateRequests)
-	diags.Append(d...)
-	if len(raw) > 0 {
-		_ = json.Unmarshal(raw, &out) // written by Read
-	}
-	return out
-}
-
 // Ready reasons Read records for a release changed outside Terraform.
 const (
 	reasonUnmanaged = string(reconcile.StateUnmanaged)
@@ -326,34 +295,9 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 			clusterUnavailable(diags, path.Root("release_name"), err)
 			return
 		}
-		// A free name renders as the install the apply makes, even when
-		// another apply takes the name while this plan renders (its dry
-		// run would otherwise upgrade that release, pending: "another
-		// operation is in progress"); the apply then refuses it by owner.
-		asInstall = latest == nil
-		if plan.handedToFlux() && !r.fluxCreateAllowed(ctx, spec, diags) {
+		ok := false
+		if asInstall, ok = r.engineOf(plan).allowCreate(ctx, plan, spec, latest, diags); !ok {
 			return
-		}
-		if latest != nil && latest.Info.Status != release.StatusUninstalled {
-			err := reconcile.CheckCreate(latest, spec)
-			switch {
-			case err != nil && !ownershipConflict(diags, err, spec):
-				return
-			case err == nil && latest.Info.Status.IsPending():
-				// This resource's release, left pending by an apply that
-				// never reached the state (killed): the apply unlocks it,
-				// uninstalls it and installs afresh.
-				diags.AddWarning("Interrupted release found",
-					fmt.Sprintf("Release %s/%s revision %d is %s, left by an earlier apply of helmrelease_release %s that did not finish (its objects carry this resource's labels). The apply marks it failed and installs it again.",
-						spec.GetStorageNamespace(), latest.Name, latest.Version, latest.Info.Status, plan.ID.ValueString()))
-			}
-			// Another helmrelease_release's release (the one this plan
-			// replaces, destroyed first, or a conflict the apply refuses),
-			// or this one's interrupted install: planned as the fresh
-			// install the apply makes, so that the plan Terraform makes
-			// again during the apply, when another apply took the name
-			// meanwhile, plans the same.
-			asInstall = err != nil || latest.Info.Status.IsPending()
 		}
 	}
 	if resolved.Chart == nil {

@@ -6,16 +6,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"helm.sh/helm/v3/pkg/release"
 
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
@@ -53,19 +49,22 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 			fmt.Sprintf("helmrelease_release %s cannot be refreshed: the provider has no kubernetes settings, and no KUBE_* or KUBECONFIG variable names a cluster (nor does it run in one).\n\nThe state is kept as it is. Configure the provider's kubernetes block (config_path, or host and credentials), or set KUBECONFIG, then plan again.", m.ID.ValueString()))
 		return
 	}
-	if m.handedToFlux() {
-		r.readFlux(ctx, &m, req.Private, resp)
-		return
-	}
-	red := r.redactorFor(ctx, &m, writeOnly{})
+	r.engineOf(&m).read(ctx, &m, req.Private, resp)
+}
+
+// read refreshes the release from Helm storage and the cluster (see Read).
+func (h helmEngine) read(ctx context.Context, m *releaseModel, private privateGetter, resp *resource.ReadResponse) {
+	r := h.r
+	importing := m.Status.IsNull()
+	red := r.redactorFor(ctx, m, writeOnly{})
 	ctx = red.context(ctx)
 	defer red.finish(ctx, &resp.State, &resp.Diagnostics)
 	spec := m.spec(ctx, &resp.Diagnostics)
-	ctx, e := r.newEngine(ctx, &m, spec, red, &resp.Diagnostics)
+	ctx, e := r.newEngine(ctx, m, spec, red, &resp.Diagnostics)
 	if e == nil {
 		return
 	}
-	e.Key = secretHashKeyOf(ctx, req.Private, resp.Private, &resp.Diagnostics)
+	e.Key = secretHashKeyOf(ctx, private, resp.Private, &resp.Diagnostics)
 	latest, err := e.Helm.LastRelease(spec.GetReleaseName())
 	if err != nil {
 		summary := "Release not readable"
@@ -80,10 +79,10 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 		// Only a release that is not deployed carries an error in its
 		// description, which may quote values read from Secrets: read
 		// them for their strings (their errors are the plan's).
-		r.composeValues(ctx, &m, writeOnly{}, red, &diag.Diagnostics{})
+		r.composeValues(ctx, m, writeOnly{}, red, &diag.Diagnostics{})
 	}
 	if importing {
-		r.readImported(ctx, &m, e, latest, resp)
+		r.readImported(ctx, m, e, latest, resp)
 		return
 	}
 	st, d := statusOf(ctx, m.Status)
@@ -126,7 +125,7 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 	if cur := st.Latest(); cur != nil {
 		want.ChartName = cur.ChartName
 	}
-	loadInSync(ctx, req.Private, e, &resp.Diagnostics)
+	loadInSync(ctx, private, e, &resp.Diagnostics)
 	state, err := reconcile.DetermineReleaseState(ctx, latest, st, want, e.DriftDetector(spec))
 	saveInSync(ctx, resp.Private, e, &resp.Diagnostics)
 	if err != nil {
@@ -153,7 +152,7 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 			st.SetCondition(reconcile.Condition{Type: reconcile.ConditionReady, Status: true, Reason: string(reconcile.StateInSync), Message: "release is in sync"})
 		}
 	}
-	sensitive := readSensitivePaths(ctx, req.Private, latest, red, &resp.Diagnostics)
+	sensitive := readSensitivePaths(ctx, private, latest, red, &resp.Diagnostics)
 	resources, err := displayResources(ctx, e, latest, drift, sensitive)
 	if err != nil {
 		resp.Diagnostics.AddWarning("Release objects not readable", err.Error())
@@ -172,7 +171,7 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 	m.PlannedAction = types.StringNull() // describes the last plan, not the release
 	m.PlannedHooks, m.PlannedCRDs = types.MapNull(types.StringType), types.MapNull(types.StringType)
 	m.PlannedChanges = types.MapNull(types.StringType)
-	resp.Diagnostics.Append(setRelease(ctx, &resp.State.Raw, &m)...)
+	resp.Diagnostics.Append(setRelease(ctx, &resp.State.Raw, m)...)
 }
 
 // setDriftPrivate keeps the desired YAML of the drifted and missing objects
@@ -219,126 +218,6 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
-}
-
-// readImported recovers a release being imported: identity from the
-// origin labels (else the release's own), chart name and version, values,
-// and a status adopting its latest revision. What the state says already
-// (a state moved from helm_release) is kept.
-func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *reconcile.Engine, latest *release.Release, resp *resource.ReadResponse) {
-	if latest == nil || latest.Info.Status == release.StatusUninstalled {
-		resp.Diagnostics.AddError("Release not found",
-			fmt.Sprintf("No release %s is installed in namespace %s.\n\nCheck the import ID: <storage_namespace>/<release_name>, as `helm list --namespace <storage_namespace>` shows them.", m.ReleaseName.ValueString(), m.StorageNamespace.ValueString()))
-		return
-	}
-	if m.Name.IsNull() && r.importFlux(ctx, m, e, latest, resp) {
-		return
-	}
-	resp.Diagnostics.Append(adoptRelease(ctx, m, latest, engineScope(e), e.Key)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(setRelease(ctx, &resp.State.Raw, m)...)
-}
-
-// adoptRelease fills m with latest, a release taken over as it is: the
-// identity from the origin labels (else the release's own), chart name and
-// version, values, objects and a status adopting the revision. What m says
-// already (a state moved from helm_release) is kept; m.StorageNamespace
-// must be set. Secret values show hashed with key, and the status digests
-// are keyed with it (none without a key).
-func adoptRelease(ctx context.Context, m *releaseModel, latest *release.Release, scope manifest.Scope, key []byte) diag.Diagnostics {
-	var diags diag.Diagnostics
-	st, err := reconcile.AdoptedStatus(latest, m.StorageNamespace.ValueString(), reconcile.Digests{Key: key})
-	if err != nil {
-		diags.AddError("Release not importable", err.Error())
-		return diags
-	}
-	if m.Name.IsNull() {
-		name, namespace := latest.Name, m.StorageNamespace.ValueString()
-		if owner, ok := singleOrigin(latest.Manifest, latest.Namespace); ok {
-			namespace, name = owner[0], owner[1]
-		}
-		m.Name, m.Namespace = types.StringValue(name), types.StringValue(namespace)
-	}
-	m.TargetNamespace = types.StringValue(latest.Namespace)
-	m.ReleaseName = types.StringValue(latest.Name)
-	m.ID = types.StringValue(m.StorageNamespace.ValueString() + "/" + latest.Name)
-	chartName, chartVersion, appVersion := "", "", ""
-	if c := latest.Chart; c != nil && c.Metadata != nil {
-		chartName, chartVersion, appVersion = c.Metadata.Name, c.Metadata.Version, c.Metadata.AppVersion
-	}
-	if m.Chart.IsNull() {
-		chartAttrs := map[string]attr.Value{}
-		for k, t := range releaseChartAttribute().GetType().(types.ObjectType).AttrTypes {
-			chartAttrs[k] = nullOf(t)
-		}
-		if src, ok := chartsource.RecordedSource(latest.Chart); ok {
-			// Installed by this provider: the chart as its configuration
-			// named it.
-			chartAttrs["name"], chartAttrs["version"] = types.StringValue(src.Name), stringOrNull(src.Version)
-			chartAttrs["repository"] = stringOrNull(src.Repository)
-			chartAttrs["reconcile_strategy"] = stringOrNull(string(src.ReconcileStrategy))
-			if len(src.ValuesFiles) > 0 {
-				files, d := types.ListValueFrom(ctx, types.StringType, src.ValuesFiles)
-				diags.Append(d...)
-				chartAttrs["values_files"] = files
-			}
-			if src.IgnoreMissingValuesFiles {
-				chartAttrs["ignore_missing_values_files"] = types.BoolValue(true)
-			}
-		} else {
-			chartAttrs["name"], chartAttrs["version"] = types.StringValue(chartName), types.StringValue(chartVersion)
-		}
-		chart, d := types.ObjectValue(releaseChartAttribute().GetType().(types.ObjectType).AttrTypes, chartAttrs)
-		diags.Append(d...)
-		m.Chart = chart
-	}
-	if m.Values.IsNull() && m.SensitiveValues.IsNull() && len(latest.Config) > 0 {
-		diags.Append(adoptValues(m, latest)...)
-	}
-	m.ChartVersion, m.AppVersion, m.ChartDigest = types.StringValue(chartVersion), types.StringValue(appVersion), types.StringValue("")
-	m.Notes, m.Description = releaseInfo(latest, nil, m.Notes, m.Description)
-	shown, _, err := showManifest(latest.Manifest, latest.Namespace, scope, nil, display{Key: key})
-	if err != nil {
-		diags.AddError("Release objects not readable", err.Error())
-		return diags
-	}
-	resources, d := types.MapValueFrom(ctx, types.StringType, shown)
-	diags.Append(d...)
-	m.Resources = resources
-	status, d := statusObject(ctx, st)
-	diags.Append(d...)
-	m.Status = status
-	return diags
-}
-
-// singleOrigin is the [namespace, name] of the origin labels when the
-// manifest's objects carry exactly one.
-func singleOrigin(releaseManifest, namespace string) ([2]string, bool) {
-	return singleOriginOf(releaseManifest, namespace, postrender.OriginGroup)
-}
-
-// singleOriginOf is singleOrigin for the origin labels of group.
-func singleOriginOf(releaseManifest, namespace, group string) ([2]string, bool) {
-	objs, err := manifest.Parse(releaseManifest, namespace, nil)
-	if err != nil {
-		return [2]string{}, false
-	}
-	found := map[[2]string]bool{}
-	for _, o := range objs {
-		l := o.Object.GetLabels()
-		if l[group+"/name"] != "" {
-			found[[2]string{l[group+"/namespace"], l[group+"/name"]}] = true
-		}
-	}
-	if len(found) != 1 {
-		return [2]string{}, false
-	}
-	for k := range found {
-		return k, true
-	}
-	return [2]string{}, false
 }
 
 // stringOrNull is s, or null when it is empty (an attribute left unset).

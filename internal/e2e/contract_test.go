@@ -1,0 +1,457 @@
+//go:build unix
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/release"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testenv"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
+)
+
+// engineEnv is where a row of the engine contract runs: an engine, a
+// namespace of a cluster and, for the Flux engine, the controllers that
+// watch it.
+type engineEnv struct {
+	engine string
+	ns     string
+	c      config
+	rest   *rest.Config
+	cs     kubernetes.Interface
+	st     *storage
+	// kubeconfig of the cluster.
+	kubeconfig string
+}
+
+func (env *engineEnv) flux() bool { return env.engine == "flux" }
+
+// body is the HCL body of a release of the svc chart with the engine.
+func (env *engineEnv) body(lines ...string) string {
+	return "  engine = \"" + env.engine + "\"\n  " + strings.Join(lines, "\n  ")
+}
+
+// contractRows are the promises both engines keep, or refuse alike.
+var contractRows = []struct {
+	name string
+	run  func(t *testing.T, env *engineEnv)
+}{
+	{"plan while another operation runs", contractBusyPlan},
+	{"two states declaring one release", contractTwoStates},
+	{"force and reset actions", contractActions},
+	{"a render the controller makes otherwise", contractRenderDiffers},
+	{"a failed create", contractFailedCreate},
+}
+
+// TestEngineContract runs each row against the in-process engine, and
+// against Flux's helm-controller of every version testcluster builds,
+// through the real terraform.
+func TestEngineContract(t *testing.T) {
+	parallelMatrix(t)
+	t.Run("engine helm", func(t *testing.T) {
+		t.Parallel()
+		for _, row := range contractRows {
+			t.Run(row.name, func(t *testing.T) {
+				t.Parallel()
+				ns := newNamespace(t)
+				env := &engineEnv{engine: "helm", ns: ns, rest: restConfig, cs: clientset, st: newStorage(t, ns), kubeconfig: cluster.Kubeconfig,
+					c: config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}}
+				row.run(t, env)
+			})
+		}
+	})
+	t.Run("engine flux", func(t *testing.T) {
+		withFluxControllers(t, func(t *testing.T, run *fluxRun) {
+			// One group: the controllers stop when it returns.
+			t.Run("rows", func(t *testing.T) {
+				for _, row := range contractRows {
+					t.Run(row.name, func(t *testing.T) {
+						t.Parallel()
+						env := &engineEnv{engine: "flux", ns: run.ns, rest: run.rest, cs: run.cs, st: newStorageOn(t, run.rest, run.ns), kubeconfig: run.kubeconfig,
+							c: run.config(t, newRepository(t))}
+						row.run(t, env)
+					})
+				}
+			})
+		})
+	})
+}
+
+// contractBusyPlan: a plan made while another operation holds the
+// release's lock succeeds and says so: helm-controller's own upgrade (a
+// HelmRelease edited by hand) for the Flux engine, another Helm client's
+// for the helm engine. Both run a pre-upgrade hook that never completes,
+// so the lock is held for their timeout.
+func contractBusyPlan(t *testing.T, env *engineEnv) {
+	const name = "busy"
+	w := newWorkspace(t, "busy")
+	w.write(env.c.hcl(map[string]string{name: env.body(`values = { message = "one" }`, `timeout = "30s"`)}))
+	w.apply()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	other := map[string]any{"message": "by hand", "hook": true, "hookStuck": true}
+	var otherDone chan error
+	if env.flux() {
+		patch := []byte(`{"spec":{"values":{"message":"by hand","hook":true,"hookStuck":true}}}`)
+		if _, err := dynamic.NewForConfigOrDie(env.rest).Resource(helmReleases).Namespace(env.ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		c, err := helm.NewClient(helm.ClientOptions{Getter: kube.NewGetter(env.rest, env.ns, ""), StorageNamespace: env.ns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, file, _, _ := runtime.Caller(0)
+		chart := testrepo.LoadChart(t, filepath.Join(filepath.Dir(file), "testdata", "charts", "svc"), "1.0.0")
+		otherDone = make(chan error, 1)
+		go func() {
+			_, err := c.Upgrade(ctx, name, chart, other, helm.UpgradeOptions{Namespace: env.ns, Timeout: 30 * time.Second, Wait: true, ReuseValues: false})
+			otherDone <- err
+		}()
+	}
+	waitPending(t, env.st, name, 2*time.Minute)
+
+	res := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
+	want := "run by another Helm client"
+	if env.flux() {
+		want = "helm-controller is at work on the release now"
+	}
+	if !has(res.stdout, want) {
+		t.Errorf("the plan made while the release is locked does not say %q:\n%s", want, res.stdout)
+	}
+	if env.flux() {
+		// The apply writes the HelmRelease back and waits for the
+		// controller to end its upgrade, then to reconcile it.
+		w.apply()
+	} else {
+		<-otherDone // the hook's timeout
+		w.apply()
+	}
+	if got := configMessageOn(t, env.cs, env.ns, name); got != "one" {
+		t.Errorf("message after the apply %q, want one", got)
+	}
+	w.planIsEmpty()
+}
+
+// waitPending waits until the newest revision of the release is pending.
+func waitPending(t *testing.T, st *storage, name string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if latest := st.latest(name); latest != nil && latest.Info.Status.IsPending() {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("release %s never became pending: %s", name, st.describe(name))
+}
+
+// contractTwoStates: a second state declaring the same release is
+// warned at plan and refused at apply, which changes nothing; the first
+// state's plan stays empty.
+func contractTwoStates(t *testing.T, env *engineEnv) {
+	const name = "shared"
+	first := newWorkspace(t, "first")
+	first.write(env.c.hcl(map[string]string{name: env.body(`values = { message = "first" }`)}))
+	first.apply()
+	revision := env.st.latest(name).Version
+
+	second := newWorkspace(t, "second")
+	second.write(env.c.hcl(map[string]string{name: env.body(`values = { message = "second" }`)}))
+	res := second.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
+	if !has(res.stdout, "managed in another state") {
+		t.Errorf("the second state's plan does not warn that another state manages the release:\n%s", res.stdout)
+	}
+	res = second.must(1, "apply", "-auto-approve", "-input=false", "-no-color")
+	if !has(res.stderr, "another Terraform state") || !has(res.stderr, "terraform import") {
+		t.Errorf("the second state's apply is not refused as managed in another state, with the import remedy:\n%s", res.stderr)
+	}
+	if got := second.releases(); len(got) != 0 {
+		t.Errorf("the refused resource is in the second state: %v", got)
+	}
+	if got, rev := configMessageOn(t, env.cs, env.ns, name), env.st.latest(name).Version; got != "first" || rev != revision {
+		t.Errorf("after the refused apply: message %q revision %d, want first and %d", got, rev, revision)
+	}
+	if env.flux() {
+		hr, err := dynamic.NewForConfigOrDie(env.rest).Resource(helmReleases).Namespace(env.ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _, _ := unstructured.NestedString(hr.Object, "spec", "values", "message"); v != "first" {
+			t.Errorf("HelmRelease values after the refused apply: message %q, want first", v)
+		}
+	}
+	first.planIsEmpty()
+}
+
+// contractActions: helmrelease_force makes a new revision, and
+// helmrelease_reset tries a release whose retries are exhausted again.
+// The helm engine records the request for the next apply, which runs it;
+// the Flux engine asks helm-controller, which runs it at once.
+func contractActions(t *testing.T, env *engineEnv) {
+	newer := os.Getenv("HELMRELEASE_TEST_TERRAFORM_NEWER")
+	if newer == "" {
+		testenv.SkipUnlessRequired(t, "actions need Terraform >= 1.14: set HELMRELEASE_TEST_TERRAFORM_NEWER")
+	}
+	const name = "asked"
+	w := newWorkspace(t, "actions")
+	w.bin = newer
+	actions := fmt.Sprintf(`
+action "helmrelease_force" "x" {
+  config {
+    namespace = %[1]q
+    name      = %[2]q
+  }
+}
+
+action "helmrelease_reset" "x" {
+  config {
+    namespace = %[1]q
+    name      = %[2]q
+  }
+}
+`, env.ns, name)
+	write := func(lines ...string) {
+		w.write(env.c.hcl(map[string]string{name: env.body(lines...)}) + actions)
+	}
+	write(`values = { message = "one" }`, `timeout = "15s"`)
+	w.apply()
+	revision := env.st.latest(name).Version
+	invoke := func(code int, action string) result {
+		return w.must(code, "apply", "-auto-approve", "-input=false", "-no-color", "-invoke=action."+action+".x")
+	}
+
+	invoke(0, "helmrelease_force")
+	if env.flux() {
+		if got := env.st.latest(name); got.Version != revision+1 || got.Info.Status != release.StatusDeployed {
+			t.Errorf("after the force action: %s, want revision %d deployed by helm-controller", env.st.describe(name), revision+1)
+		}
+		if hr := helmReleaseStatus(t, env, name); hr["lastHandledForceAt"] == "" {
+			t.Errorf("helm-controller recorded no force request handled: %v", hr)
+		}
+		w.planIsEmpty()
+	} else {
+		if got := env.st.latest(name).Version; got != revision {
+			t.Errorf("the force action made revision %d itself, want it left to the apply", got)
+		}
+		res := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
+		if !has(res.stdout, "force") {
+			t.Errorf("the plan after the force action does not plan it:\n%s", res.stdout)
+		}
+		w.apply()
+		if got := env.st.latest(name).Version; got != revision+1 {
+			t.Errorf("after the forced apply: revision %d, want %d", got, revision+1)
+		}
+		w.planIsEmpty()
+	}
+
+	// An upgrade that fails, no retries: stalled until a reset.
+	write(`values = { message = "two", stuck = true }`, `timeout = "15s"`)
+	w.must(1, "apply", "-auto-approve", "-input=false", "-no-color")
+	failed := env.st.latest(name).Version
+	if env.flux() {
+		// helm-controller tries again at once, and fails again: the
+		// action says so.
+		res := invoke(1, "helmrelease_reset")
+		if !has(res.stderr, "Request not completed") {
+			t.Errorf("the reset action's failure does not say the controller took the request:\n%s", res.stderr)
+		}
+		if hr := helmReleaseStatus(t, env, name); hr["lastHandledResetAt"] == "" {
+			t.Errorf("helm-controller recorded no reset request handled: %v", hr)
+		}
+		if got := env.st.latest(name).Version; got <= failed {
+			t.Errorf("after the reset action the newest revision is %d, want an attempt after %d", got, failed)
+		}
+	} else {
+		invoke(0, "helmrelease_reset")
+		res := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
+		if !has(res.stdout, "reset") {
+			t.Errorf("the plan after the reset action does not plan the retry:\n%s", res.stdout)
+		}
+		w.must(1, "apply", "-auto-approve", "-input=false", "-no-color")
+		if got := env.st.latest(name).Version; got <= failed {
+			t.Errorf("after the reset and apply the newest revision is %d, want an attempt after %d", got, failed)
+		}
+	}
+	write(`values = { message = "three" }`, `timeout = "15s"`)
+	w.apply()
+	w.planIsEmpty()
+}
+
+// helmReleaseStatus is the status of the HelmRelease, as strings.
+func helmReleaseStatus(t *testing.T, env *engineEnv, name string) map[string]string {
+	t.Helper()
+	hr, err := dynamic.NewForConfigOrDie(env.rest).Resource(helmReleases).Namespace(env.ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	status, _, _ := unstructured.NestedMap(hr.Object, "status")
+	for k, v := range status {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
+}
+
+// contractRenderDiffers: a chart whose render says which Helm rendered it
+// (.Capabilities.HelmVersion). The helm engine deploys what it planned;
+// with a controller whose Helm is another version, the apply fails naming
+// the object, the field and both values (never Terraform's "inconsistent
+// result"), the state records what is deployed, and the plan after it is
+// empty.
+func contractRenderDiffers(t *testing.T, env *engineEnv) {
+	const name = "versioned"
+	w := newWorkspace(t, "versioned")
+	w.write(env.c.hcl(map[string]string{name: env.body(`values = { message = "one" }`)}))
+	w.apply()
+	w.write(env.c.hcl(map[string]string{name: env.body(`values = { message = "one", showHelmVersion = true }`)}))
+	ours := chartutil.DefaultCapabilities.HelmVersion.Version
+	res := w.run("apply", "-auto-approve", "-input=false", "-no-color")
+	deployed := configDataOn(t, env.cs, env.ns, name)["helm-version"]
+	if has(res.stderr, "inconsistent result") {
+		t.Fatalf("Terraform's inconsistent-result error:\n%s", res.stderr)
+	}
+	switch {
+	case deployed == ours && res.code != 0:
+		t.Errorf("rendered as planned (%s), but the apply failed:\n%s", ours, res)
+	case deployed != ours && !env.flux():
+		t.Errorf("the helm engine deployed helm-version %q, want %q as planned", deployed, ours)
+	case deployed != ours:
+		field := fmt.Sprintf("v1/ConfigMap/%s/%s /data/helm-version: planned %q, deployed %q", env.ns, name, ours, deployed)
+		if res.code != 1 || !has(res.stderr, "Controller deployed otherwise than planned") || !has(res.stderr, field) || !has(res.stderr, "helm-controller") {
+			t.Errorf("the controller rendered helm-version %q, the plan %q: want the apply to fail naming %q and the controller:\n%s", deployed, ours, field, res)
+		}
+		t.Logf("helm-controller renders .Capabilities.HelmVersion.Version as %s, this provider as %s", deployed, ours)
+	}
+	if !has(string(w.stateBytes()), "helm-version: "+deployed) {
+		t.Errorf("the state does not record the deployed helm-version %q", deployed)
+	}
+	w.planIsEmpty()
+}
+
+// configDataOn is the data of the release's ConfigMap.
+func configDataOn(t *testing.T, cs kubernetes.Interface, ns, name string) map[string]string {
+	t.Helper()
+	cm, err := cs.CoreV1().ConfigMaps(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cm.Data
+}
+
+// contractFailedCreate: a create whose credentials may not write what it
+// needs leaves nothing behind: the helm engine's plan, which validates
+// every object with a server-side dry run, refuses it; the Flux engine's
+// apply, refused the HelmRelease after it wrote the chart source and
+// Secrets, deletes them.
+func contractFailedCreate(t *testing.T, env *engineEnv) {
+	const name = "refused"
+	rules := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"secrets", "configmaps", "events"}, Verbs: []string{"*"}},
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"*"}},
+		{APIGroups: []string{"source.toolkit.fluxcd.io"}, Resources: []string{"helmrepositories", "ocirepositories"}, Verbs: []string{"*"}},
+		{APIGroups: []string{"helm.toolkit.fluxcd.io"}, Resources: []string{"helmreleases"}, Verbs: []string{"get", "list", "watch"}},
+	}
+	if !env.flux() {
+		// Helm's objects may be read, not written.
+		rules[1].Verbs = []string{"get", "list", "watch"}
+	}
+	token := roleToken(t, env, rules)
+	c := env.c
+	c.kubernetes = fmt.Sprintf("{ host = %q, token = %q, cluster_ca_certificate = %q }", env.rest.Host, token, caPEMOf(t, env.rest))
+	w := newWorkspace(t, "refused")
+	w.write(c.hcl(map[string]string{name: env.body(`sensitive_values = yamlencode({ password = "never-written" })`)}))
+	res := w.must(1, "apply", "-auto-approve", "-input=false", "-no-color")
+	if got := w.releases(); len(got) != 0 {
+		t.Errorf("the failed create is in the state: %v\n%s", got, res.stderr)
+	}
+	if env.flux() && !has(res.stderr, "HelmRelease not written") {
+		t.Errorf("the Flux engine's create does not fail on the HelmRelease:\n%s", res.stderr)
+	}
+	ctx := context.Background()
+	if env.st.latest(name) != nil {
+		t.Errorf("release after the failed create: %s, want none", env.st.describe(name))
+	}
+	for _, s := range []string{name, name + "-sensitive-values", name + "-chart-credentials"} {
+		if _, err := env.cs.CoreV1().Secrets(env.ns).Get(ctx, s, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("Secret %s after the failed create: %v, want not found", s, err)
+		}
+	}
+	if _, err := env.cs.CoreV1().ConfigMaps(env.ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("ConfigMap %s after the failed create: %v, want not found", name, err)
+	}
+	if env.flux() {
+		repos := schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmrepositories"}
+		if _, err := dynamic.NewForConfigOrDie(env.rest).Resource(repos).Namespace(env.ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("HelmRepository %s after the failed create: %v, want not found", name, err)
+		}
+	}
+}
+
+// roleToken is a token of a service account of the environment's
+// namespace allowed rules there, and the API discovery every user has.
+func roleToken(t *testing.T, env *engineEnv, rules []rbacv1.PolicyRule) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const sa = "limited"
+	if _, err := env.cs.CoreV1().ServiceAccounts(env.ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.cs.RbacV1().Roles(env.ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: sa}, Rules: rules}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: sa},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: sa},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: env.ns}},
+	}
+	if _, err := env.cs.RbacV1().RoleBindings(env.ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := env.cs.CoreV1().ServiceAccounts(env.ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptrTo(int64(3600))},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.Status.Token
+}
+
+// caPEMOf is the CA certificate of the cluster of cfg.
+func caPEMOf(t *testing.T, cfg *rest.Config) string {
+	t.Helper()
+	if len(cfg.CAData) > 0 {
+		return string(cfg.CAData)
+	}
+	b, err := os.ReadFile(cfg.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,69 @@
+package provider
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+func objects(kv ...string) types.Map {
+	elems := map[string]attr.Value{}
+	for i := 0; i < len(kv); i += 2 {
+		if kv[i+1] == "?" {
+			elems[kv[i]] = types.StringUnknown()
+		} else {
+			elems[kv[i]] = types.StringValue(kv[i+1])
+		}
+	}
+	return types.MapValueMust(types.StringType, elems)
+}
+
+// TestRenderDifferences: what the controller deployed otherwise than
+// planned is named field by field, and the next plan of the same render
+// shows the deployed object; any other change still shows.
+func TestRenderDifferences(t *testing.T) {
+	const cm = "v1/ConfigMap/ns/app"
+	planned := objects(cm, "data:\n  script: |\n    run\n", "v1/Service/ns/app", "spec: {}\n", "apps/v1/Deployment/ns/app", "?")
+	deployed := objects(cm, "data:\n  script: run\n", "v1/Service/ns/app", "spec: {}\n", "apps/v1/Deployment/ns/app", "spec: {}\n", "v1/Secret/ns/extra", "data: {}\n")
+	ds := differencesFrom(planned, deployed)
+	want := map[string]renderDifference{
+		cm + " /data/script":  {Planned: `"run\n"`, Deployed: `"run"`},
+		"v1/Secret/ns/extra ": {Planned: "(none)", Deployed: "the object"},
+	}
+	got := map[string]renderDifference{}
+	for key, fields := range ds {
+		for ptr, d := range fields {
+			got[key+" "+ptr] = d
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("differences %v, want %v", got, want)
+	}
+	for k, d := range want {
+		if got[k] != d {
+			t.Errorf("difference %q = %+v, want %+v", k, got[k], d)
+		}
+	}
+	if lines := ds.lines(); !strings.Contains(lines, `- v1/ConfigMap/ns/app /data/script: planned "run\n", deployed "run"`) {
+		t.Errorf("lines:\n%s", lines)
+	}
+
+	// The state holds the deployed objects; the next render plans them as
+	// before.
+	for _, tc := range []struct {
+		name, render, want string
+	}{
+		{"the same render", "data:\n  script: |\n    run\n", "data:\n  script: run\n"},
+		{"another change too", "data:\n  script: |\n    run\n  other: x\n", "data:\n  script: |\n    run\n  other: x\n"},
+		{"another value of the field", "data:\n  script: |\n    stop\n", "data:\n  script: |\n    stop\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			next := asTheControllerRenders(objects(cm, tc.render), deployed, ds)
+			if got := next.Elements()[cm].(types.String).ValueString(); got != tc.want {
+				t.Errorf("planned %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
