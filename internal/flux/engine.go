@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -33,6 +34,8 @@ type Engine struct {
 	Client client.Client
 	// PollInterval of waits; zero is DefaultPollInterval.
 	PollInterval time.Duration
+	// specFields caches HasSpecField.
+	specFields sync.Map
 }
 
 // NewScheme is a scheme of the kinds the engine reads and writes.
@@ -97,8 +100,20 @@ func (e *Engine) CheckCRDs() error {
 
 // HasSpecField reports whether the cluster's HelmRelease CRD declares
 // spec.<field> at API version v2: helm-controller v1.5 added waitStrategy
-// and healthCheckExprs, which an older CRD would drop silently.
+// and healthCheckExprs, which an older CRD would drop silently; v1.6
+// postRenderStrategy. The answer is kept for the engine's life.
 func (e *Engine) HasSpecField(ctx context.Context, field string) (bool, error) {
+	if v, ok := e.specFields.Load(field); ok {
+		return v.(bool), nil
+	}
+	found, err := e.hasSpecField(ctx, field)
+	if err == nil {
+		e.specFields.Store(field, found)
+	}
+	return found, err
+}
+
+func (e *Engine) hasSpecField(ctx context.Context, field string) (bool, error) {
 	crd := &unstructured.Unstructured{}
 	crd.SetAPIVersion("apiextensions.k8s.io/v1")
 	crd.SetKind("CustomResourceDefinition")

@@ -85,6 +85,12 @@ type Release struct {
 	Suspend  bool
 	// RequestedAt is the reconcile request token, empty for none.
 	RequestedAt string
+	// HooksNotPostRendered writes spec.postRenderStrategy: nohooks, so
+	// that the controller renders hooks as the plan does (Helm 3: the
+	// post-renderers, its origin labels among them, see no hook). Only a
+	// CRD of helm-controller v1.6 or later declares the field; earlier
+	// controllers post-render no hook (Helm 3), or every hook (Helm 4).
+	HooksNotPostRendered bool
 }
 
 // Objects are the objects of a release, in the order they are applied.
@@ -143,9 +149,9 @@ func Build(r *Release) (*Objects, error) {
 		ObjectMeta: objectMeta(s.Name),
 	}
 	hr.Labels = map[string]string{ManagedByLabel: ManagedBy}
-	// Hooks are not post-rendered, as the plan renders them (Helm 3); a
-	// CRD older than helm-controller v1.6 prunes the field.
-	hr.Spec.PostRenderStrategy = helmv2.PostRenderStrategyNoHooks
+	if r.HooksNotPostRendered {
+		hr.Spec.PostRenderStrategy = helmv2.PostRenderStrategyNoHooks
+	}
 	version, _, _ := strings.Cut(r.Chart.Version, "+")
 	if chartsource.IsOCI(src.Repository) {
 		repo := &sourcev1.OCIRepository{

@@ -213,6 +213,9 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 		return
 	}
 	rel.RequestedAt = requestToken(spec, st)
+	// Without the CRD's answer (its read refused), hooks are written as
+	// the controller defaults them, and the apply says if they differ.
+	rel.HooksNotPostRendered, _ = fe.HasSpecField(ctx, "postRenderStrategy")
 	objs, err := flux.Build(rel)
 	if err != nil {
 		attrError(diags, path.Root("chart"), "Release not writable for Flux", err.Error()+".", "Fix the chart settings named above.")

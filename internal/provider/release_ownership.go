@@ -52,8 +52,14 @@ func (h helmEngine) allowCreate(_ context.Context, plan *releaseModel, spec *rec
 }
 
 func (f fluxEngine) allowCreate(ctx context.Context, plan *releaseModel, spec *reconcile.Spec, latest *release.Release, diags *diag.Diagnostics) (asInstall, ok bool) {
-	if !f.r.fluxCreateAllowed(ctx, spec, diags) {
+	written, ok := f.r.fluxCreateAllowed(ctx, spec, diags)
+	if !ok {
 		return false, false
+	}
+	if written {
+		// The release is its HelmRelease's, warned about above: planned
+		// as the fresh install the apply makes, if any.
+		return true, true
 	}
 	return releaseCreateAllowed(plan, spec, latest, diags)
 }
@@ -91,28 +97,29 @@ func releaseCreateAllowed(plan *releaseModel, spec *reconcile.Spec, latest *rele
 // fluxCreateAllowed checks, at the plan of a create with engine = "flux",
 // the HelmRelease of the name: one written by another tool is refused,
 // one written by this provider warned about (see above). It reports
-// whether the plan may go on.
-func (r *releaseResource) fluxCreateAllowed(ctx context.Context, spec *reconcile.Spec, diags *diag.Diagnostics) bool {
+// whether one written by this provider exists, and whether the plan may
+// go on.
+func (r *releaseResource) fluxCreateAllowed(ctx context.Context, spec *reconcile.Spec, diags *diag.Diagnostics) (written, ok bool) {
 	fe := r.fluxClient(diags)
 	if fe == nil {
-		return false
+		return false, false
 	}
 	hr, err := fe.Get(ctx, spec.Namespace, spec.Name)
 	if err != nil {
 		clusterUnavailable(diags, path.Root("name"), err)
-		return false
+		return false, false
 	}
 	switch {
 	case hr == nil:
-		return true
+		return false, true
 	case flux.WrittenByProvider(hr):
 		diags.AddAttributeWarning(path.Root("name"), "HelmRelease managed in another state",
 			fmt.Sprintf("HelmRelease %s/%s was written by a helmrelease_release that this state does not hold. If this plan replaces this resource (tainted, -replace, or a changed release attribute), it is deleted first and written again; otherwise the apply refuses it: another Terraform state manages it, or this one lost it.\n\nTo manage it from this state, import it (terraform import <address> %s/%s) and remove it from the other state; otherwise give this resource another name.",
 				hr.Namespace, hr.Name, spec.GetStorageNamespace(), spec.GetReleaseName()))
-		return true
+		return true, true
 	default:
 		hrExists(diags, hr, spec)
-		return false
+		return false, false
 	}
 }
 
