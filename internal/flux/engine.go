@@ -2,8 +2,10 @@ package flux
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -146,13 +149,84 @@ func (e *Engine) Apply(ctx context.Context, objs *Objects) (*helmv2.HelmRelease,
 		if err := e.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 			return nil, fmt.Errorf("applying %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 		}
-		written = u
+		live, err := e.replaceForeignFields(ctx, u)
+		if err != nil {
+			return nil, err
+		}
+		written = live
 	}
 	hr := &helmv2.HelmRelease{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(written.Object, hr); err != nil {
 		return nil, fmt.Errorf("reading the HelmRelease written: %w", err)
 	}
 	return hr, nil
+}
+
+// contentFields are the top-level fields the provider writes whole: what
+// an object says, as opposed to its metadata and status.
+var contentFields = []string{"spec", "data", "stringData", "type"}
+
+// replaceForeignFields makes the content of the object applied as u what
+// u says: a server-side apply takes over the fields it names, but leaves
+// those another writer added (a key added to a HelmRelease's values by
+// kubectl edit stays). When another manager owns content fields, the
+// object is replaced with u's content, its metadata merged. It returns
+// the object as it is now.
+func (e *Engine) replaceForeignFields(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	var live *unstructured.Unstructured
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		live = &unstructured.Unstructured{}
+		live.SetGroupVersionKind(u.GroupVersionKind())
+		if err := e.Client.Get(ctx, client.ObjectKeyFromObject(u), live); err != nil {
+			return err
+		}
+		if !foreignContent(live) {
+			return nil
+		}
+		for _, f := range contentFields {
+			if v, ok := u.Object[f]; ok {
+				live.Object[f] = v
+			} else {
+				delete(live.Object, f)
+			}
+		}
+		labels, annotations := live.GetLabels(), live.GetAnnotations()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		maps.Copy(labels, u.GetLabels())
+		maps.Copy(annotations, u.GetAnnotations())
+		live.SetLabels(labels)
+		live.SetAnnotations(annotations)
+		return e.Client.Update(ctx, live, client.FieldOwner(FieldManager))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("writing back %s %s/%s over another writer's fields: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+	}
+	return live, nil
+}
+
+// foreignContent reports whether a manager other than the provider owns
+// content fields of obj (status and metadata are others' to write).
+func foreignContent(obj *unstructured.Unstructured) bool {
+	for _, m := range obj.GetManagedFields() {
+		if m.Manager == FieldManager || m.Subresource != "" || m.FieldsV1 == nil {
+			continue
+		}
+		var owned map[string]any
+		if json.Unmarshal(m.FieldsV1.Raw, &owned) != nil {
+			continue
+		}
+		for _, f := range contentFields {
+			if _, ok := owned["f:"+f]; ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // applied is obj as an apply request: no status, no creation time.
