@@ -237,7 +237,7 @@ action "helmrelease_reset" "x" {
 	write := func(lines ...string) {
 		w.write(env.c.hcl(map[string]string{name: env.body(lines...)}) + actions)
 	}
-	write(`values = { message = "one" }`, `timeout = "15s"`)
+	write(`values = { message = "one" }`, `timeout = "1m"`)
 	w.apply()
 	revision := env.st.latest(name).Version
 	invoke := func(code int, action string) result {
@@ -296,7 +296,7 @@ action "helmrelease_reset" "x" {
 			t.Errorf("after the reset and apply the newest revision is %d, want an attempt after %d", got, failed)
 		}
 	}
-	write(`values = { message = "three" }`, `timeout = "15s"`)
+	write(`values = { message = "three" }`, `timeout = "1m"`)
 	w.apply()
 	w.planIsEmpty()
 }
