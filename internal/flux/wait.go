@@ -94,9 +94,12 @@ func retryingLater(hr *helmv2.HelmRelease) bool {
 }
 
 // observed reports whether the controller's status is about the
-// generation and request written.
+// generation and request written. Its last attempt must be of that
+// generation too: a reconcile that was running when the HelmRelease was
+// written reports, as it ends, the generation and request it read back
+// with its status patch, with the outcome of the older spec it ran.
 func observed(hr *helmv2.HelmRelease, want Want) bool {
-	if hr.Status.ObservedGeneration < want.Generation {
+	if hr.Status.ObservedGeneration < want.Generation || hr.Status.LastAttemptedGeneration < want.Generation {
 		return false
 	}
 	return want.RequestedAt == "" || hr.Status.LastHandledReconcileAt == want.RequestedAt
