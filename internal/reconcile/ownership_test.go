@@ -67,7 +67,7 @@ func TestCheckCreate(t *testing.T) {
 func TestLockHolder(t *testing.T) {
 	for manifest, want := range map[string]string{
 		"metadata:\n  labels:\n    helmrelease.terraform.io/name: web\n    helmrelease.terraform.io/namespace: apps\n": "helmrelease_release apps/web",
-		"metadata:\n  labels:\n    helm.toolkit.fluxcd.io/name: web\n    helm.toolkit.fluxcd.io/namespace: apps\n": "Flux's helm-controller, for HelmRelease apps/web",
+		"metadata:\n  labels:\n    helm.toolkit.fluxcd.io/name: web\n    helm.toolkit.fluxcd.io/namespace: apps\n":     "Flux's helm-controller, for HelmRelease apps/web",
 		"metadata:\n  name: web\n": "another Helm client (the helm CLI, or a tool built on Helm)",
 	} {
 		if got := LockHolder(&release.Release{Manifest: manifest}); got != want {
