@@ -146,10 +146,12 @@ func (e *Engine) Apply(ctx context.Context, objs *Objects) (*helmv2.HelmRelease,
 		if err != nil {
 			return nil, err
 		}
+		// The apply writes the object as it is now into its argument.
+		want := u.DeepCopy()
 		if err := e.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 			return nil, fmt.Errorf("applying %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 		}
-		live, err := e.replaceForeignFields(ctx, u)
+		live, err := e.replaceForeignFields(ctx, want)
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package flux
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,11 +13,13 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
@@ -261,4 +264,69 @@ func TestCheckCRDs(t *testing.T) {
 			t.Errorf("HelmRelease CRD of helm-controller %s declares healthCheckExprs: %t (%v), want %t", v, has, err, want)
 		}
 	}
+}
+
+// TestApplyWritesBack: fields another writer added to the HelmRelease's
+// spec (kubectl edit of its values) are gone after the next Apply, not
+// only the fields the apply names; a HelmRelease no one else wrote is
+// left to the server-side apply alone.
+func TestApplyWritesBack(t *testing.T) {
+	withFlux(t, func(t *testing.T) { applyWritesBack(t) })
+}
+
+func applyWritesBack(t *testing.T) {
+	ctx := context.Background()
+	cs := kubernetes.NewForConfigOrDie(testRESTConfig)
+	ns := newNamespace(t, cs)
+	e, err := New(testRESTConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := Build(&Release{
+		Spec:   &reconcile.Spec{Name: "app", Namespace: ns},
+		Chart:  Chart{Source: chartsource.Source{Repository: "https://charts.example.com", Name: "settings"}, Version: "1.0.0"},
+		Values: map[string]any{"message": "one"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := e.Apply(ctx, objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := first.DeepCopy()
+	edited.Spec.Values = mustValues(t, map[string]any{"message": "by hand", "hook": true})
+	if err := e.Client.Patch(ctx, edited, client.MergeFrom(first), client.FieldOwner("kubectl-edit")); err != nil {
+		t.Fatal(err)
+	}
+	written, err := e.Apply(ctx, objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.Get(ctx, ns, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := string(got.Spec.Values.Raw); v != `{"message":"one"}` {
+		t.Errorf("values after writing back: %s, want only the written message", v)
+	}
+	if written.Generation != got.Generation {
+		t.Errorf("Apply returned generation %d, the HelmRelease is at %d", written.Generation, got.Generation)
+	}
+	again, err := e.Apply(ctx, objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Generation != got.Generation {
+		t.Errorf("an Apply of the same objects moved the generation from %d to %d", got.Generation, again.Generation)
+	}
+}
+
+func mustValues(t *testing.T, v map[string]any) *apiextensionsv1.JSON {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &apiextensionsv1.JSON{Raw: b}
 }
