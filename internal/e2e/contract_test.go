@@ -296,7 +296,10 @@ action "helmrelease_reset" "x" {
 			t.Errorf("after the reset and apply the newest revision is %d, want an attempt after %d", got, failed)
 		}
 	}
-	write(`values = { message = "three" }`, `timeout = "1m"`)
+	// Helm 3's three-way merge (helm-controller v1.4.5) keeps the
+	// nodeSelector the failed upgrades added, which the last deployed
+	// revision lacks: the way back replaces the Deployment.
+	write(`values = { message = "three" }`, `timeout = "1m"`, `upgrade = { force = true }`)
 	w.apply()
 	w.planIsEmpty()
 }
