@@ -129,7 +129,8 @@ func TestActionTrustsItsPlan(t *testing.T) {
 	}
 	apply := engine()
 	apply.TrustedRender = planned
-	if err := apply.Reconcile(ctx, &Request{Spec: s, Chart: engineChart("1.0.0"), Values: values, Status: &Status{}}, nil); err != nil {
+	st := &Status{} // the resource's, from run to run
+	if err := apply.Reconcile(ctx, &Request{Spec: s, Chart: engineChart("1.0.0"), Values: values, Status: st}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := seen.take(); len(got) > 0 {
@@ -141,7 +142,7 @@ func TestActionTrustsItsPlan(t *testing.T) {
 	// Other values: the plan's record vouches for nothing.
 	other := engine()
 	other.TrustedRender = planned
-	if err := other.Reconcile(ctx, &Request{Spec: s, Chart: engineChart("1.0.0"), Values: map[string]any{"replicas": 2}, Status: &Status{}}, nil); err != nil {
+	if err := other.Reconcile(ctx, &Request{Spec: s, Chart: engineChart("1.0.0"), Values: map[string]any{"replicas": 2}, Status: st}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := seen.take(); len(got) == 0 {

@@ -61,10 +61,11 @@ status:
 		Current: "status.phase == 'Ready'",
 		Failed:  "status.phase == 'Broken'",
 	}}
+	st := &Status{} // the resource's, from run to run
 	run := func(s *Spec, version string) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		return f.engine.Reconcile(ctx, &Request{Spec: s, Chart: dbChart(version), Status: &Status{}}, nil)
+		return f.engine.Reconcile(ctx, &Request{Spec: s, Chart: dbChart(version), Status: st}, nil)
 	}
 	setPhase := func(phase string) {
 		t.Helper()
