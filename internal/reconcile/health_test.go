@@ -79,6 +79,7 @@ status:
 		if _, err := f.engine.Helm.Uninstall("app", helm.UninstallOptions{Timeout: time.Minute, Wait: true}); err != nil {
 			t.Fatal(err)
 		}
+		st = &Status{} // the next install is a new resource's
 	}
 
 	// Helm 3's waiter: ready as soon as it exists.
