@@ -147,7 +147,10 @@ func contractBusyPlan(t *testing.T, env *engineEnv) {
 		// controller to end its upgrade, then to reconcile it.
 		w.apply()
 	} else {
-		<-otherDone // the hook's timeout
+		// Its hook never completes: it fails at its timeout.
+		if err := <-otherDone; err == nil {
+			t.Error("the other client's upgrade succeeded, its hook never completing")
+		}
 		w.apply()
 	}
 	if got := configMessageOn(t, env.cs, env.ns, name); got != "one" {

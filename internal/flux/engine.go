@@ -219,7 +219,7 @@ func foreignContent(obj *unstructured.Unstructured) bool {
 			continue
 		}
 		var owned map[string]any
-		if json.Unmarshal(m.FieldsV1.Raw, &owned) != nil {
+		if json.Unmarshal(m.FieldsV1.GetRawBytes(), &owned) != nil {
 			continue
 		}
 		for _, f := range contentFields {
