@@ -37,7 +37,7 @@ type Engine struct {
 	Client client.Client
 	// PollInterval of waits; zero is DefaultPollInterval.
 	PollInterval time.Duration
-	// specFields caches HasSpecField.
+	// specFields holds the fields HasSpecField found.
 	specFields sync.Map
 }
 
@@ -104,14 +104,16 @@ func (e *Engine) CheckCRDs() error {
 // HasSpecField reports whether the cluster's HelmRelease CRD declares
 // spec.<field> at API version v2: helm-controller v1.5 added waitStrategy
 // and healthCheckExprs, which an older CRD would drop silently; v1.6
-// postRenderStrategy. The answer is kept for the engine's life.
+// postRenderStrategy. A CRD gains fields as Flux is upgraded, which a
+// provider process may outlive: a field found is remembered for the
+// engine's life, one missing is looked up again.
 func (e *Engine) HasSpecField(ctx context.Context, field string) (bool, error) {
-	if v, ok := e.specFields.Load(field); ok {
-		return v.(bool), nil
+	if _, ok := e.specFields.Load(field); ok {
+		return true, nil
 	}
 	found, err := e.hasSpecField(ctx, field)
-	if err == nil {
-		e.specFields.Store(field, found)
+	if found {
+		e.specFields.Store(field, true)
 	}
 	return found, err
 }
