@@ -358,6 +358,14 @@ func contractRenderDiffers(t *testing.T, env *engineEnv) {
 		t.Errorf("the state does not record the deployed helm-version %q", deployed)
 	}
 	w.planIsEmpty()
+	// The next upgrade plans the field as the controller renders it: its
+	// apply finds nothing deployed otherwise.
+	w.write(env.c.hcl(map[string]string{name: env.body(`values = { message = "two", showHelmVersion = true }`)}))
+	w.apply()
+	if got := configDataOn(t, env.cs, env.ns, name); got["message"] != "two" || got["helm-version"] != deployed {
+		t.Errorf("ConfigMap after the next upgrade: %v, want message two and helm-version %s", got, deployed)
+	}
+	w.planIsEmpty()
 }
 
 // configDataOn is the data of the release's ConfigMap.

@@ -253,11 +253,13 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		plan.PlannedChanges = types.MapUnknown(types.StringType)
 		return
 	}
-	r.planRender(ctx, &plan, wo, spec, resolved, values, state == nil, key, red, resp.Private, &resp.Diagnostics)
+	var asDeployed func(types.Map) types.Map
 	if state != nil && state.handedToFlux() && plan.handedToFlux() {
 		// Fields the controller is known to render otherwise: as it will.
-		plan.Resources = asTheControllerRenders(plan.Resources, state.Resources, renderDifferencesOf(ctx, req.Private, &resp.Diagnostics))
+		known := renderDifferencesOf(ctx, req.Private, &resp.Diagnostics)
+		asDeployed = func(planned types.Map) types.Map { return asTheControllerRenders(planned, state.Resources, known) }
 	}
+	r.planRender(ctx, &plan, wo, spec, resolved, values, state == nil, key, red, asDeployed, resp.Private, &resp.Diagnostics)
 }
 
 func (r *releaseResource) planChart(ctx context.Context, plan *releaseModel, wo writeOnly, diags *diag.Diagnostics) *chartsource.Resolved {
@@ -275,7 +277,9 @@ func (r *releaseResource) planChart(ctx context.Context, plan *releaseModel, wo 
 // the planned resources, after checking that the release may be acted on.
 // Secret values show hashed with hashKey; without one (a create: the key
 // is made when it applies) Secrets are known after apply.
-func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo writeOnly, spec *reconcile.Spec, resolved *chartsource.Resolved, values map[string]any, create bool, hashKey []byte, red *redactor, private privateSetter, diags *diag.Diagnostics) {
+// asDeployed, when set, turns the rendered objects into what Flux's
+// controller is known to deploy of them.
+func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo writeOnly, spec *reconcile.Spec, resolved *chartsource.Resolved, values map[string]any, create bool, hashKey []byte, red *redactor, asDeployed func(types.Map) types.Map, private privateSetter, diags *diag.Diagnostics) {
 	plan.Resources = types.MapUnknown(types.StringType)
 	plan.PlannedHooks, plan.PlannedCRDs = types.MapUnknown(types.StringType), types.MapUnknown(types.StringType)
 	plan.PlannedChanges = types.MapUnknown(types.StringType)
@@ -345,6 +349,9 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 		logInfo(ctx, "objects not reproducible by a render are planned as known after apply", map[string]any{"release": plan.ID.ValueString(), "objects": rendered.Unreproducible})
 	}
 	plan.Resources = rendered.resources(hashKey == nil)
+	if asDeployed != nil {
+		plan.Resources = asDeployed(plan.Resources)
+	}
 	if plan.showsChanges() {
 		var before map[string]string
 		if !create && !asInstall {
