@@ -122,12 +122,6 @@ func sharedCharts(t *testing.T) string {
 	return dir
 }
 
-// argoCD is held by a test while it installs argo-cd: the CRDs of its
-// crds/ are the cluster's, and a release's plan lists those it creates
-// (planned_crds), which another test's install must not create between
-// that plan and its apply.
-var argoCD sync.Mutex
-
 // TestPublicCharts runs public charts the project did not write through
 // the whole lifecycle, with the real terraform: install; two plans with
 // no change (no perpetual diff from generated passwords, lookups, CRDs
@@ -141,10 +135,6 @@ func TestPublicCharts(t *testing.T) {
 	local := filepath.Join(filepath.Dir(file), "testdata", "charts")
 	for _, pc := range publicCharts {
 		t.Run(pc.dir, func(t *testing.T) {
-			if pc.dir == "argo-cd" {
-				argoCD.Lock()
-				defer argoCD.Unlock()
-			}
 			// The in-repository charts run wherever the tests do.
 			chart := filepath.Join(local, pc.dir)
 			if !pc.local {
@@ -256,8 +246,6 @@ func TestPublicCharts(t *testing.T) {
 func TestPublicChartRoundsRaceFree(t *testing.T) {
 	parallelMatrix(t)
 	charts := sharedCharts(t)
-	argoCD.Lock()
-	defer argoCD.Unlock()
 	ns := newNamespace(t)
 	w := newWorkspace(t, "rounds")
 	for round, logLevel := range []string{"", "trace", ""} {

@@ -112,9 +112,10 @@ func (c *Client) ApplyCRDs(chart *Chart, o CRDOptions) error {
 	return nil
 }
 
-// CRDsToWrite is what ApplyCRDs would write with o, as a YAML stream:
-// the chart's CRDs that do not exist and, with Replace, those that do,
-// labelled as ApplyCRDs labels them.
+// CRDsToWrite is every CRD ApplyCRDs applies with o, as a YAML stream,
+// labelled as ApplyCRDs labels them: without Replace, it creates those
+// that do not exist when it runs. Which exist is not asked here: another
+// release may create them between a plan and its apply.
 func (c *Client) CRDsToWrite(chart *Chart, o CRDOptions) (string, error) {
 	var b strings.Builder
 	for _, crd := range chart.CRDObjects() {
@@ -123,15 +124,6 @@ func (c *Client) CRDsToWrite(chart *Chart, o CRDOptions) (string, error) {
 			return "", fmt.Errorf("reading CRD %s: %w", crd.Filename, err)
 		}
 		for _, info := range infos {
-			if !o.Replace {
-				_, err := resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name)
-				if err == nil {
-					continue
-				}
-				if !apierrors.IsNotFound(err) {
-					return "", fmt.Errorf("reading CRD %s: %w", info.Name, err)
-				}
-			}
 			if err := setLabels(info, o.Labels); err != nil {
 				return "", err
 			}

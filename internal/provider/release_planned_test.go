@@ -2,6 +2,8 @@ package provider
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 
@@ -84,5 +86,55 @@ resource "helmrelease_release" "app" {
 				}},
 			},
 		},
+	})
+}
+
+// TestAccRelease_sharedCRDsInOneApply: two releases of a chart that
+// carries a CRD, planned together before it exists, both list it; the
+// first apply creates it, and the second release's apply, whose plan
+// Terraform makes again once the CRD exists, plans the same (it was
+// "Provider produced inconsistent final plan": the CRD had vanished from
+// planned_crds).
+func TestAccRelease_sharedCRDsInOneApply(t *testing.T) {
+	ns := testNamespace(t)
+	group := ns + ".example.com" // a CRD no other test makes
+	chart := t.TempDir()
+	for name, content := range map[string]string{
+		"Chart.yaml":        "apiVersion: v2\nname: gadgets\nversion: 1.0.0\n",
+		"crds/gadgets.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: gadgets." + group + "\nspec:\n  group: " + group + "\n  names: {kind: Gadget, plural: gadgets}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n",
+	} {
+		if err := os.MkdirAll(filepath.Join(chart, filepath.Dir(name)), 0o750); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(chart, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	crd := "apiextensions.k8s.io/v1/CustomResourceDefinition/gadgets." + group
+	listed := knownvalue.MapExact(map[string]knownvalue.Check{crd: knownvalue.StringRegexp(regexp.MustCompile(`kind: CustomResourceDefinition`))})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: providerConfig() + fmt.Sprintf(`
+resource "helmrelease_release" "first" {
+  name      = "first"
+  namespace = %[1]q
+  chart     = { name = %[2]q }
+  install   = { create_namespace = true }
+}
+
+resource "helmrelease_release" "second" {
+  name       = "second"
+  namespace  = %[1]q
+  chart      = { name = %[2]q }
+  depends_on = [helmrelease_release.first]
+}
+`, ns, chart),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectKnownValue("helmrelease_release.first", tfjsonpath.New("planned_crds"), listed),
+				plancheck.ExpectKnownValue("helmrelease_release.second", tfjsonpath.New("planned_crds"), listed),
+			}},
+		}},
 	})
 }

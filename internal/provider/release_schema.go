@@ -184,7 +184,7 @@ func releaseSchema() schema.Schema {
 				Computed:    true,
 			},
 			"planned_crds": schema.MapAttribute{
-				MarkdownDescription: "Set by a plan that runs a Helm action: the CRDs of the chart's `crds/` that action writes under its CRD policy (`install.crds`, default `Create`: those that do not exist; `upgrade.crds`, default `Skip`: none; `CreateReplace`: all of them, replaced), keyed `apiextensions.k8s.io/v1/CustomResourceDefinition/<name>`, each as YAML. " +
+				MarkdownDescription: "Set by a plan that runs a Helm action: the CRDs of the chart's `crds/` that action applies under its CRD policy (`install.crds`, default `Create`: each is created unless it exists when the action runs, then left as it is; `upgrade.crds`, default `Skip`: none; `CreateReplace`: each, replaced). Under `Create` every CRD of the chart is listed, existing or not: another release of the same apply may create them between the plan and the apply, keyed `apiextensions.k8s.io/v1/CustomResourceDefinition/<name>`, each as YAML. " +
 					"Like `planned_action`, a refresh sets it to null. Terraform-only (no HelmRelease field).",
 				ElementType: types.StringType,
 				Computed:    true,

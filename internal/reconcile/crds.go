@@ -16,9 +16,9 @@ func (e *Engine) applyCRDs(_ context.Context, req *Request, policy CRDPolicy) er
 	return e.Helm.ApplyCRDs(req.Chart, crdOptions(req, policy))
 }
 
-// CRDsToWrite is what the install (else the upgrade) of req would write
-// of the chart's CRDs under its CRD policy, as a YAML stream; empty when
-// nothing.
+// CRDsToWrite is the chart's CRDs the install (else the upgrade) of req
+// applies under its CRD policy, as a YAML stream (Create: each unless it
+// exists then; CreateReplace: each, replaced); empty under Skip.
 func (e *Engine) CRDsToWrite(req *Request, install bool) (string, error) {
 	policy := req.Spec.UpgradeCRDs()
 	if install {
