@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"sigs.k8s.io/yaml"
 )
 
 // Flux's helm-controller renders with its own Helm, whose version may
@@ -127,33 +128,104 @@ func renderDifferencesOf(ctx context.Context, get privateGetter, diags *diag.Dia
 	return out
 }
 
-// asTheControllerRenders is the planned resources with each object that
-// differs from the state's only in fields the controller is known to
-// deploy otherwise (ds: the plan renders them as planned then, the state
-// holds them as deployed) taken from the state: what the controller will
-// deploy.
-func asTheControllerRenders(planned, state types.Map, ds renderDifferences) types.Map {
-	if len(ds) == 0 || planned.IsUnknown() || planned.IsNull() || state.IsNull() || state.IsUnknown() {
+// asTheControllerRenders is the planned resources with the fields the
+// controller is known to deploy otherwise (ds) set as it deploys them,
+// where the render still gives them the value it gave when the controller
+// deployed them otherwise: what the controller will deploy. Other changes
+// of the object stay; objects shown as digests, and differences of whole
+// objects, are left as rendered.
+func asTheControllerRenders(planned types.Map, ds renderDifferences) types.Map {
+	if len(ds) == 0 || planned.IsUnknown() || planned.IsNull() {
 		return planned
 	}
 	elems := maps.Clone(planned.Elements())
 	for key, v := range elems {
 		p, ok := v.(types.String)
-		s, found := state.Elements()[key].(types.String)
-		if !ok || !found || p.IsUnknown() || ds[key] == nil || p.ValueString() == s.ValueString() {
+		if !ok || p.IsUnknown() || p.IsNull() || ds[key] == nil || strings.HasPrefix(p.ValueString(), objectDigestPrefix) {
 			continue
 		}
-		known := true
-		for ptr, change := range fieldChanges(s.ValueString(), p.ValueString()) {
-			d, ok := ds[key][ptr]
-			if !ok || change != d.Deployed+" → "+d.Planned {
-				known = false
-				break
-			}
-		}
-		if known {
-			elems[key] = s
+		if y, ok := withDeployedFields(p.ValueString(), ds[key]); ok {
+			elems[key] = types.StringValue(y)
 		}
 	}
 	return types.MapValueMust(types.StringType, elems)
+}
+
+// withDeployedFields is the object shown as YAML with each field of ds
+// that still has its planned value set to its deployed one, written as
+// manifest.Display writes objects; false when none is.
+func withDeployedFields(shown string, ds map[string]renderDifference) (string, bool) {
+	var obj any
+	useNumber := func(d *json.Decoder) *json.Decoder { d.UseNumber(); return d }
+	if err := yaml.Unmarshal([]byte(shown), &obj, useNumber); err != nil {
+		return "", false
+	}
+	root, ok := obj.(map[string]any)
+	if !ok {
+		return "", false
+	}
+	changed := false
+	for ptr, d := range ds {
+		if ptr == "" {
+			continue
+		}
+		tokens := strings.Split(ptr, "/")[1:]
+		for i := range tokens {
+			tokens[i] = strings.NewReplacer("~1", "/", "~0", "~").Replace(tokens[i])
+		}
+		parent, last := containerAt(root, tokens)
+		if parent == nil {
+			continue
+		}
+		cur, present := parent[last]
+		curJSON := "(none)"
+		if present {
+			b, err := json.Marshal(cur)
+			if err != nil {
+				continue
+			}
+			curJSON = string(b)
+		}
+		if curJSON != d.Planned {
+			continue
+		}
+		if d.Deployed == "(none)" {
+			delete(parent, last)
+		} else {
+			var v any
+			dec := json.NewDecoder(strings.NewReader(d.Deployed))
+			dec.UseNumber()
+			if dec.Decode(&v) != nil {
+				continue
+			}
+			parent[last] = v
+		}
+		changed = true
+	}
+	if !changed {
+		return "", false
+	}
+	b, err := yaml.Marshal(root)
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+// containerAt is the map holding the last token of a JSON pointer's
+// tokens, and that token; nil when the path crosses a list or a missing
+// or non-map value.
+func containerAt(root map[string]any, tokens []string) (map[string]any, string) {
+	if len(tokens) == 0 {
+		return nil, ""
+	}
+	cur := root
+	for _, t := range tokens[:len(tokens)-1] {
+		next, ok := cur[t].(map[string]any)
+		if !ok {
+			return nil, ""
+		}
+		cur = next
+	}
+	return cur, tokens[len(tokens)-1]
 }

@@ -257,7 +257,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if state != nil && state.handedToFlux() && plan.handedToFlux() {
 		// Fields the controller is known to render otherwise: as it will.
 		known := renderDifferencesOf(ctx, req.Private, &resp.Diagnostics)
-		asDeployed = func(planned types.Map) types.Map { return asTheControllerRenders(planned, state.Resources, known) }
+		asDeployed = func(planned types.Map) types.Map { return asTheControllerRenders(planned, known) }
 	}
 	r.planRender(ctx, &plan, wo, spec, resolved, values, state == nil, key, red, asDeployed, resp.Private, &resp.Diagnostics)
 }
