@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -174,10 +175,7 @@ func withDeployedFields(shown string, ds map[string]renderDifference) (string, b
 			tokens[i] = strings.NewReplacer("~1", "/", "~0", "~").Replace(tokens[i])
 		}
 		parent, last := containerAt(root, tokens)
-		if parent == nil {
-			continue
-		}
-		cur, present := parent[last]
+		cur, present := childOf(parent, last)
 		curJSON := "(none)"
 		if present {
 			b, err := json.Marshal(cur)
@@ -189,18 +187,17 @@ func withDeployedFields(shown string, ds map[string]renderDifference) (string, b
 		if curJSON != d.Planned {
 			continue
 		}
-		if d.Deployed == "(none)" {
-			delete(parent, last)
-		} else {
-			var v any
+		var v any
+		if d.Deployed != "(none)" {
 			dec := json.NewDecoder(strings.NewReader(d.Deployed))
 			dec.UseNumber()
 			if dec.Decode(&v) != nil {
 				continue
 			}
-			parent[last] = v
 		}
-		changed = true
+		if setChild(parent, last, v, d.Deployed == "(none)") {
+			changed = true
+		}
 	}
 	if !changed {
 		return "", false
@@ -212,20 +209,56 @@ func withDeployedFields(shown string, ds map[string]renderDifference) (string, b
 	return string(b), true
 }
 
-// containerAt is the map holding the last token of a JSON pointer's
-// tokens, and that token; nil when the path crosses a list or a missing
-// or non-map value.
-func containerAt(root map[string]any, tokens []string) (map[string]any, string) {
+// containerAt is the map or list holding the last of a JSON pointer's
+// tokens, and that token; nil when the path is not in v.
+func containerAt(v any, tokens []string) (any, string) {
 	if len(tokens) == 0 {
 		return nil, ""
 	}
-	cur := root
 	for _, t := range tokens[:len(tokens)-1] {
-		next, ok := cur[t].(map[string]any)
-		if !ok {
+		var ok bool
+		if v, ok = childOf(v, t); !ok {
 			return nil, ""
 		}
-		cur = next
 	}
-	return cur, tokens[len(tokens)-1]
+	return v, tokens[len(tokens)-1]
+}
+
+// childOf is the element token names of a map or list.
+func childOf(container any, token string) (any, bool) {
+	switch c := container.(type) {
+	case map[string]any:
+		v, ok := c[token]
+		return v, ok
+	case []any:
+		i, err := strconv.Atoi(token)
+		if err != nil || i < 0 || i >= len(c) {
+			return nil, false
+		}
+		return c[i], true
+	}
+	return nil, false
+}
+
+// setChild sets (or, with remove, deletes) the element token names of a
+// map, or sets an existing element of a list (whose length it keeps);
+// false when it cannot.
+func setChild(container any, token string, v any, remove bool) bool {
+	switch c := container.(type) {
+	case map[string]any:
+		if remove {
+			delete(c, token)
+		} else {
+			c[token] = v
+		}
+		return true
+	case []any:
+		i, err := strconv.Atoi(token)
+		if remove || err != nil || i < 0 || i >= len(c) {
+			return false
+		}
+		c[i] = v
+		return true
+	}
+	return false
 }

@@ -68,3 +68,37 @@ func TestRenderDifferences(t *testing.T) {
 		})
 	}
 }
+
+// TestWithDeployedFields: fields set, added and removed through maps and
+// list elements, each only while it still has its planned value.
+func TestWithDeployedFields(t *testing.T) {
+	const obj = "metadata:\n  name: app\nspec:\n  containers:\n  - image: app:1\n    name: app\n"
+	for _, tc := range []struct {
+		name string
+		ds   map[string]renderDifference
+		want string // "": unchanged
+	}{
+		{"a list element's field", map[string]renderDifference{"/spec/containers/0/image": {Planned: `"app:1"`, Deployed: `"app:1-controller"`}},
+			"metadata:\n  name: app\nspec:\n  containers:\n  - image: app:1-controller\n    name: app\n"},
+		{"a field the controller adds", map[string]renderDifference{"/metadata/annotations": {Planned: "(none)", Deployed: "null"}},
+			"metadata:\n  annotations: null\n  name: app\nspec:\n  containers:\n  - image: app:1\n    name: app\n"},
+		{"a field the controller drops", map[string]renderDifference{"/metadata/name": {Planned: `"app"`, Deployed: "(none)"}},
+			"metadata: {}\nspec:\n  containers:\n  - image: app:1\n    name: app\n"},
+		{"a field rendered otherwise now", map[string]renderDifference{"/spec/containers/0/image": {Planned: `"app:0"`, Deployed: `"app:0-controller"`}}, ""},
+		{"a list element the render lacks", map[string]renderDifference{"/spec/containers/1/image": {Planned: `"side:1"`, Deployed: `"side:2"`}}, ""},
+		{"the whole object", map[string]renderDifference{"": {Planned: "the object", Deployed: "(none)"}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := withDeployedFields(obj, tc.ds)
+			if tc.want == "" {
+				if ok {
+					t.Errorf("changed to %q, want it left as rendered", got)
+				}
+				return
+			}
+			if !ok || got != tc.want {
+				t.Errorf("got %q (%t), want %q", got, ok, tc.want)
+			}
+		})
+	}
+}
