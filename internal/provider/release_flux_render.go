@@ -107,12 +107,12 @@ func reportRenderDifferences(ctx context.Context, ds renderDifferences, id, cont
 	}
 	b, _ := json.Marshal(ds) // maps of strings
 	diags.Append(private.SetKey(ctx, privateFluxRender, b)...)
-	remedy := "The release is deployed and ready as the controller rendered it, and the state records that. The next plans show the controller's render for these fields, so apply again to confirm: nothing changes in the cluster."
+	remedy := "The release is deployed and ready as the controller rendered it, and the state records that; the next plans show the controller's render for these fields, so the plan after this apply is empty."
 	if create {
 		remedy = "The release is deployed and ready as the controller rendered it, and the state records that, but Terraform marks a failed create tainted: run terraform untaint on this resource, so that the next apply does not reinstall it. The next plans show the controller's render for these fields."
 	}
 	diags.AddError("Controller deployed otherwise than planned",
-		fmt.Sprintf("helmrelease_release %s: %s rendered the chart otherwise than this provider's plan did (its Helm version renders these fields differently):\n%s\n%s If the difference matters, pin a helm-controller version that renders as the plan does (see the guide \"Handing releases to Flux\": render differences by controller version), or change the chart's template.", id, controller, ds.lines(), remedy))
+		fmt.Sprintf("helmrelease_release %s: %s rendered the chart otherwise than this provider's plan did (its Helm renders these fields otherwise):\n%s\n%s If the difference matters, pin a helm-controller version that renders as the plan does (see the guide \"Handing releases to Flux\": render differences by controller version), or change the chart's template.", id, controller, ds.lines(), remedy))
 }
 
 // renderDifferencesOf are the differences an earlier apply kept.
