@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -448,13 +447,7 @@ func roleToken(t *testing.T, env *engineEnv, rules []rbacv1.PolicyRule) string {
 	if _, err := env.cs.RbacV1().RoleBindings(env.ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := env.cs.CoreV1().ServiceAccounts(env.ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptrTo(int64(3600))},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr.Status.Token
+	return tokenOf(ctx, t, env.cs, env.ns, sa)
 }
 
 // caPEMOf is the CA certificate of the cluster of cfg.

@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
@@ -355,14 +356,7 @@ func asList(v any) []any { l, _ := v.([]any); return l }
 // caPEM is the cluster's CA certificate.
 func caPEM(t *testing.T) string {
 	t.Helper()
-	if len(restConfig.CAData) > 0 {
-		return string(restConfig.CAData)
-	}
-	b, err := os.ReadFile(restConfig.CAFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return caPEMOf(t, restConfig)
 }
 
 // serviceAccountToken is a token of a service account allowed everything,
@@ -386,7 +380,13 @@ func serviceAccountToken(t *testing.T, ns string) string {
 	t.Cleanup(func() {
 		_ = clientset.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
 	})
-	tr, err := clientset.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "terraform", &authenticationv1.TokenRequest{
+	return tokenOf(ctx, t, clientset, ns, "terraform")
+}
+
+// tokenOf is an hour's token of the service account ns/name.
+func tokenOf(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name string) string {
+	t.Helper()
+	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptrTo(int64(3600))},
 	}, metav1.CreateOptions{})
 	if err != nil {

@@ -140,6 +140,11 @@ func leaves(y string) map[string]string {
 	if err := yaml.Unmarshal([]byte(y), &obj); err != nil {
 		return map[string]string{}
 	}
+	return leavesOf(obj)
+}
+
+// leavesOf is leaves of a decoded object.
+func leavesOf(obj any) map[string]string {
 	out := map[string]string{}
 	var walk func(ptr string, v any)
 	walk = func(ptr string, v any) {

@@ -279,8 +279,14 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 			}
 		}
 	}
-	if waitErr != nil || !fullyKnown(m.Resources) || len(differences) > 0 {
+	switch {
+	case waitErr != nil || m.Resources.IsUnknown() || len(differences) > 0:
 		m.Resources = deployed
+	case !fullyKnown(m.Resources):
+		// Objects a render cannot reproduce: as deployed; the others
+		// stay as planned (the same objects, written otherwise at most:
+		// a null field left out).
+		m.Resources = withUnknownsFrom(m.Resources, deployed)
 	}
 	m.Notes, m.Description = releaseInfo(latest, latestErr, m.Notes, m.Description)
 	settlePlanned(m, e, latest, sensitive, diags)

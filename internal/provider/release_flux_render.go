@@ -60,7 +60,7 @@ func differencesFrom(planned, deployed types.Map) renderDifferences {
 				add(key, "", renderDifference{Planned: p.ValueString(), Deployed: dig})
 			}
 		case d.ValueString() != p.ValueString():
-			plannedLeaves, deployedLeaves := leaves(p.ValueString()), leaves(d.ValueString())
+			plannedLeaves, deployedLeaves := storedLeaves(p.ValueString()), storedLeaves(d.ValueString())
 			for ptr, pv := range plannedLeaves {
 				if dv, ok := deployedLeaves[ptr]; !ok || dv != pv {
 					add(key, ptr, renderDifference{Planned: pv, Deployed: orAbsent(dv, ok)})
@@ -79,6 +79,44 @@ func differencesFrom(planned, deployed types.Map) renderDifferences {
 		}
 	}
 	return out
+}
+
+// storedLeaves is leaves of an object shown as YAML as the API server
+// stores it: a map entry set to null is no entry (one Helm writes
+// podinfo's resources.limits as null where another leaves it out; Helm
+// 3.19 writes an empty annotations as null), so both deploy the same.
+func storedLeaves(y string) map[string]string {
+	var obj any
+	if err := yaml.Unmarshal([]byte(y), &obj); err != nil {
+		return map[string]string{}
+	}
+	return leavesOf(withoutNulls(obj))
+}
+
+// withoutNulls is v without its maps' null entries, walked through lists;
+// a map left empty by that is null too (an empty map written as such
+// stays: emptyDir: {} means something).
+func withoutNulls(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			if e = withoutNulls(e); e != nil {
+				out[k] = e
+			}
+		}
+		if len(out) == 0 && len(t) > 0 {
+			return nil
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = withoutNulls(e)
+		}
+		return out
+	}
+	return v
 }
 
 // lines lists the differences, one field a line, in order.

@@ -25,8 +25,9 @@ func objects(kv ...string) types.Map {
 // shows the deployed object; any other change still shows.
 func TestRenderDifferences(t *testing.T) {
 	const cm = "v1/ConfigMap/ns/app"
-	planned := objects(cm, "data:\n  script: |\n    run\n", "v1/Service/ns/app", "spec: {}\n", "apps/v1/Deployment/ns/app", "?")
-	deployed := objects(cm, "data:\n  script: run\n", "v1/Service/ns/app", "spec: {}\n", "apps/v1/Deployment/ns/app", "spec: {}\n", "v1/Secret/ns/extra", "data: {}\n")
+	// The Services differ by nulls only: the same object to the API server.
+	planned := objects(cm, "data:\n  script: |\n    run\n", "v1/Service/ns/app", "metadata:\n  annotations: null\nspec: {}\n", "v1/Service/ns/other", "spec:\n  ports: null\n  type: ClusterIP\n", "apps/v1/Deployment/ns/app", "?")
+	deployed := objects(cm, "data:\n  script: run\n", "v1/Service/ns/app", "spec: {}\n", "v1/Service/ns/other", "metadata:\n  labels: null\nspec:\n  type: ClusterIP\n", "apps/v1/Deployment/ns/app", "spec: {}\n", "v1/Secret/ns/extra", "data: {}\n")
 	ds := differencesFrom(planned, deployed)
 	want := map[string]renderDifference{
 		cm + " /data/script":  {Planned: `"run\n"`, Deployed: `"run"`},
