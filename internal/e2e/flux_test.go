@@ -286,7 +286,7 @@ func TestFluxFailures(t *testing.T) {
 		}
 		// Fixed values install: the tainted resource is replaced.
 		w.write(c.hcl(map[string]string{"app": `  engine = "flux"
-  timeout = "15s"`}))
+  timeout = "2m"`}))
 		w.apply()
 
 		// RetryOnFailure: the controller leaves the failed upgrade as it

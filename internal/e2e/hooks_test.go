@@ -21,6 +21,7 @@ func TestHookNeverFinishes(t *testing.T) {
 	body := func(message, hookStuck string) string {
 		return `  values  = { message = "` + message + `", hook = true, hookStuck = ` + hookStuck + ` }
   timeout = "15s"
+  install = { timeout = "5m" }
   upgrade = { remediation = { retries = 1 } }`
 	}
 	w.write(c.hcl(map[string]string{"svc": body("v1", "false")}))
@@ -71,6 +72,7 @@ func TestTestPodNeverFinishes(t *testing.T) {
 	body := func(message, testStuck string) string {
 		return `  values  = { message = "` + message + `", testStuck = ` + testStuck + ` }
   timeout = "15s"
+  install = { timeout = "5m" }
   test    = { enable = true }
   upgrade = { remediation = { retries = 1 } }`
 	}

@@ -93,6 +93,7 @@ func TestAPIServerStoppedDuringUpgrade(t *testing.T) {
 	body := func(message string, stuck bool) string {
 		return `  values = { message = "` + message + `", stuck = ` + map[bool]string{true: "true", false: "false"}[stuck] + ` }
   timeout = "20s"
+  install = { timeout = "5m" }
   upgrade = { remediation = { retries = 2 } }`
 	}
 	w.write(c.hcl(map[string]string{"svc": body("v1", false)}))

@@ -21,8 +21,11 @@ func TestStalledReleaseSaysWhatMovesIt(t *testing.T) {
 	w := newWorkspace(t, "retry")
 	store := newStorage(t, ns)
 	body := func(stuck, extra string) string {
+		// The install's wait is not the one under test: it gets the
+		// default timeout, so a loaded machine does not fail it.
 		return `  values  = { message = "m", stuck = ` + stuck + ` }
   timeout = "10s"
+  install = { timeout = "5m" }
 ` + extra
 	}
 	w.write(c.hcl(map[string]string{"svc": body("false", "")}))
