@@ -88,6 +88,14 @@ type Resolved struct {
 	StaleIndex *StaleIndex
 }
 
+// Name is the resolved chart's name; empty when no chart was loaded.
+func (r *Resolved) Name() string {
+	if r == nil || r.Chart == nil || r.Chart.Metadata == nil {
+		return ""
+	}
+	return r.Chart.Metadata.Name
+}
+
 // tracksDigest reports whether a new archive digest of the same version
 // is a new revision that the version does not show.
 func (src Source) tracksDigest() bool {

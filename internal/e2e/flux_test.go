@@ -446,7 +446,7 @@ func TestFluxHealthChecks(t *testing.T) {
 		w.write(release("starting"))
 		if v := run.Versions[testcluster.HelmController]; strings.HasPrefix(v, "v1.4.") {
 			res := w.must(1, "plan", "-input=false", "-no-color")
-			if !has(res.stderr, "has no waitStrategy nor healthCheckExprs") {
+			if !has(res.stderr, "has no spec.healthCheckExprs: its helm-controller is older than v1.5") {
 				t.Errorf("health checks against helm-controller %s:\n%s", v, res.stderr)
 			}
 			return

@@ -102,9 +102,11 @@ func (e *Engine) CheckCRDs() error {
 }
 
 // HasSpecField reports whether the cluster's HelmRelease CRD declares
-// spec.<field> at API version v2: helm-controller v1.5 added waitStrategy
-// and healthCheckExprs, which an older CRD would drop silently; v1.6
-// postRenderStrategy. A CRD gains fields as Flux is upgraded, which a
+// spec.<field> at API version v2; field is a dotted path, through lists'
+// elements ("valuesFrom.literal"). helm-controller v1.5 added waitStrategy,
+// healthCheckExprs and the serverSideApply fields, which an older CRD would
+// drop silently; v1.6 postRenderStrategy, valuesFrom[].literal and
+// upgrade.chartNameChangeStrategy. A CRD gains fields as Flux is upgraded, which a
 // provider process may outlive: a field found is remembered for the
 // engine's life, one missing is looked up again.
 func (e *Engine) HasSpecField(ctx context.Context, field string) (bool, error) {
@@ -132,8 +134,18 @@ func (e *Engine) hasSpecField(ctx context.Context, field string) (bool, error) {
 		if m["name"] != helmv2.GroupVersion.Version {
 			continue
 		}
-		_, found, _ := unstructured.NestedMap(m, "schema", "openAPIV3Schema", "properties", "spec", "properties", field)
-		return found, nil
+		node, _, _ := unstructured.NestedMap(m, "schema", "openAPIV3Schema", "properties", "spec")
+		for _, name := range strings.Split(field, ".") {
+			if items, ok := node["items"].(map[string]any); ok {
+				node = items // a list's elements
+			}
+			next, found, _ := unstructured.NestedMap(node, "properties", name)
+			if !found {
+				return false, nil
+			}
+			node = next
+		}
+		return true, nil
 	}
 	return false, nil
 }

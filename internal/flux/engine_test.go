@@ -252,16 +252,35 @@ func TestCheckCRDs(t *testing.T) {
 	if err := e.CheckCRDs(); err != nil {
 		t.Errorf("CheckCRDs once the CRDs are installed: %v", err)
 	}
-	// helm-controller v1.5 added spec.healthCheckExprs to the HelmRelease.
+	// The fields each helm-controller minor version added to the
+	// HelmRelease, at any depth, through lists' elements.
+	since := map[string]int{
+		"dependsOn.readyExpr":             4,
+		"healthCheckExprs":                5,
+		"install.serverSideApply":         5,
+		"upgrade.serverSideApply":         5,
+		"rollback.serverSideApply":        5,
+		"postRenderStrategy":              6,
+		"upgrade.chartNameChangeStrategy": 6,
+		"valuesFrom.literal":              6,
+		"valuesFrom.noSuchField":          100,
+		"install.noSuchField":             100,
+	}
 	for _, v := range versions {
 		f, err := testcluster.StartFluxWith(ctx, testcluster.FluxOptions{Kubeconfig: c.Kubeconfig, Dir: t.TempDir()}, v)
 		if err != nil {
 			t.Fatal(err)
 		}
 		f.Stop()
-		has, err := e.HasSpecField(ctx, "healthCheckExprs")
-		if want := !strings.HasPrefix(v, "v1.4."); err != nil || has != want {
-			t.Errorf("HelmRelease CRD of helm-controller %s declares healthCheckExprs: %t (%v), want %t", v, has, err, want)
+		var minor int
+		if _, err := fmt.Sscanf(v, "v1.%d.", &minor); err != nil {
+			t.Fatalf("version %q: %v", v, err)
+		}
+		for field, added := range since {
+			has, err := e.HasSpecField(ctx, field)
+			if want := minor >= added; err != nil || has != want {
+				t.Errorf("HelmRelease CRD of helm-controller %s declares %s: %t (%v), want %t", v, field, has, err, want)
+			}
 		}
 	}
 }

@@ -85,12 +85,16 @@ type Release struct {
 	Suspend  bool
 	// RequestedAt is the reconcile request token, empty for none.
 	RequestedAt string
-	// HooksNotPostRendered writes spec.postRenderStrategy: nohooks, so
-	// that the controller renders hooks as the plan does (Helm 3: the
-	// post-renderers, its origin labels among them, see no hook). Only a
-	// CRD of helm-controller v1.6 or later declares the field; earlier
-	// controllers post-render no hook (Helm 3), or every hook (Helm 4).
-	HooksNotPostRendered bool
+	// PostRenderStrategy is spec.postRenderStrategy, written when set: only
+	// a CRD of helm-controller v1.6 or later declares it (earlier
+	// controllers post-render no hook), whose own default (combined) is
+	// not what a plan renders unless asked.
+	PostRenderStrategy reconcile.PostRenderStrategy
+	// DependsOn is spec.dependsOn: HelmReleases that must be ready first.
+	DependsOn []meta.DependencyReference
+	// ChartNameChangeStrategy is spec.upgrade.chartNameChangeStrategy,
+	// written when set (helm-controller v1.6 or later).
+	ChartNameChangeStrategy reconcile.ChartNameChangeStrategy
 }
 
 // Objects are the objects of a release, in the order they are applied.
@@ -149,9 +153,7 @@ func Build(r *Release) (*Objects, error) {
 		ObjectMeta: objectMeta(s.Name),
 	}
 	hr.Labels = map[string]string{ManagedByLabel: ManagedBy}
-	if r.HooksNotPostRendered {
-		hr.Spec.PostRenderStrategy = helmv2.PostRenderStrategyNoHooks
-	}
+	hr.Spec.PostRenderStrategy = helmv2.PostRenderStrategy(r.PostRenderStrategy)
 	version, _, _ := strings.Cut(r.Chart.Version, "+")
 	if chartsource.IsOCI(src.Repository) {
 		repo := &sourcev1.OCIRepository{
@@ -206,6 +208,7 @@ func Build(r *Release) (*Objects, error) {
 	hr.Spec.Interval = metav1.Duration{Duration: interval}
 	hr.Spec.KubeConfig = kubeConfigRef(r.KubeConfig)
 	hr.Spec.Suspend = r.Suspend
+	hr.Spec.DependsOn = r.DependsOn
 	hr.Spec.ReleaseName = s.ReleaseName
 	hr.Spec.TargetNamespace = s.TargetNamespace
 	hr.Spec.StorageNamespace = s.StorageNamespace
@@ -222,7 +225,7 @@ func Build(r *Release) (*Objects, error) {
 	}
 	hr.Spec.HealthCheckExprs = s.HealthChecks
 	hr.Spec.Install = install(s.Install)
-	hr.Spec.Upgrade = upgrade(s.Upgrade)
+	hr.Spec.Upgrade = upgrade(s.Upgrade, r.ChartNameChangeStrategy)
 	hr.Spec.Test = test(s.Test)
 	hr.Spec.Rollback = rollback(s.Rollback)
 	hr.Spec.Uninstall = uninstall(s.Uninstall)
@@ -233,7 +236,7 @@ func Build(r *Release) (*Objects, error) {
 	}
 	for _, ref := range r.ValuesFrom {
 		hr.Spec.ValuesFrom = append(hr.Spec.ValuesFrom, helmv2.ValuesReference{
-			Kind: ref.Kind, Name: ref.Name, ValuesKey: ref.ValuesKey, TargetPath: ref.TargetPath, Optional: ref.Optional,
+			Kind: ref.Kind, Name: ref.Name, ValuesKey: ref.ValuesKey, TargetPath: ref.TargetPath, Optional: ref.Optional, Literal: ref.Literal,
 		})
 	}
 	inline := r.Values
@@ -369,6 +372,7 @@ func install(s reconcile.InstallSpec) *helmv2.Install {
 		DisableTakeOwnership:     s.DisableTakeOwnership,
 		DisableWait:              s.DisableWait,
 		DisableWaitForJobs:       s.DisableWaitForJobs,
+		ServerSideApply:          s.ServerSideApply,
 	}
 	if st := s.Strategy; st.Name != "" {
 		out.Strategy = &helmv2.InstallStrategy{Name: string(st.Name), RetryInterval: duration(st.RetryInterval)}
@@ -382,7 +386,7 @@ func install(s reconcile.InstallSpec) *helmv2.Install {
 	return out
 }
 
-func upgrade(s reconcile.UpgradeSpec) *helmv2.Upgrade {
+func upgrade(s reconcile.UpgradeSpec, chartNameChange reconcile.ChartNameChangeStrategy) *helmv2.Upgrade {
 	out := &helmv2.Upgrade{
 		Timeout:                  duration(s.Timeout),
 		CRDs:                     helmv2.CRDsPolicy(s.CRDs),
@@ -395,6 +399,8 @@ func upgrade(s reconcile.UpgradeSpec) *helmv2.Upgrade {
 		DisableWaitForJobs:       s.DisableWaitForJobs,
 		Force:                    s.Force,
 		PreserveValues:           s.PreserveValues,
+		ServerSideApply:          helmv2.ServerSideApplyMode(s.ServerSideApply),
+		ChartNameChangeStrategy:  helmv2.ChartNameChangeStrategy(chartNameChange),
 	}
 	if st := s.Strategy; st.Name != "" {
 		out.Strategy = &helmv2.UpgradeStrategy{Name: string(st.Name), RetryInterval: duration(st.RetryInterval)}
@@ -436,6 +442,7 @@ func rollback(s reconcile.RollbackSpec) *helmv2.Rollback {
 		DisableWaitForJobs: s.DisableWaitForJobs,
 		Force:              s.Force,
 		Recreate:           s.Recreate, //nolint:staticcheck // honoured by helm-controller v1.4 (Helm 3)
+		ServerSideApply:    helmv2.ServerSideApplyMode(s.ServerSideApply),
 	}
 	if *out == (helmv2.Rollback{}) {
 		return nil

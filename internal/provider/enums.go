@@ -49,14 +49,39 @@ const (
 
 var planDetails = enum{planDetailFull, planDetailChanges, planDetailNames}
 
+// HelmRelease spec.postRenderStrategy values: whether hooks go through the
+// post-renderers (helm-controller v1.6, Helm 4.2).
+const (
+	postRenderNoHooks  = "nohooks"
+	postRenderCombined = "combined"
+	postRenderSeparate = "separate"
+)
+
+// HelmRelease spec.upgrade.chartNameChangeStrategy values.
+const (
+	chartNameReinstall     = "Reinstall"
+	chartNameInPlaceUpdate = "InPlaceUpdate"
+)
+
+// HelmRelease spec.upgrade.serverSideApply and spec.rollback.serverSideApply
+// values (Helm 4 controllers).
+const (
+	ssaEnabled  = "enabled"
+	ssaDisabled = "disabled"
+	ssaAuto     = "auto"
+)
+
 var (
-	crdPolicies           = enum{"Skip", "Create", "CreateReplace"}
-	remediationStrategies = enum{"rollback", "uninstall"}
-	actionStrategies      = enumOf([]reconcile.ActionStrategyName{reconcile.StrategyRemediateOnFailure, reconcile.StrategyRetryOnFailure})
-	waitStrategies        = enumOf([]helm.WaitStrategy{helm.WaitPoller, helm.WaitLegacy})
-	deletionPropagations  = enum{"background", "foreground", "orphan"}
-	driftModes            = enum{"enabled", "warn", "disabled"}
-	reconcileStrategies   = enumOf(chartsource.ReconcileStrategies)
+	postRenderStrategies      = enum{postRenderNoHooks, postRenderCombined, postRenderSeparate}
+	chartNameChangeStrategies = enum{chartNameReinstall, chartNameInPlaceUpdate}
+	serverSideApplyModes      = enum{ssaEnabled, ssaDisabled, ssaAuto}
+	crdPolicies               = enum{"Skip", "Create", "CreateReplace"}
+	remediationStrategies     = enum{"rollback", "uninstall"}
+	actionStrategies          = enumOf([]reconcile.ActionStrategyName{reconcile.StrategyRemediateOnFailure, reconcile.StrategyRetryOnFailure})
+	waitStrategies            = enumOf([]helm.WaitStrategy{helm.WaitPoller, helm.WaitLegacy})
+	deletionPropagations      = enum{"background", "foreground", "orphan"}
+	driftModes                = enum{"enabled", "warn", "disabled"}
+	reconcileStrategies       = enumOf(chartsource.ReconcileStrategies)
 )
 
 // enumOf is the enum of a typed string set of the engine.

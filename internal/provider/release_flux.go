@@ -62,32 +62,104 @@ func (r *releaseResource) fluxClient(diags *diag.Diagnostics) *flux.Engine {
 	return e
 }
 
+// fluxField is a HelmRelease field that helm-controllers before since
+// lack: their CRD would drop it silently, so a plan that needs it is
+// refused.
+type fluxField struct {
+	// crd is the field's path under spec, dotted, through lists.
+	crd   string
+	since string
+	// needed returns the attribute that needs the field, or nil.
+	needed func(ctx context.Context, m *releaseModel) *path.Path
+}
+
+// fluxFields are the fields a configuration may need that older
+// controllers lack.
+var fluxFields = []fluxField{
+	{crd: "healthCheckExprs", since: "v1.5 (Flux 2.8)", needed: func(_ context.Context, m *releaseModel) *path.Path {
+		switch {
+		case !m.HealthCheckExprs.IsNull():
+			return new(path.Root("health_check_exprs"))
+		case !m.WaitStrategy.IsNull():
+			return new(path.Root("wait_strategy"))
+		}
+		return nil
+	}},
+	{crd: "install.serverSideApply", since: "v1.5 (Flux 2.8)", needed: func(ctx context.Context, m *releaseModel) *path.Path {
+		if in := objectAs[installModel](ctx, m.Install, path.Root("install"), &diag.Diagnostics{}); in != nil && !in.ServerSideApply.IsNull() {
+			return new(path.Root("install").AtName("server_side_apply"))
+		}
+		return nil
+	}},
+	{crd: "upgrade.serverSideApply", since: "v1.5 (Flux 2.8)", needed: func(ctx context.Context, m *releaseModel) *path.Path {
+		if up := objectAs[upgradeModel](ctx, m.Upgrade, path.Root("upgrade"), &diag.Diagnostics{}); up != nil && !up.ServerSideApply.IsNull() {
+			return new(path.Root("upgrade").AtName("server_side_apply"))
+		}
+		return nil
+	}},
+	{crd: "rollback.serverSideApply", since: "v1.5 (Flux 2.8)", needed: func(ctx context.Context, m *releaseModel) *path.Path {
+		if r := objectAs[rollbackModel](ctx, m.Rollback, path.Root("rollback"), &diag.Diagnostics{}); r != nil && !r.ServerSideApply.IsNull() {
+			return new(path.Root("rollback").AtName("server_side_apply"))
+		}
+		return nil
+	}},
+	{crd: "postRenderStrategy", since: "v1.6 (Flux 2.9)", needed: func(_ context.Context, m *releaseModel) *path.Path {
+		// nohooks is what older controllers do.
+		if reconcile.PostRenderStrategy(m.PostRenderStrategy.ValueString()).PostRendersHooks() {
+			return new(path.Root("post_render_strategy"))
+		}
+		return nil
+	}},
+	{crd: "upgrade.chartNameChangeStrategy", since: "v1.6 (Flux 2.9)", needed: func(ctx context.Context, m *releaseModel) *path.Path {
+		// Reinstall is what older controllers do.
+		if up := objectAs[upgradeModel](ctx, m.Upgrade, path.Root("upgrade"), &diag.Diagnostics{}); up != nil && up.ChartNameChangeStrategy.ValueString() == chartNameInPlaceUpdate {
+			return new(path.Root("upgrade").AtName("chart_name_change_strategy"))
+		}
+		return nil
+	}},
+	{crd: "valuesFrom.literal", since: "v1.6 (Flux 2.9)", needed: func(ctx context.Context, m *releaseModel) *path.Path {
+		if m.ValuesFrom.IsNull() || m.ValuesFrom.IsUnknown() {
+			return nil
+		}
+		var refs []valuesFromModel
+		if m.ValuesFrom.ElementsAs(ctx, &refs, false).HasError() {
+			return nil
+		}
+		for i, ref := range refs {
+			if ref.Literal.ValueBool() {
+				return new(path.Root("values_from").AtListIndex(i).AtName("literal"))
+			}
+		}
+		return nil
+	}},
+}
+
 // fluxSupports reports whether the cluster's Flux can run m: its CRDs are
-// there, and declare the fields m sets that older versions lack.
+// there, and declare the fields m needs that older versions lack.
 func (r *releaseResource) fluxSupports(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) bool {
 	fe := r.fluxClient(diags)
 	if fe == nil {
 		return false
 	}
-	if m.WaitStrategy.IsNull() && m.HealthCheckExprs.IsNull() {
-		return true
-	}
-	ok, err := fe.HasSpecField(ctx, "healthCheckExprs")
-	if err != nil {
-		clusterUnavailable(diags, path.Root("engine"), err)
-		return false
-	}
-	if !ok {
-		p := path.Root("health_check_exprs")
-		if m.HealthCheckExprs.IsNull() {
-			p = path.Root("wait_strategy")
+	ok := true
+	for _, f := range fluxFields {
+		p := f.needed(ctx, m)
+		if p == nil {
+			continue
 		}
-		attrError(diags, p, "Flux too old for health checks",
-			"The HelmRelease CRD in this cluster has no waitStrategy nor healthCheckExprs: its helm-controller is older than v1.5 (Flux 2.8), and would drop them.",
-			"Upgrade Flux to 2.8 or later, or keep engine = \""+engineHelm+"\", whose wait supports them.")
-		return false
+		found, err := fe.HasSpecField(ctx, f.crd)
+		if err != nil {
+			clusterUnavailable(diags, path.Root("engine"), err)
+			return false
+		}
+		if !found {
+			attrError(diags, *p, "Flux too old for "+p.String(),
+				fmt.Sprintf("The HelmRelease CRD in this cluster has no spec.%s: its helm-controller is older than %s, and would drop the setting.", f.crd, f.since),
+				"Upgrade Flux's helm-controller to "+f.since+" or later, or remove "+p.String()+".")
+			ok = false
+		}
 	}
-	return true
+	return ok
 }
 
 // fluxRelease is the release of m as Flux objects, with the values the
@@ -134,6 +206,13 @@ func (r *releaseResource) fluxRelease(ctx context.Context, m *releaseModel, wo w
 	}
 	if ref := m.kubeConfigRef(ctx, diags); ref != nil {
 		rel.KubeConfig = &meta.SecretKeyReference{Name: ref.Name, Key: ref.Key}
+	}
+	if f := objectAs[fluxModel](ctx, m.Flux, path.Root("flux"), diags); f != nil && !f.DependsOn.IsNull() {
+		var deps []dependencyModel
+		diags.Append(f.DependsOn.ElementsAs(ctx, &deps, false)...)
+		for _, d := range deps {
+			rel.DependsOn = append(rel.DependsOn, meta.DependencyReference{Name: d.Name.ValueString(), Namespace: d.Namespace.ValueString(), ReadyExpr: d.ReadyExpr.ValueString()})
+		}
 	}
 	return rel
 }
@@ -215,7 +294,18 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 	rel.RequestedAt = requestToken(spec, st)
 	// Without the CRD's answer (its read refused), hooks are written as
 	// the controller defaults them, and the apply says if they differ.
-	rel.HooksNotPostRendered, _ = fe.HasSpecField(ctx, "postRenderStrategy")
+	if ok, _ := fe.HasSpecField(ctx, "postRenderStrategy"); ok {
+		rel.PostRenderStrategy = spec.PostRenderStrategy
+		if rel.PostRenderStrategy == "" {
+			rel.PostRenderStrategy = reconcile.PostRenderNoHooks
+		}
+	}
+	// Reinstall is what a controller without the field does; the plan
+	// refused InPlaceUpdate for such a controller.
+	rel.ChartNameChangeStrategy = spec.Upgrade.ChartNameChangeStrategy
+	if ok, _ := fe.HasSpecField(ctx, "upgrade.chartNameChangeStrategy"); !ok {
+		rel.ChartNameChangeStrategy = ""
+	}
 	objs, err := flux.Build(rel)
 	if err != nil {
 		attrError(diags, path.Root("chart"), "Release not writable for Flux", err.Error()+".", "Fix the chart settings named above.")
@@ -360,7 +450,7 @@ func fluxStatus(hr *helmv2.HelmRelease, prev *reconcile.Status) *reconcile.Statu
 	}
 	for _, h := range s.History {
 		snap := reconcile.Snapshot{
-			Name: h.Name, Namespace: h.Namespace, Version: h.Version, Status: h.Status,
+			Name: h.Name, Namespace: h.Namespace, Version: h.Version, Status: h.Status, Action: reconcile.ReleaseAction(h.Action),
 			ChartName: h.ChartName, ChartVersion: h.ChartVersion, AppVersion: h.AppVersion,
 			FirstDeployed: h.FirstDeployed.Time, LastDeployed: h.LastDeployed.Time, Deleted: h.Deleted.Time,
 		}

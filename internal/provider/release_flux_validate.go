@@ -2,9 +2,15 @@ package provider
 
 import (
 	"context"
+	"fmt"
 
+	"github.com/fluxcd/pkg/runtime/cel"
+	celgo "github.com/google/cel-go/cel"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
 // validateEngine refuses, with engine = "flux", what Flux's controller
@@ -20,8 +26,10 @@ func validateEngine(ctx context.Context, m *releaseModel, diags *diag.Diagnostic
 				"flux settings are used only by Flux's controller, and engine is not \""+engineFlux+"\".",
 				"Set engine = \""+engineFlux+"\" to hand the release to Flux's helm-controller, or remove the flux block.")
 		}
+		validateHelm3(ctx, m, diags)
 		return
 	}
+	validateDependencies(ctx, m, diags)
 	c := objectAs[releaseChartModel](ctx, m.Chart, path.Root("chart"), diags)
 	if c == nil {
 		return
@@ -41,5 +49,65 @@ func validateEngine(ctx context.Context, m *releaseModel, diags *diag.Diagnostic
 		attrError(diags, chart.AtName("insecure_skip_tls_verify"), "TLS verification off with the Flux engine",
 			"Flux's source-controller always verifies the TLS certificates of chart repositories.",
 			"Give the repository's CA with chart.ca_file (it is written into the credentials Secret), or keep engine = \""+engineHelm+"\".")
+	}
+}
+
+// validateHelm3 refuses, with the in-process engine, the settings only a
+// Helm 4 controller honours: Helm 3 post-renders no hook and writes objects
+// client-side.
+func validateHelm3(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) {
+	const remedy = "Set engine = \"" + engineFlux + "\" to hand the release to a helm-controller that runs Helm 4, or remove the setting."
+	if v := m.PostRenderStrategy.ValueString(); reconcile.PostRenderStrategy(v).PostRendersHooks() {
+		attrError(diags, path.Root("post_render_strategy"), "Hooks not post-rendered by Helm 3",
+			fmt.Sprintf("post_render_strategy = %q sends the hooks through the post-renderers, which Helm 4.2 does (helm-controller v1.6 and later); the in-process engine runs Helm 3, which post-renders no hook.", v), remedy)
+	}
+	const ssa = "The in-process engine runs Helm 3, which writes objects client-side; server-side apply is Helm 4's (helm-controller v1.5 and later)."
+	if in := objectAs[installModel](ctx, m.Install, path.Root("install"), diags); in != nil && in.ServerSideApply.ValueBool() {
+		attrError(diags, path.Root("install").AtName("server_side_apply"), "Server-side apply needs Helm 4", ssa, remedy)
+	}
+	if up := objectAs[upgradeModel](ctx, m.Upgrade, path.Root("upgrade"), diags); up != nil && up.ServerSideApply.ValueString() == ssaEnabled {
+		attrError(diags, path.Root("upgrade").AtName("server_side_apply"), "Server-side apply needs Helm 4", ssa, remedy)
+	}
+	if r := objectAs[rollbackModel](ctx, m.Rollback, path.Root("rollback"), diags); r != nil && r.ServerSideApply.ValueString() == ssaEnabled {
+		attrError(diags, path.Root("rollback").AtName("server_side_apply"), "Server-side apply needs Helm 4", ssa, remedy)
+	}
+}
+
+// validateDependencies refuses a release that depends on itself, and
+// readiness expressions that helm-controller could not compile (it would
+// stall the release on them).
+func validateDependencies(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) {
+	f := objectAs[fluxModel](ctx, m.Flux, path.Root("flux"), diags)
+	if f == nil || f.DependsOn.IsNull() || f.DependsOn.IsUnknown() {
+		return
+	}
+	var deps []dependencyModel
+	if f.DependsOn.ElementsAs(ctx, &deps, false).HasError() {
+		return // not known yet
+	}
+	for i, d := range deps {
+		p := path.Root("flux").AtName("depends_on").AtListIndex(i)
+		// The configuration's namespace: null before its default applies.
+		own := m.Namespace
+		if own.IsNull() {
+			own = types.StringValue("default")
+		}
+		ns := d.Namespace
+		if ns.IsNull() {
+			ns = own
+		}
+		if !d.Name.IsUnknown() && !ns.IsUnknown() && !m.Name.IsUnknown() && !own.IsUnknown() &&
+			d.Name.ValueString() == m.Name.ValueString() && ns.ValueString() == own.ValueString() {
+			attrError(diags, p.AtName("name"), "Release depends on itself",
+				fmt.Sprintf("flux.depends_on[%d] names this release's own HelmRelease %s/%s: the controller would wait for it forever.", i, ns.ValueString(), d.Name.ValueString()),
+				"Name another HelmRelease, or remove the entry.")
+		}
+		if expr := d.ReadyExpr.ValueString(); expr != "" && !d.ReadyExpr.IsUnknown() {
+			if _, err := cel.NewExpression(expr, cel.WithCompile(), cel.WithOutputType(celgo.BoolType), cel.WithStructVariables("self", "dep")); err != nil {
+				attrError(diags, p.AtName("ready_expr"), "Invalid readiness expression",
+					fmt.Sprintf("The CEL expression at %s does not compile to a boolean over self and dep: %s.", p.AtName("ready_expr"), err),
+					"Write a CEL expression that yields true or false, e.g. dep.status.conditions.filter(c, c.type == 'Ready').all(c, c.status == 'True').")
+			}
+		}
 	}
 }

@@ -46,6 +46,7 @@ type releaseModel struct {
 	DriftDetection     types.Object  `tfsdk:"drift_detection"`
 	WaitStrategy       types.Object  `tfsdk:"wait_strategy"`
 	HealthCheckExprs   types.List    `tfsdk:"health_check_exprs"`
+	PostRenderStrategy types.String  `tfsdk:"post_render_strategy"`
 	ForceAt            types.String  `tfsdk:"force_at"`
 	ResetAt            types.String  `tfsdk:"reset_at"`
 	Engine             types.String  `tfsdk:"engine"`
@@ -102,7 +103,15 @@ func writeOnlyOf(ctx context.Context, config *releaseModel, diags *diag.Diagnost
 // fluxModel is flux: what only Flux's controller uses.
 type fluxModel struct {
 	Interval           types.String `tfsdk:"interval"`
+	DependsOn          types.List   `tfsdk:"depends_on"`
 	UninstallOnDestroy types.Bool   `tfsdk:"uninstall_on_destroy"`
+}
+
+// dependencyModel is an element of flux.depends_on.
+type dependencyModel struct {
+	Name      types.String `tfsdk:"name"`
+	Namespace types.String `tfsdk:"namespace"`
+	ReadyExpr types.String `tfsdk:"ready_expr"`
 }
 
 // handedToFlux reports whether Flux's controller runs the release.
@@ -140,6 +149,7 @@ type installModel struct {
 	CreateNamespace types.Bool     `tfsdk:"create_namespace"`
 	SkipCRDs        types.Bool     `tfsdk:"skip_crds"`
 	Strategy        *strategyModel `tfsdk:"strategy"`
+	ServerSideApply types.Bool     `tfsdk:"server_side_apply"`
 	Remediation     *struct {
 		Retries              types.Int64 `tfsdk:"retries"`
 		IgnoreTestFailures   types.Bool  `tfsdk:"ignore_test_failures"`
@@ -154,6 +164,10 @@ type upgradeModel struct {
 	PreserveValues types.Bool        `tfsdk:"preserve_values"`
 	Strategy       *strategyModel    `tfsdk:"strategy"`
 	Remediation    *remediationModel `tfsdk:"remediation"`
+	// ServerSideApply and ChartNameChangeStrategy are null for the
+	// engine's default.
+	ServerSideApply         types.String `tfsdk:"server_side_apply"`
+	ChartNameChangeStrategy types.String `tfsdk:"chart_name_change_strategy"`
 }
 
 type waitStrategyModel struct {
@@ -214,6 +228,7 @@ type rollbackModel struct {
 	DisableWaitForJobs types.Bool   `tfsdk:"disable_wait_for_jobs"`
 	Force              types.Bool   `tfsdk:"force"`
 	Recreate           types.Bool   `tfsdk:"recreate"`
+	ServerSideApply    types.String `tfsdk:"server_side_apply"`
 }
 
 type uninstallModel struct {
@@ -273,6 +288,7 @@ func (m *releaseModel) spec(ctx context.Context, diags *diag.Diagnostics) *recon
 		ServiceAccountName: m.ServiceAccountName.ValueString(),
 		ForceAt:            m.ForceAt.ValueString(),
 		ResetAt:            m.ResetAt.ValueString(),
+		PostRenderStrategy: reconcile.PostRenderStrategy(m.PostRenderStrategy.ValueString()),
 	}
 	if m.handedToFlux() {
 		// Rendered as helm-controller renders it.
@@ -289,7 +305,7 @@ func (m *releaseModel) spec(ctx context.Context, diags *diag.Diagnostics) *recon
 			DisableHooks: in.DisableHooks.ValueBool(), DisableOpenAPIValidation: in.DisableOpenAPIValidation.ValueBool(),
 			DisableSchemaValidation: in.DisableSchemaValidation.ValueBool(), DisableTakeOwnership: in.DisableTakeOwnership.ValueBool(),
 			DisableWait: in.DisableWait.ValueBool(), DisableWaitForJobs: in.DisableWaitForJobs.ValueBool(),
-			Strategy: in.Strategy.spec(),
+			Strategy: in.Strategy.spec(), ServerSideApply: optionalBool(in.ServerSideApply),
 		}
 		if in.SkipCRDs.ValueBool() && in.CRDs.IsNull() {
 			s.Install.CRDs = reconcile.CRDSkip
@@ -309,7 +325,8 @@ func (m *releaseModel) spec(ctx context.Context, diags *diag.Diagnostics) *recon
 			DisableOpenAPIValidation: up.DisableOpenAPIValidation.ValueBool(), DisableSchemaValidation: up.DisableSchemaValidation.ValueBool(),
 			DisableTakeOwnership: up.DisableTakeOwnership.ValueBool(), DisableWait: up.DisableWait.ValueBool(),
 			DisableWaitForJobs: up.DisableWaitForJobs.ValueBool(), Force: up.Force.ValueBool(), PreserveValues: up.PreserveValues.ValueBool(),
-			Strategy: up.Strategy.spec(),
+			Strategy: up.Strategy.spec(), ServerSideApply: up.ServerSideApply.ValueString(),
+			ChartNameChangeStrategy: reconcile.ChartNameChangeStrategy(up.ChartNameChangeStrategy.ValueString()),
 		}
 		if r := up.Remediation; r != nil {
 			s.Upgrade.Remediation = reconcile.Remediation{
@@ -330,7 +347,7 @@ func (m *releaseModel) spec(ctx context.Context, diags *diag.Diagnostics) *recon
 		s.Rollback = reconcile.RollbackSpec{
 			Timeout: parseDuration(r.Timeout), CleanupOnFail: r.CleanupOnFail.ValueBool(), DisableHooks: r.DisableHooks.ValueBool(),
 			DisableWait: r.DisableWait.ValueBool(), DisableWaitForJobs: r.DisableWaitForJobs.ValueBool(),
-			Force: r.Force.ValueBool(), Recreate: r.Recreate.ValueBool(),
+			Force: r.Force.ValueBool(), Recreate: r.Recreate.ValueBool(), ServerSideApply: r.ServerSideApply.ValueString(),
 		}
 	}
 	if u := objectAs[uninstallModel](ctx, m.Uninstall, path.Root("uninstall"), diags); u != nil {

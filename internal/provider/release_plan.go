@@ -240,6 +240,10 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 			action = "install"
 		}
 		why := strings.Join(changes, "; ")
+		if action == "upgrade" && reconcile.Reinstalls(st, spec, resolved.Name()) {
+			action = "reinstall"
+			why += "; upgrade.chart_name_change_strategy " + chartNameReinstall + " uninstalls the release (deleting its objects, under uninstall's settings) and installs the new chart afresh, a new history from revision 1 (" + chartNameInPlaceUpdate + " upgrades it in place)"
+		}
 		if atWork != "" {
 			why += "; helm-controller is at work on the release now (" + atWork + "): the apply writes the HelmRelease, then waits for the controller to finish and reconcile it"
 		}
@@ -473,6 +477,11 @@ func resetRequested(spec *reconcile.Spec, st *reconcile.Status) bool {
 // that differ from the last attempt, and tokens not yet handled.
 func releaseChanges(st *reconcile.Status, chart *chartsource.Resolved, sameValues bool, spec *reconcile.Spec) []string {
 	out := chart.RevisionChanges(st.LastAttemptedRevision)
+	if name := chart.Name(); name != "" {
+		if was, renamed := reconcile.ChartRenamed(st, name); renamed {
+			out = append(out, fmt.Sprintf("chart name changed from %s to %s", was, name))
+		}
+	}
 	if d := chart.TrackedDigest; d != "" && st.LastAttemptedRevisionDigest != "" && d != st.LastAttemptedRevisionDigest {
 		out = append(out, fmt.Sprintf("chart %s published again with another digest (%s, was %s)", chart.Version, d, st.LastAttemptedRevisionDigest))
 	}
@@ -536,7 +545,7 @@ func specKnown(m *releaseModel) bool {
 		m.Name, m.Namespace, m.ReleaseName, m.TargetNamespace, m.StorageNamespace, m.PostRenderers, m.CommonMetadata,
 		m.Timeout, m.MaxHistory, m.PersistentClient, m.ServiceAccountName, m.KubeConfig,
 		m.Install, m.Upgrade, m.Test, m.Rollback, m.Uninstall, m.DriftDetection, m.ForceAt, m.ResetAt,
-		m.WaitStrategy, m.HealthCheckExprs,
+		m.WaitStrategy, m.HealthCheckExprs, m.PostRenderStrategy,
 	} {
 		if !fullyKnown(v) {
 			return false

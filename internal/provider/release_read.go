@@ -133,6 +133,7 @@ func (h helmEngine) read(ctx context.Context, m *releaseModel, private privateGe
 			fmt.Sprintf("helmrelease_release %s: %s.\n\nThe state is kept as it is.", m.ID.ValueString(), err))
 		return
 	}
+	reconcile.MarkDrift(st, spec, state)
 	var drift *reconcile.DriftReport
 	switch state.Status {
 	case reconcile.StateUnmanaged:

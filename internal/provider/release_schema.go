@@ -80,6 +80,12 @@ func releaseSchema() schema.Schema {
 			"common_metadata":    resourceAttribute(commonMetadataAttribute()),
 			"wait_strategy":      waitStrategyAttribute(),
 			"health_check_exprs": healthCheckExprsAttribute(),
+			"post_render_strategy": schema.StringAttribute{
+				MarkdownDescription: "Whether the chart's hooks go through the post-renderers (`post_renderers`, `common_metadata` and the origin labels) as the release's objects do (HelmRelease `spec.postRenderStrategy`), one of " + postRenderStrategies.markdown() + ": `" + postRenderNoHooks + "` post-renders the objects only, as Helm 3 does; `" + postRenderCombined + "` post-renders hooks with them, in one stream, as Helm 4.2 does by default; `" + postRenderSeparate + "` post-renders hooks apart from them. `planned_hooks` shows the hooks as the strategy renders them. " +
+					"The in-process engine runs Helm 3 and takes `" + postRenderNoHooks + "` only; with `engine = \"flux\"`, `" + postRenderCombined + "` and `" + postRenderSeparate + "` need helm-controller v1.6 or later. Default: `" + postRenderNoHooks + "`, written explicitly with `engine = \"flux\"` where the CRD has the field (helm-controller v1.6's own default is `" + postRenderCombined + "`): a release renders its hooks the same under both engines and every controller version, so neither a hand-over nor a controller upgrade changes them behind the plan.",
+				Optional:   true,
+				Validators: []validator.String{postRenderStrategies.validator()},
+			},
 			"suspend": schema.BoolAttribute{
 				MarkdownDescription: "Suspend the release (HelmRelease `spec.suspend`): no Helm action and no drift report while true; configuration changes are recorded in state with a warning and rolled out once it is false again. Default: `false`.",
 				Optional:            true,
@@ -139,6 +145,28 @@ func releaseSchema() schema.Schema {
 						MarkdownDescription: "How often the controller checks the release and its chart source between Terraform runs (HelmRelease and source `spec.interval`). Default: `10m`.",
 						Optional:            true,
 						Validators:          []validator.String{duration()},
+					},
+					"depends_on": schema.ListNestedAttribute{
+						MarkdownDescription: "HelmReleases that must be ready before the controller installs or upgrades this one (HelmRelease `spec.dependsOn`), so that it keeps the order between Terraform runs too: after a cluster restore, a controller restart, an interval upgrade. Terraform's own `depends_on` orders the applies only. A dependency not ready holds this release back (its `Ready` condition says `DependencyNotReady`) and the apply waits for it within the timeout. Default: none.",
+						Optional:            true,
+						NestedObject: schema.NestedAttributeObject{
+							Attributes: map[string]schema.Attribute{
+								"name": schema.StringAttribute{
+									MarkdownDescription: "Name of the HelmRelease (`name`): a `helmrelease_release`'s `name` with `engine = \"flux\"`, or any HelmRelease.",
+									Required:            true,
+									Validators:          []validator.String{dnsSubdomain()},
+								},
+								"namespace": schema.StringAttribute{
+									MarkdownDescription: "Namespace of the HelmRelease (`namespace`). Default: this release's `namespace`.",
+									Optional:            true,
+									Validators:          []validator.String{dnsSubdomain()},
+								},
+								"ready_expr": schema.StringAttribute{
+									MarkdownDescription: "When the dependency counts as ready, as a CEL expression over `self` (this HelmRelease) and `dep` (the dependency), e.g. `dep.status.history[0].chartVersion == '1.2.3'` (`readyExpr`); it replaces the controller's own check (its `Ready` condition and observed generation) unless the controller's `AdditiveCELDependencyCheck` feature gate is on. Default: the controller's check.",
+									Optional:            true,
+								},
+							},
+						},
 					},
 					"uninstall_on_destroy": schema.BoolAttribute{
 						MarkdownDescription: "Whether destroying the resource uninstalls the release: `true` deletes the HelmRelease and waits until the controller has uninstalled it; `false` suspends the HelmRelease, deletes it once the controller has seen the suspension, and leaves the release installed and unmanaged. Default: `true`.",
@@ -282,6 +310,10 @@ func installAttribute() schema.SingleNestedAttribute {
 				DeprecationMessage:  "Deprecated in HelmRelease v2: use install.crds = \"Skip\".",
 			},
 			"strategy": strategyAttribute("install"),
+			"server_side_apply": schema.BoolAttribute{
+				MarkdownDescription: "Whether the install creates the objects by server-side apply (`serverSideApply`), with `engine = \"flux\"` and a Helm 4 controller (helm-controller v1.5 or later), which then owns their fields as the field manager `helm`. The in-process engine runs Helm 3, which creates objects client-side: it takes `false` only. Default: the engine's (`true` for Helm 4 controllers, client-side for the in-process engine and helm-controller v1.4).",
+				Optional:            true,
+			},
 			"remediation": schema.SingleNestedAttribute{
 				MarkdownDescription: "What to do when the install fails under the strategy `RemediateOnFailure` (`remediation`): the failed release is uninstalled before each retry. Default: no retry.",
 				Optional:            true,
@@ -364,10 +396,16 @@ func upgradeAttribute() schema.SingleNestedAttribute {
 		MarkdownDescription: "How the release is upgraded (HelmRelease `spec.upgrade`). Default: the v2 defaults of each field.",
 		Optional:            true,
 		Attributes: actionAttributes("upgrade", "Skip", map[string]schema.Attribute{
-			"cleanup_on_fail": flag("Delete the objects an upgrade created when it fails", "cleanupOnFail"),
-			"force":           flag("Replace objects that cannot be patched (delete and create)", "force"),
-			"preserve_values": flag("Merge the values of the previous revision under the new ones", "preserveValues"),
-			"strategy":        strategyAttribute("upgrade"),
+			"cleanup_on_fail":   flag("Delete the objects an upgrade created when it fails", "cleanupOnFail"),
+			"force":             flag("Replace objects that cannot be patched (delete and create)", "force"),
+			"preserve_values":   flag("Merge the values of the previous revision under the new ones", "preserveValues"),
+			"strategy":          strategyAttribute("upgrade"),
+			"server_side_apply": serverSideApplyAttribute("upgrade"),
+			"chart_name_change_strategy": schema.StringAttribute{
+				MarkdownDescription: "What a change of the chart's name does (`chartNameChangeStrategy`), one of " + chartNameChangeStrategies.markdown() + ": `" + chartNameReinstall + "` uninstalls the release (under `uninstall`'s settings) and installs the new chart afresh, a new history from revision 1, as helm-controller has done since Flux 2.2; `" + chartNameInPlaceUpdate + "` upgrades the release to the new chart in place, as `helm upgrade` does. The plan's `planned_action` says which. With `engine = \"flux\"`, `" + chartNameInPlaceUpdate + "` needs helm-controller v1.6 or later. Default: `" + chartNameReinstall + "`.",
+				Optional:            true,
+				Validators:          []validator.String{chartNameChangeStrategies.validator()},
+			},
 			"remediation": schema.SingleNestedAttribute{
 				MarkdownDescription: "What to do when the upgrade fails under the strategy `RemediateOnFailure` (`remediation`). Default: no retry.",
 				Optional:            true,
@@ -423,7 +461,18 @@ func rollbackAttribute() schema.SingleNestedAttribute {
 			"disable_wait_for_jobs": flag("Do not wait for Jobs to complete", "disableWaitForJobs"),
 			"force":                 flag("Replace objects that cannot be patched (delete and create)", "force"),
 			"recreate":              flag("Restart the pods of the objects", "recreate"),
+			"server_side_apply":     serverSideApplyAttribute("rollback"),
 		},
+	}
+}
+
+// serverSideApplyAttribute is upgrade.server_side_apply or
+// rollback.server_side_apply.
+func serverSideApplyAttribute(action string) schema.StringAttribute {
+	return schema.StringAttribute{
+		MarkdownDescription: "How the " + action + " writes the objects (`serverSideApply`), with `engine = \"flux\"` and a Helm 4 controller (helm-controller v1.5 or later), one of " + serverSideApplyModes.markdown() + ": `" + ssaEnabled + "` by server-side apply, `" + ssaDisabled + "` by client-side three-way merge, `" + ssaAuto + "` as the release's previous revision was written. The in-process engine runs Helm 3, which writes client-side: it takes `" + ssaDisabled + "` and `" + ssaAuto + "`. Default: `" + ssaAuto + "` (the controller's), client-side for the in-process engine and helm-controller v1.4.",
+		Optional:            true,
+		Validators:          []validator.String{serverSideApplyModes.validator()},
 	}
 }
 
@@ -490,7 +539,7 @@ func statusAttribute() schema.SingleNestedAttribute {
 			"reason":  str("Reason of the `Ready` condition, e.g. `InstallSucceeded`, `UpgradeFailed`, `RetriesExceeded`."),
 			"message": str("Message of the `Ready` condition."),
 			"conditions": schema.ListNestedAttribute{
-				MarkdownDescription: "Conditions `Ready`, `Released`, `TestSuccess`, `Remediated`, `Stalled`, as in Flux (without timestamps).",
+				MarkdownDescription: "Conditions `Ready`, `Released`, `TestSuccess`, `Remediated`, `Stalled`, and `Drifted` with drift detection (`true` while the cluster differs from the release, reason `DriftDetected`; `false` once compared and found in sync, reason `NoDriftDetected`), as in Flux (without timestamps).",
 				Computed:            true,
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"type":    str("Condition type."),
@@ -520,6 +569,7 @@ func statusAttribute() schema.SingleNestedAttribute {
 					"namespace":      str("Release namespace."),
 					"version":        count("Revision."),
 					"status":         str("Helm status: `deployed`, `failed`, `superseded`, `uninstalled`, …"),
+					"action":         str("The Helm action that made the revision (`action`): `install`, `upgrade`, `rollback`; empty when it was made by another tool, or recorded before the provider recorded actions. With `engine = \"flux\"`, as helm-controller v1.5 and later record it."),
 					"chart_name":     str("Chart name."),
 					"chart_version":  str("Chart version."),
 					"app_version":    str("App version."),
@@ -548,7 +598,7 @@ func statusAttribute() schema.SingleNestedAttribute {
 // Helm action, said in the plan's diff rather than as a warning each
 // release of a module would raise for an ordinary change.
 const plannedActionDescription = "Set by a plan that runs a Helm action: which one and why, e.g. `install`, or " +
-	"`upgrade: values changed; chart content changed`, or `upgrade: the release is not ready: …` for a retry. " +
+	"`upgrade: values changed; chart content changed`, or `upgrade: the release is not ready: …` for a retry, or `reinstall: chart name changed from a to b; …` when a new chart name uninstalls the release first (`upgrade.chart_name_change_strategy`). " +
 	"A refresh sets it to null (it describes a plan, not the release), so a plan that runs no Helm action (no change, " +
 	"or drift corrected without a new revision) shows none; with `-refresh=false` such a plan keeps the last one unchanged. " +
 	"Terraform-only (no HelmRelease field)."

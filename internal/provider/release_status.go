@@ -48,6 +48,7 @@ type snapshotModel struct {
 	Namespace     string                   `tfsdk:"namespace"`
 	Version       int64                    `tfsdk:"version"`
 	Status        string                   `tfsdk:"status"`
+	Action        string                   `tfsdk:"action"`
 	ChartName     string                   `tfsdk:"chart_name"`
 	ChartVersion  string                   `tfsdk:"chart_version"`
 	AppVersion    string                   `tfsdk:"app_version"`
@@ -111,7 +112,7 @@ func statusObject(ctx context.Context, st *reconcile.Status) (types.Object, diag
 	}
 	for _, s := range st.History {
 		snap := snapshotModel{
-			Name: s.Name, Namespace: s.Namespace, Version: int64(s.Version), Status: s.Status,
+			Name: s.Name, Namespace: s.Namespace, Version: int64(s.Version), Status: s.Status, Action: string(s.Action),
 			ChartName: s.ChartName, ChartVersion: s.ChartVersion, AppVersion: s.AppVersion,
 			ConfigDigest: s.ConfigDigest, Digest: s.Digest, ChartDigest: s.ChartDigest,
 			FirstDeployed: formatTime(s.FirstDeployed), LastDeployed: formatTime(s.LastDeployed), Deleted: formatTime(s.Deleted),
@@ -159,7 +160,7 @@ func statusOf(ctx context.Context, o types.Object) (*reconcile.Status, diag.Diag
 	}
 	for _, s := range m.History {
 		snap := reconcile.Snapshot{
-			Name: s.Name, Namespace: s.Namespace, Version: int(s.Version), Status: s.Status,
+			Name: s.Name, Namespace: s.Namespace, Version: int(s.Version), Status: s.Status, Action: reconcile.ReleaseAction(s.Action),
 			ChartName: s.ChartName, ChartVersion: s.ChartVersion, AppVersion: s.AppVersion,
 			ConfigDigest: s.ConfigDigest, Digest: s.Digest, ChartDigest: s.ChartDigest,
 			FirstDeployed: parseTime(s.FirstDeployed), LastDeployed: parseTime(s.LastDeployed), Deleted: parseTime(s.Deleted),

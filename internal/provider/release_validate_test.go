@@ -97,6 +97,16 @@ resource "helmrelease_release" "r" {
 		{`health_check_exprs = [{ api_version = "example.com/v1", kind = "Db", current = "true", failed = "status.(" }]`, `The CEL expression at health_check_exprs[0].failed does not parse`},
 		{"wait_strategy = { name = \"legacy\" }\nhealth_check_exprs = [{ api_version = \"example.com/v1\", kind = \"Db\", current = \"true\" }]", `Error: Health checks with the legacy wait … Remove wait_strategy (poller is then the default)`},
 		{`health_check_exprs = [{ api_version = "example.com/v1", kind = "Db", current = "true" }, { api_version = "example.com/v2", kind = "Db", current = "false" }]`, `Error: Two health checks of one kind … health_check_exprs[0] and [1] are both for Db.example.com`},
+		{`post_render_strategy = "always"`, `Attribute post_render_strategy value must be one of: ["nohooks" "combined" "separate"], got: "always"`},
+		{`post_render_strategy = "combined"`, `Error: Hooks not post-rendered by Helm 3 … post_render_strategy = "combined" sends the hooks through the post-renderers, which Helm 4.2 does (helm-controller v1.6 and later); the in-process engine runs Helm 3, which post-renders no hook. Set engine = "flux"`},
+		{`install = { server_side_apply = true }`, `Error: Server-side apply needs Helm 4 … The in-process engine runs Helm 3, which writes objects client-side`},
+		{`upgrade = { server_side_apply = "enabled" }`, `Error: Server-side apply needs Helm 4`},
+		{`rollback = { server_side_apply = "on" }`, `Attribute rollback.server_side_apply value must be one of: ["enabled" "disabled" "auto"], got: "on"`},
+		{`upgrade = { chart_name_change_strategy = "Upgrade" }`, `Attribute upgrade.chart_name_change_strategy value must be one of: ["Reinstall" "InPlaceUpdate"], got: "Upgrade"`},
+		{`values_from = [{ kind = "ConfigMap", name = "v", literal = true }]`, `Attribute "values_from[0].target_path" must be specified when "values_from[0].literal" is specified`},
+		{"engine = \"flux\"\nflux = { depends_on = [{ name = \"web\" }] }\nchart = { name = \"app\", repository = \"https://charts.example.com\" }", `Error: Release depends on itself … flux.depends_on[0] names this release's own HelmRelease default/web`},
+		{"engine = \"flux\"\nflux = { depends_on = [{ name = \"db\", ready_expr = \"dep.status.(\" }] }\nchart = { name = \"app\", repository = \"https://charts.example.com\" }", `Error: Invalid readiness expression … The CEL expression at flux.depends_on[0].ready_expr does not compile`},
+		{"engine = \"flux\"\nflux = { depends_on = [{ name = \"db\", ready_expr = \"dep.metadata.name\" }] }\nchart = { name = \"app\", repository = \"https://charts.example.com\" }", `The CEL expression at flux.depends_on[0].ready_expr does not compile to a boolean`},
 		{"engine = \"flux\"\nflux = { interval = \"often\" }\nchart = { name = \"app\", repository = \"https://charts.example.com\" }", `The duration at flux.interval is not valid: "often"`},
 	} {
 		steps = append(steps, resource.TestStep{Config: config(tc.body), PlanOnly: true, ExpectError: errorText(tc.want)})

@@ -1,10 +1,12 @@
 package provider
 
 import (
+	"github.com/hashicorp/terraform-plugin-framework-validators/boolvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
@@ -40,6 +42,11 @@ func valuesFromAttribute() schema.ListNestedAttribute {
 				"optional": schema.BoolAttribute{
 					MarkdownDescription: "Whether a missing object or key is ignored (`optional`); other errors still fail. Default: `false`.",
 					Optional:            true,
+				},
+				"literal": schema.BoolAttribute{
+					MarkdownDescription: "Whether the value of `values_key` is set at `target_path` as it is, a string, as `helm --set-literal` sets it: commas, brackets, braces, quotes and backslashes are part of the value, for a config file or a JSON document (`literal`, helm-controller v1.6 and later with `engine = \"flux\"`). Needs `target_path`. Default: `false` (the value is read with `--set` syntax).",
+					Optional:            true,
+					Validators:          []validator.Bool{boolvalidator.AlsoRequires(path.MatchRelative().AtParent().AtName("target_path"))},
 				},
 			},
 		},

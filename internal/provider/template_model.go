@@ -37,6 +37,7 @@ type valuesFromModel struct {
 	ValuesKey  types.String `tfsdk:"values_key"`
 	TargetPath types.String `tfsdk:"target_path"`
 	Optional   types.Bool   `tfsdk:"optional"`
+	Literal    types.Bool   `tfsdk:"literal"`
 }
 
 type postRendererModel struct {
@@ -91,6 +92,7 @@ func valuesReferences(in []valuesFromModel) []values.Reference {
 			ValuesKey:  r.ValuesKey.ValueString(),
 			TargetPath: r.TargetPath.ValueString(),
 			Optional:   r.Optional.ValueBool(),
+			Literal:    r.Literal.ValueBool(),
 		}
 	}
 	return out

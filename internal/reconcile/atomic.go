@@ -38,7 +38,9 @@ const maxSteps = 64
 //	Drifted     correct drift
 //	InSync      none: done
 //
-// A force token not yet handled forces one install or upgrade; a reset
+// A chart whose name changed, under the Reinstall strategy, uninstalls
+// the release first (helm-controller's release target change). A force
+// token not yet handled forces one install or upgrade; a reset
 // token not yet handled, or a new chart version or config digest, resets
 // the failure counters first.
 func (e *Engine) Reconcile(ctx context.Context, req *Request, detect DriftDetector) error {
@@ -76,6 +78,17 @@ func (e *Engine) Reconcile(ctx context.Context, req *Request, detect DriftDetect
 		PostRenderersDigest: PostRenderersDigest(s),
 		OptionsDigest:       OptionsDigest(s),
 	}
+	if req.reinstalls() {
+		// As helm-controller: the old chart's release goes first, with its
+		// history and failures; the loop then installs the new chart.
+		was, _ := ChartRenamed(st, want.ChartName)
+		e.logger().Info("chart name changed: uninstalling the release before installing the new chart", "release", releaseRef(req), "was", was, "chart", want.ChartName)
+		if _, err := e.Uninstall(ctx, s, st); err != nil {
+			return fmt.Errorf("reinstalling release %s for the chart %s (was %s, upgrade.chart_name_change_strategy %s): %w", releaseRef(req), want.ChartName, was, ChartNameReinstall, err)
+		}
+		st.History = nil
+		st.Failures, st.InstallFailures, st.UpgradeFailures = 0, 0, 0
+	}
 	var lastErr error
 	corrected, released := false, false
 	for step := 0; step < maxSteps; step++ {
@@ -95,6 +108,7 @@ func (e *Engine) Reconcile(ctx context.Context, req *Request, detect DriftDetect
 			return err
 		}
 		e.logger().Debug("release state", "release", releaseRef(req), "state", string(state.Status), "reason", state.Reason)
+		MarkDrift(st, s, state)
 		next, err := e.actionForState(req, state, force)
 		if err != nil {
 			e.markStalled(req, err, lastErr)

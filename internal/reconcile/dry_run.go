@@ -36,6 +36,9 @@ func (e *Engine) DryRun(ctx context.Context, req *Request) (*release.Release, er
 	if err != nil {
 		return nil, err
 	}
+	if err := postRenderHooks(req, rel); err != nil {
+		return nil, err
+	}
 	validate := !req.Spec.Upgrade.DisableOpenAPIValidation
 	if install {
 		validate = !req.Spec.Install.DisableOpenAPIValidation
@@ -57,6 +60,25 @@ func (e *Engine) DryRun(ctx context.Context, req *Request) (*release.Release, er
 	return rel, nil
 }
 
+// postRenderHooks sends each hook of rel through the post-renderers of
+// req, as a Helm 4 controller does under the combined and separate
+// strategies. Post-renderers patch objects one by one: whether hooks go
+// with the other objects or apart changes nothing of each.
+func postRenderHooks(req *Request, rel *release.Release) error {
+	if !req.Spec.PostRenderStrategy.PostRendersHooks() {
+		return nil
+	}
+	chain := postRenderer(req.Spec)
+	for _, h := range rel.Hooks {
+		out, err := chain.Run(bytes.NewBufferString(h.Manifest))
+		if err != nil {
+			return fmt.Errorf("post-rendering hook %s of release %s (post_render_strategy %s): %w", h.Path, releaseRef(req), req.Spec.PostRenderStrategy, err)
+		}
+		h.Manifest = out.String()
+	}
+	return nil
+}
+
 // Validated is what the newest DryRun had the API server validate whole;
 // nil when it skipped objects (kinds or a namespace to come) or did not
 // validate. A plan hands it to its apply (TrustedRender).
@@ -73,7 +95,7 @@ func (e *Engine) rendersInstall(req *Request) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return latest == nil || latest.Info.Status == release.StatusUninstalled || req.AsInstall, nil
+	return latest == nil || latest.Info.Status == release.StatusUninstalled || req.AsInstall || req.reinstalls(), nil
 }
 
 // crdKindsToCome are the kinds the chart's CRDs define that the cluster
@@ -180,7 +202,7 @@ func (e *Engine) render(ctx context.Context, req *Request) (rel *release.Release
 	if err != nil {
 		return nil, err
 	}
-	if latest == nil || latest.Info.Status == release.StatusUninstalled || req.AsInstall {
+	if latest == nil || latest.Info.Status == release.StatusUninstalled || req.AsInstall || req.reinstalls() {
 		rel, err = e.Helm.Install(ctx, req.Chart, req.Values, helm.InstallOptions{
 			ReleaseName:              s.GetReleaseName(),
 			Namespace:                s.GetTargetNamespace(),

@@ -48,6 +48,12 @@ type Request struct {
 	configDigest string
 }
 
+// reinstalls reports whether the chart's name changed under the Reinstall
+// strategy: the release is uninstalled, then installed afresh.
+func (req *Request) reinstalls() bool {
+	return req.Status != nil && req.Chart != nil && req.Chart.Metadata != nil && Reinstalls(req.Status, req.Spec, req.Chart.Metadata.Name)
+}
+
 // ActionRecord is one action a run took and how it ended.
 type ActionRecord struct {
 	Name string
@@ -130,7 +136,7 @@ func (e *Engine) applying() string {
 // snapshots of req.Status.History, newest first. New revisions record
 // chartDigest as the digest of the chart they were made from; revisions
 // already recorded keep theirs.
-func (e *Engine) recordObserved(req *Request, chartDigest string) (int, error) {
+func (e *Engine) recordObserved(req *Request, chartDigest string, action ReleaseAction) (int, error) {
 	e.mu.Lock()
 	observed := e.observed
 	e.observed = nil
@@ -145,6 +151,7 @@ func (e *Engine) recordObserved(req *Request, chartDigest string) (int, error) {
 			continue
 		}
 		snap.ChartDigest = chartDigest
+		snap.Action = action
 		req.Status.recordSnapshot(snap, req.Spec.GetMaxHistory())
 		e.mu.Lock()
 		if e.written == nil {
@@ -259,8 +266,9 @@ func (s *Status) recordSnapshot(snap Snapshot, max int) {
 			if snap.TestHooks == nil {
 				snap.TestHooks = s.History[i].TestHooks
 			}
-			// A revision's chart never changes.
+			// A revision's chart, and the action that made it, never change.
 			snap.ChartDigest = s.History[i].ChartDigest
+			snap.Action = s.History[i].Action
 			s.History[i] = snap
 			return
 		}

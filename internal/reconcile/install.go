@@ -75,7 +75,7 @@ func (a *Install) Reconcile(ctx context.Context, req *Request) error {
 		// validation failing is.
 		return untouched(validated.refused)
 	}
-	written, rerr := a.e.recordObserved(req, req.ChartDigest)
+	written, rerr := a.e.recordObserved(req, req.ChartDigest, ActionInstall)
 	if rerr != nil && err == nil {
 		err = rerr
 	}

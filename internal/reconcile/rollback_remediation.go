@@ -43,7 +43,7 @@ func (a *RollbackRemediation) Reconcile(ctx context.Context, req *Request) error
 		Poller:        s.poller(ctx),
 	})
 	stop()
-	if _, rerr := a.e.recordObserved(req, target.ChartDigest); rerr != nil && err == nil {
+	if _, rerr := a.e.recordObserved(req, target.ChartDigest, ActionRollback); rerr != nil && err == nil {
 		err = rerr
 	}
 	if err != nil {

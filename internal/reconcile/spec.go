@@ -113,6 +113,9 @@ type Spec struct {
 	// OriginGroup is the group of the origin labels of the release's
 	// objects; empty is postrender.OriginGroup (postrender.Origin).
 	OriginGroup string
+	// PostRenderStrategy is spec.postRenderStrategy: whether hooks go
+	// through the post-renderers; empty is PostRenderNoHooks (Helm 3).
+	PostRenderStrategy PostRenderStrategy
 
 	// Adopt takes over an existing release that this resource did not make
 	// (set when a release is imported).
@@ -122,6 +125,47 @@ type Spec struct {
 	// reconcile.fluxcd.io/forceAt and resetAt in Flux).
 	ForceAt string
 	ResetAt string
+}
+
+// PostRenderStrategy says which rendered objects go through the
+// post-renderers (HelmRelease spec.postRenderStrategy).
+type PostRenderStrategy string
+
+// Post-render strategies.
+const (
+	// PostRenderNoHooks post-renders the release's objects, not its hooks
+	// (Helm 3).
+	PostRenderNoHooks PostRenderStrategy = "nohooks"
+	// PostRenderCombined post-renders hooks and objects in one stream
+	// (Helm 4.2's default).
+	PostRenderCombined PostRenderStrategy = "combined"
+	// PostRenderSeparate post-renders hooks apart from the objects.
+	PostRenderSeparate PostRenderStrategy = "separate"
+)
+
+// PostRendersHooks reports whether the strategy sends hooks through the
+// post-renderers.
+func (s PostRenderStrategy) PostRendersHooks() bool {
+	return s == PostRenderCombined || s == PostRenderSeparate
+}
+
+// ChartNameChangeStrategy is what a change of the chart's name does
+// (HelmRelease spec.upgrade.chartNameChangeStrategy).
+type ChartNameChangeStrategy string
+
+// Chart name change strategies.
+const (
+	// ChartNameReinstall uninstalls the release and installs the new chart
+	// (helm-controller's behaviour since Flux 2.2).
+	ChartNameReinstall ChartNameChangeStrategy = "Reinstall"
+	// ChartNameInPlaceUpdate upgrades the release to the new chart.
+	ChartNameInPlaceUpdate ChartNameChangeStrategy = "InPlaceUpdate"
+)
+
+// ReinstallsOnChartNameChange reports whether a new chart name uninstalls
+// the release and installs it afresh.
+func (s *Spec) ReinstallsOnChartNameChange() bool {
+	return s.Upgrade.ChartNameChangeStrategy != ChartNameInPlaceUpdate
 }
 
 // Remediation is the remediation of an install or an upgrade.
@@ -152,6 +196,9 @@ type InstallSpec struct {
 	DisableWaitForJobs       bool
 	Strategy                 ActionStrategy
 	Remediation              Remediation
+	// ServerSideApply is serverSideApply (Helm 4 controllers); nil is the
+	// engine's default.
+	ServerSideApply *bool
 }
 
 // UpgradeSpec is spec.upgrade.
@@ -169,6 +216,12 @@ type UpgradeSpec struct {
 	PreserveValues           bool
 	Strategy                 ActionStrategy
 	Remediation              Remediation
+	// ServerSideApply is serverSideApply (Helm 4 controllers): enabled,
+	// disabled or auto; empty is the engine's default.
+	ServerSideApply string
+	// ChartNameChangeStrategy is what a new chart name does; empty is
+	// ChartNameReinstall.
+	ChartNameChangeStrategy ChartNameChangeStrategy
 }
 
 // TestFilter includes or excludes a test by name.
@@ -194,6 +247,8 @@ type RollbackSpec struct {
 	DisableWaitForJobs bool
 	Force              bool
 	Recreate           bool
+	// ServerSideApply as UpgradeSpec.ServerSideApply.
+	ServerSideApply string
 }
 
 // UninstallSpec is spec.uninstall.

@@ -149,6 +149,49 @@ func DetermineReleaseState(ctx context.Context, latest *release.Release, status 
 	return ReleaseState{Status: StateInSync}, nil
 }
 
+// Drifted condition reasons and messages, as in helm-controller.
+const (
+	ConditionDrifted      = "Drifted"
+	ReasonDriftDetected   = "DriftDetected"
+	ReasonNoDriftDetected = "NoDriftDetected"
+	fmtDrifted            = "Cluster state of release %s has drifted from the desired state: %s"
+	msgNoDrift            = "No drift detected against the cluster state"
+)
+
+// MarkDrift records in st what drift detection found in state, as
+// helm-controller's Drifted condition: true while the cluster differs
+// from the release, false once it was compared and found in sync; left as
+// it is when the state says nothing of drift (detection off, or an action
+// comes first).
+func MarkDrift(st *Status, s *Spec, state ReleaseState) {
+	switch {
+	case state.Status == StateDrifted:
+		st.SetCondition(Condition{Type: ConditionDrifted, Status: true, Reason: ReasonDriftDetected,
+			Message: fmt.Sprintf(fmtDrifted, s.GetStorageNamespace()+"/"+s.GetReleaseName(), state.Reason)})
+	case state.Status == StateInSync && (s.Drift.Mode == DriftWarn || s.Drift.Mode == DriftEnabled):
+		st.SetCondition(Condition{Type: ConditionDrifted, Status: false, Reason: ReasonNoDriftDetected, Message: msgNoDrift})
+	}
+}
+
+// ChartRenamed returns the chart name of the newest revision st recorded
+// when it is not chartName: the chart was replaced by another one.
+func ChartRenamed(st *Status, chartName string) (was string, renamed bool) {
+	cur := st.Latest()
+	if cur == nil || cur.ChartName == "" || cur.ChartName == chartName {
+		return "", false
+	}
+	return cur.ChartName, true
+}
+
+// Reinstalls reports whether the next action uninstalls the release and
+// installs chartName afresh rather than upgrading it: the chart's name
+// changed and the spec's chart name change strategy is Reinstall, as
+// helm-controller decides it (against its history, not Helm's storage).
+func Reinstalls(st *Status, s *Spec, chartName string) bool {
+	_, renamed := ChartRenamed(st, chartName)
+	return renamed && s.ReinstallsOnChartNameChange()
+}
+
 func describe(r *release.Release) string {
 	return fmt.Sprintf("%s/%s.v%d", r.Namespace, r.Name, r.Version)
 }

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/chart"
@@ -157,6 +158,71 @@ func TestActiveRemediation(t *testing.T) {
 			if a.Action != tc.wantAction || a.RetriesExhausted(&tc.status) != tc.wantExhausted || a.MustRemediateLastFailure() != tc.wantLast ||
 				a.Strategy() != tc.wantStrategy || a.MustIgnoreTestFailures() != tc.wantIgnoreTest {
 				t.Errorf("got action %s exhausted %v last %v strategy %s ignore-tests %v", a.Action, a.RetriesExhausted(&tc.status), a.MustRemediateLastFailure(), a.Strategy(), a.MustIgnoreTestFailures())
+			}
+		})
+	}
+}
+
+// TestReinstalls: a new chart name reinstalls the release under the
+// default strategy, as helm-controller does, and upgrades it in place
+// under InPlaceUpdate; nothing else reinstalls.
+func TestReinstalls(t *testing.T) {
+	made := func(chartName string) *Status {
+		return &Status{History: []Snapshot{{Name: "web", Namespace: "apps", Version: 2, ChartName: chartName}}}
+	}
+	inPlace := &Spec{Upgrade: UpgradeSpec{ChartNameChangeStrategy: ChartNameInPlaceUpdate}}
+	for _, tc := range []struct {
+		name  string
+		st    *Status
+		spec  *Spec
+		chart string
+		want  bool
+	}{
+		{"new chart name, default strategy", made("app"), &Spec{}, "app-v2", true},
+		{"new chart name, Reinstall", made("app"), &Spec{Upgrade: UpgradeSpec{ChartNameChangeStrategy: ChartNameReinstall}}, "app-v2", true},
+		{"new chart name, InPlaceUpdate", made("app"), inPlace, "app-v2", false},
+		{"same chart name", made("app"), &Spec{}, "app", false},
+		{"no history (adopted, or never installed)", &Status{}, &Spec{}, "app-v2", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Reinstalls(tc.st, tc.spec, tc.chart); got != tc.want {
+				t.Errorf("Reinstalls = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestMarkDrift: the Drifted condition is true while drift is found,
+// false once compared and in sync, and untouched when drift was not
+// looked at.
+func TestMarkDrift(t *testing.T) {
+	spec := func(mode DriftMode) *Spec { return &Spec{Name: "web", Namespace: "apps", Drift: DriftSpec{Mode: mode}} }
+	drifted := ReleaseState{Status: StateDrifted, Reason: "1 object changed: apps/v1/Deployment/apps/web"}
+	for _, tc := range []struct {
+		name       string
+		spec       *Spec
+		state      ReleaseState
+		wantStatus *bool
+		wantReason string
+	}{
+		{"drift found (warn)", spec(DriftWarn), drifted, new(true), ReasonDriftDetected},
+		{"drift found (enabled)", spec(DriftEnabled), drifted, new(true), ReasonDriftDetected},
+		{"in sync, detection on", spec(DriftEnabled), ReleaseState{Status: StateInSync}, new(false), ReasonNoDriftDetected},
+		{"in sync, detection off", spec(DriftDisabled), ReleaseState{Status: StateInSync}, nil, ""},
+		{"an upgrade comes first", spec(DriftEnabled), ReleaseState{Status: StateOutOfSync}, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &Status{}
+			MarkDrift(st, tc.spec, tc.state)
+			c := st.Condition(ConditionDrifted)
+			switch {
+			case tc.wantStatus == nil && c != nil:
+				t.Errorf("Drifted condition %+v, want none", *c)
+			case tc.wantStatus != nil && (c == nil || c.Status != *tc.wantStatus || c.Reason != tc.wantReason):
+				t.Errorf("Drifted condition %+v, want status %t reason %s", c, *tc.wantStatus, tc.wantReason)
+			}
+			if c != nil && c.Status && !strings.Contains(c.Message, "apps/web") || c != nil && c.Status && !strings.Contains(c.Message, tc.state.Reason) {
+				t.Errorf("Drifted message %q does not name the release and what drifted", c.Message)
 			}
 		})
 	}

@@ -33,13 +33,18 @@ const (
 	ReasonProgressing        = "Progressing"
 )
 
-// ReleaseAction is the kind of the last attempted release action.
+// ReleaseAction is a Helm action as helm-controller names it: the last
+// attempted release action (install and upgrade count towards failures),
+// and the action that made each revision (status.history[].action).
 type ReleaseAction string
 
-// Release actions that count towards failures.
+// Release actions.
 const (
-	ActionInstall ReleaseAction = "install"
-	ActionUpgrade ReleaseAction = "upgrade"
+	ActionInstall              ReleaseAction = "install"
+	ActionUpgrade              ReleaseAction = "upgrade"
+	ActionRollback             ReleaseAction = "rollback"
+	ActionUninstall            ReleaseAction = "uninstall"
+	ActionUninstallRemediation ReleaseAction = "uninstall-remediation"
 )
 
 // Condition is one observation of the release. It carries no timestamp:
@@ -137,7 +142,10 @@ type Snapshot struct {
 	// ChartDigest is the digest of the chart archive the revision was made
 	// from, when its chart version does not carry it (Request.ChartDigest;
 	// Flux's ociDigest); empty when unknown.
-	ChartDigest   string
+	ChartDigest string
+	// Action is the action that made the revision, as helm-controller
+	// records it (install, upgrade, rollback); empty when it was not seen.
+	Action        ReleaseAction
 	FirstDeployed time.Time
 	LastDeployed  time.Time
 	Deleted       time.Time

@@ -32,7 +32,7 @@ func (a *Test) Reconcile(ctx context.Context, req *Request) error {
 	_, err := a.e.Helm.Test(s.GetReleaseName(), helm.TestOptions{
 		Namespace: s.GetTargetNamespace(), Timeout: s.TestTimeout(), Include: include, Exclude: exclude,
 	})
-	if _, rerr := a.e.recordObserved(req, ""); rerr != nil && err == nil {
+	if _, rerr := a.e.recordObserved(req, "", ""); rerr != nil && err == nil {
 		err = rerr
 	}
 	cur := st.Latest()

@@ -58,7 +58,7 @@ func (a *UndoUninstall) Reconcile(ctx context.Context, req *Request) error {
 		MaxHistory:  s.GetMaxHistory(),
 		Poller:      s.poller(ctx),
 	})
-	if _, rerr := a.e.recordObserved(req, digest); rerr != nil && err == nil {
+	if _, rerr := a.e.recordObserved(req, digest, ActionRollback); rerr != nil && err == nil {
 		err = rerr
 	}
 	if err != nil {

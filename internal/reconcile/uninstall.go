@@ -30,7 +30,7 @@ func (e *Engine) Uninstall(ctx context.Context, spec *Spec, st *Status) ([]LeftB
 		e.Logs.Reset()
 	}
 	_, err = e.Helm.Uninstall(name, uninstallOptions(spec, "Uninstalled by helmrelease"))
-	if _, rerr := e.recordObserved(&Request{Spec: spec, Status: st}, ""); rerr != nil && err == nil {
+	if _, rerr := e.recordObserved(&Request{Spec: spec, Status: st}, "", ActionUninstall); rerr != nil && err == nil {
 		err = rerr
 	}
 	if err != nil && !helm.IsReleaseNotFound(err) {

@@ -19,7 +19,7 @@ func (a *UninstallRemediation) Type() ActionType { return TypeRemediate }
 func (a *UninstallRemediation) Reconcile(ctx context.Context, req *Request) error {
 	s, st := req.Spec, req.Status
 	_, err := a.e.Helm.Uninstall(s.GetReleaseName(), uninstallOptions(s, "Uninstalled by helmrelease to remediate a failure"))
-	if _, rerr := a.e.recordObserved(req, ""); rerr != nil && err == nil {
+	if _, rerr := a.e.recordObserved(req, "", ActionUninstallRemediation); rerr != nil && err == nil {
 		err = rerr
 	}
 	if err != nil && !helm.IsReleaseNotFound(err) {

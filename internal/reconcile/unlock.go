@@ -58,7 +58,7 @@ func (a *Unlock) Reconcile(_ context.Context, req *Request) error {
 	if err := a.e.Helm.UpdateRelease(rel); err != nil {
 		return err
 	}
-	if _, err := a.e.recordObserved(req, ""); err != nil {
+	if _, err := a.e.recordObserved(req, "", ""); err != nil {
 		return err
 	}
 	a.e.logger().Info("unlocked stale release", "release", releaseRef(req), "was", pending.String())

@@ -52,7 +52,7 @@ func (a *Upgrade) Reconcile(ctx context.Context, req *Request) error {
 		// validation failing is.
 		return &StorageUntouchedError{Err: validated.refused}
 	}
-	written, rerr := a.e.recordObserved(req, req.ChartDigest)
+	written, rerr := a.e.recordObserved(req, req.ChartDigest, ActionUpgrade)
 	if rerr != nil && err == nil {
 		err = rerr
 	}

@@ -33,6 +33,10 @@ type Reference struct {
 	ValuesKey  string
 	TargetPath string
 	Optional   bool
+	// Literal sets the value at TargetPath verbatim, as helm --set-literal
+	// does: commas, brackets, braces, quotes and backslashes are part of
+	// it (HelmRelease v2 valuesFrom[].literal, helm-controller v1.6).
+	Literal bool
 }
 
 func (r Reference) key() string {
@@ -140,7 +144,11 @@ func Compose(ctx context.Context, client kubernetes.Interface, in Input) (map[st
 	result = Merge(result, in.Values)
 	result = Merge(result, in.SensitiveValues)
 	for _, t := range targeted {
-		if err := SetPath(result, t.ref.TargetPath, t.value); err != nil {
+		set := SetPath
+		if t.ref.Literal {
+			set = SetLiteral
+		}
+		if err := set(result, t.ref.TargetPath, t.value); err != nil {
 			return nil, &ReferenceError{Index: t.index, Ref: t.ref, Reason: ReasonTargetPath, Err: err}
 		}
 	}
@@ -218,6 +226,17 @@ func SetPath(values map[string]any, path, value string) error {
 		}
 	}
 	return strvals.ParseInto(path+"="+value, values)
+}
+
+// literalEscaper escapes what the --set parser reads as syntax in a value,
+// the backslash first so that its own escapes are not escaped again.
+var literalEscaper = strings.NewReplacer(`\`, `\\`, `,`, `\,`, `[`, `\[`, `]`, `\]`, `{`, `\{`, `}`, `\}`)
+
+// SetLiteral sets value at path as a string, verbatim (helm --set-literal),
+// while the path keeps the --set syntax and its "\." escapes, as Flux's
+// valuesFrom[].literal does: the value is escaped for the string parser.
+func SetLiteral(values map[string]any, path, value string) error {
+	return strvals.ParseIntoString(path+"="+literalEscaper.Replace(value), values)
 }
 
 // ValidateTargetPath reports whether path is usable as a --set path.

@@ -59,6 +59,45 @@ func TestSetPath(t *testing.T) {
 	}
 }
 
+// TestSetLiteral: valuesFrom[].literal sets the data as it is, whatever
+// --set would read in it, at a path that keeps --set's syntax.
+func TestSetLiteral(t *testing.T) {
+	for _, tc := range []struct {
+		path, value string
+		want        any
+	}{
+		{"config", "a,b=c", "a,b=c"},
+		{"config", "{a,b}", "{a,b}"},
+		{"config", "[1]", "[1]"},
+		{"config", `C:\dir\`, `C:\dir\`},
+		{"config", `"quoted"`, `"quoted"`},
+		{"config", "5", "5"},
+		{"config", "true", "true"},
+		{"config", "null", "null"},
+		{"config", "", ""},
+		{"config", "line one,\nline [two]\n", "line one,\nline [two]\n"},
+		{"config", `{"json": [1, 2], "k": "v=w"}`, `{"json": [1, 2], "k": "v=w"}`},
+		{`annotations.example\.com/key`, "x,y", map[string]any{"example.com/key": "x,y"}},
+		{"hosts[1]", "a,b", []any{nil, "a,b"}},
+	} {
+		values := map[string]any{}
+		if err := SetLiteral(values, tc.path, tc.value); err != nil {
+			t.Errorf("SetLiteral(%q, %q): %v", tc.path, tc.value, err)
+			continue
+		}
+		got := values["config"]
+		switch {
+		case strings.HasPrefix(tc.path, "annotations"):
+			got = values["annotations"]
+		case strings.HasPrefix(tc.path, "hosts"):
+			got = values["hosts"]
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("SetLiteral(%q, %q) = %#v, want %#v", tc.path, tc.value, got, tc.want)
+		}
+	}
+}
+
 func TestValidateTargetPath(t *testing.T) {
 	for _, ok := range []string{"a", "a.b", "a[0].b", `a\.b`} {
 		if err := ValidateTargetPath(ok); err != nil {
