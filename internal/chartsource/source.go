@@ -64,6 +64,9 @@ type Source struct {
 // Resolved is a chart ready to render.
 type Resolved struct {
 	Chart *chart.Chart
+	// IndexName is the chart's name as the repository index lists it,
+	// set when Chart is not loaded yet (Version).
+	IndexName string
 	// Version is the revision of the chart: its version with Parts as
 	// build metadata ("1.2.0+5e1f0c9a2b7d"); the loaded chart's metadata
 	// carries it too, so that the release records it and a new revision
@@ -88,12 +91,16 @@ type Resolved struct {
 	StaleIndex *StaleIndex
 }
 
-// Name is the resolved chart's name; empty when no chart was loaded.
+// Name is the resolved chart's name: its metadata's, else the index's;
+// empty when neither is known.
 func (r *Resolved) Name() string {
-	if r == nil || r.Chart == nil || r.Chart.Metadata == nil {
+	switch {
+	case r == nil:
 		return ""
+	case r.Chart != nil && r.Chart.Metadata != nil:
+		return r.Chart.Metadata.Name
 	}
-	return r.Chart.Metadata.Name
+	return r.IndexName
 }
 
 // tracksDigest reports whether a new archive digest of the same version
@@ -185,7 +192,11 @@ func (r *Repositories) version(ctx context.Context, src Source) (*Resolved, erro
 	if err != nil {
 		return nil, fmt.Errorf("repository %s: %w", src.Repository, err)
 	}
-	return &Resolved{Version: v.Version, AppVersion: v.AppVersion, Digest: v.Digest, TrackedDigest: v.Digest, Versions: versionsOf(idx, src.Name), StaleIndex: idx.Stale}, nil
+	name := src.Name
+	if v.Metadata != nil && v.Name != "" {
+		name = v.Name
+	}
+	return &Resolved{IndexName: name, Version: v.Version, AppVersion: v.AppVersion, Digest: v.Digest, TrackedDigest: v.Digest, Versions: versionsOf(idx, src.Name), StaleIndex: idx.Stale}, nil
 }
 
 func versionsOf(idx *Index, name string) []string {

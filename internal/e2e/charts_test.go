@@ -388,6 +388,8 @@ type plannedRelease struct {
 	PlannedAction *string
 	// PlannedChanges is planned_changes (nil when null or unknown).
 	PlannedChanges map[string]string
+	// PlannedHooks is planned_hooks (nil when null or unknown).
+	PlannedHooks map[string]string
 }
 
 // plannedRelease reads the change of the plan file's helmrelease_release.
@@ -405,6 +407,7 @@ func (w *workspace) plannedRelease(planFile string) plannedRelease {
 					Resources      map[string]string `json:"resources"`
 					PlannedAction  *string           `json:"planned_action"`
 					PlannedChanges map[string]string `json:"planned_changes"`
+					PlannedHooks   map[string]string `json:"planned_hooks"`
 				} `json:"after"`
 				AfterUnknown struct {
 					Resources json.RawMessage `json:"resources"`
@@ -420,7 +423,7 @@ func (w *workspace) plannedRelease(planFile string) plannedRelease {
 			continue
 		}
 		out := plannedRelease{Before: rc.Change.Before.Resources, After: rc.Change.After.Resources, PlannedAction: rc.Change.After.PlannedAction,
-			PlannedChanges: rc.Change.After.PlannedChanges}
+			PlannedChanges: rc.Change.After.PlannedChanges, PlannedHooks: rc.Change.After.PlannedHooks}
 		var marks map[string]bool
 		if err := json.Unmarshal(rc.Change.AfterUnknown.Resources, &marks); err != nil {
 			// Not a map of marks: true, resources unknown whole.

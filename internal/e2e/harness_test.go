@@ -197,19 +197,47 @@ type tfState struct {
 		Instances []struct {
 			Status     string `json:"status"`
 			Attributes struct {
-				ID     string `json:"id"`
-				Status struct {
-					Ready    bool   `json:"ready"`
-					Reason   string `json:"reason"`
-					Failures int    `json:"failures"`
-					History  []struct {
-						Version int    `json:"version"`
-						Status  string `json:"status"`
-					} `json:"history"`
-				} `json:"status"`
+				ID     string   `json:"id"`
+				Status tfStatus `json:"status"`
 			} `json:"attributes"`
 		} `json:"instances"`
 	} `json:"resources"`
+}
+
+// tfStatus is what the tests read of a release's status.
+type tfStatus struct {
+	Ready      bool   `json:"ready"`
+	Reason     string `json:"reason"`
+	Failures   int    `json:"failures"`
+	Conditions []struct {
+		Type    string `json:"type"`
+		Status  bool   `json:"status"`
+		Reason  string `json:"reason"`
+		Message string `json:"message"`
+	} `json:"conditions"`
+	History []struct {
+		Version   int    `json:"version"`
+		Status    string `json:"status"`
+		Action    string `json:"action"`
+		ChartName string `json:"chart_name"`
+	} `json:"history"`
+}
+
+// statuses are the statuses of the helmrelease_release instances of the
+// state, by name.
+func (w *workspace) statuses() map[string]tfStatus {
+	w.t.Helper()
+	var st tfState
+	if err := json.Unmarshal(w.stateBytes(), &st); err != nil {
+		w.t.Fatal(err)
+	}
+	out := map[string]tfStatus{}
+	for _, r := range st.Resources {
+		if r.Type == "helmrelease_release" && len(r.Instances) > 0 {
+			out[r.Name] = r.Instances[0].Attributes.Status
+		}
+	}
+	return out
 }
 
 // releases are the helmrelease_release instances of the state, by name.
@@ -295,6 +323,8 @@ type config struct {
 	// provider holds extra lines of the provider block; kubernetes
 	// replaces its kubernetes attribute.
 	provider, kubernetes string
+	// chart is the chart's name in the repository; empty is svc.
+	chart string
 }
 
 func (c config) hcl(resources map[string]string) string {
@@ -305,6 +335,10 @@ func (c config) hcl(resources map[string]string) string {
 	}
 	b.WriteString("terraform {\n  required_providers {\n    helmrelease = { source = \"helmrelease/helmrelease\" }\n  }\n}\n\n")
 	fmt.Fprintf(&b, "provider \"helmrelease\" {\n  kubernetes = %s\n  cache_dir  = %q\n%s\n}\n", kubernetes, c.cacheDir, c.provider)
+	chart := c.chart
+	if chart == "" {
+		chart = "svc"
+	}
 	names := make([]string, 0, len(resources))
 	for name := range resources {
 		names = append(names, name)
@@ -316,7 +350,7 @@ resource "helmrelease_release" %[1]q {
   name      = %[1]q
   namespace = %[2]q
   chart = {
-    name       = "svc"
+    name       = %[7]q
     version    = "1.0.0"
     repository = %[3]q
     username   = %[4]q
@@ -324,7 +358,7 @@ resource "helmrelease_release" %[1]q {
   }
 %[6]s
 }
-`, name, c.namespace, c.repo.URL, testrepo.Username, testrepo.Password, resources[name])
+`, name, c.namespace, c.repo.URL, testrepo.Username, testrepo.Password, resources[name], chart)
 	}
 	return b.String()
 }

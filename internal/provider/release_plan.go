@@ -240,7 +240,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 			action = "install"
 		}
 		why := strings.Join(changes, "; ")
-		if action == "upgrade" && reconcile.Reinstalls(st, spec, resolved.Name()) {
+		if name := resolved.Name(); action == "upgrade" && name != "" && reconcile.Reinstalls(st, spec, name) {
 			action = "reinstall"
 			why += "; upgrade.chart_name_change_strategy " + chartNameReinstall + " uninstalls the release (deleting its objects, under uninstall's settings) and installs the new chart afresh, a new history from revision 1 (" + chartNameInPlaceUpdate + " upgrades it in place)"
 		}
@@ -477,12 +477,12 @@ func resetRequested(spec *reconcile.Spec, st *reconcile.Status) bool {
 // that differ from the last attempt, and tokens not yet handled.
 func releaseChanges(st *reconcile.Status, chart *chartsource.Resolved, sameValues bool, spec *reconcile.Spec) []string {
 	out := chart.RevisionChanges(st.LastAttemptedRevision)
-	if name := chart.Name(); name != "" {
-		if was, renamed := reconcile.ChartRenamed(st, name); renamed {
-			out = append(out, fmt.Sprintf("chart name changed from %s to %s", was, name))
-		}
-	}
-	if d := chart.TrackedDigest; d != "" && st.LastAttemptedRevisionDigest != "" && d != st.LastAttemptedRevisionDigest {
+	was, renamed := reconcile.ChartRenamed(st, chart.Name())
+	switch d := chart.TrackedDigest; {
+	case renamed:
+		// Another chart: its digest is another one too.
+		out = append(out, fmt.Sprintf("chart name changed from %s to %s", was, chart.Name()))
+	case d != "" && st.LastAttemptedRevisionDigest != "" && d != st.LastAttemptedRevisionDigest:
 		out = append(out, fmt.Sprintf("chart %s published again with another digest (%s, was %s)", chart.Version, d, st.LastAttemptedRevisionDigest))
 	}
 	if !sameValues {

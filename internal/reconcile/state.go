@@ -177,7 +177,7 @@ func MarkDrift(st *Status, s *Spec, state ReleaseState) {
 // when it is not chartName: the chart was replaced by another one.
 func ChartRenamed(st *Status, chartName string) (was string, renamed bool) {
 	cur := st.Latest()
-	if cur == nil || cur.ChartName == "" || cur.ChartName == chartName {
+	if cur == nil || cur.ChartName == "" || chartName == "" || cur.ChartName == chartName {
 		return "", false
 	}
 	return cur.ChartName, true
