@@ -6,6 +6,7 @@ import (
 	"context"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
@@ -264,4 +266,95 @@ func appliedBy(t *testing.T, cs kubernetes.Interface, ns, name string) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// TestFluxSharedSource: releases of one namespace that use the same Helm
+// repository and login share one HelmRepository, which each owns; the
+// source of another interval is another one. Destroying one release keeps
+// the source the others use, and they go on upgrading from it;
+// destroying the last one removes it and its credentials.
+func TestFluxSharedSource(t *testing.T) {
+	withFluxControllers(t, func(t *testing.T, run *fluxRun) {
+		repo := newRepository(t)
+		c := run.config(t, repo)
+		w := newWorkspace(t, "shared")
+		body := func(message string) string {
+			return "  engine = \"flux\"\n  values = { message = \"" + message + "\" }"
+		}
+		w.write(c.hcl(map[string]string{"a": body("one"), "b": body("one"), "c": body("one")}))
+		w.apply()
+		sources := sourcesOf(t, run.rest, run.ns, repo.URL)
+		if len(sources) != 2 || !strings.HasPrefix(sources[0], "HelmRepository/") || !strings.HasPrefix(sources[1], "Secret/") {
+			t.Fatalf("three releases of one repository and login have the sources %v, want one HelmRepository and its credentials", sources)
+		}
+		source := strings.TrimPrefix(sources[0], "HelmRepository/")
+		if owners := sourceOwners(t, run, source); strings.Join(owners, ",") != "a,b,c" {
+			t.Errorf("the shared HelmRepository's owners are %v, want the three HelmReleases", owners)
+		}
+		for _, name := range []string{"a", "b", "c"} {
+			if got := helmReleaseSource(t, run, name); got != source {
+				t.Errorf("HelmRelease %s takes its chart from %q, want the shared %s", name, got, source)
+			}
+		}
+
+		// One release destroyed: the others keep the source and upgrade.
+		w.write(c.hcl(map[string]string{"b": body("two"), "c": body("two")}))
+		w.apply()
+		if owners := sourceOwners(t, run, source); strings.Join(owners, ",") != "b,c" {
+			t.Errorf("after a is destroyed, the shared HelmRepository's owners are %v, want b and c", owners)
+		}
+		if got := configMessageOn(t, run.cs, run.ns, "b"); got != "two" {
+			t.Errorf("b's message %q after its upgrade from the shared source, want two", got)
+		}
+		w.planIsEmpty()
+
+		// Another interval: a source of its own, which the index is
+		// downloaded for at that interval.
+		w.write(c.hcl(map[string]string{"b": body("two"), "c": body("two"), "d": body("one") + "\n  flux = { interval = \"1h\" }"}))
+		w.apply()
+		if got := helmReleaseSource(t, run, "d"); got == source || got == "" {
+			t.Errorf("a release of another interval takes its chart from %q, want a source of its own", got)
+		}
+		if owners := sourceOwners(t, run, source); strings.Join(owners, ",") != "b,c" {
+			t.Errorf("the shared HelmRepository's owners are %v, want b and c", owners)
+		}
+
+		// The last ones destroyed: the source and its credentials go.
+		w.must(0, "destroy", "-auto-approve", "-input=false", "-no-color")
+		if left := sourcesOf(t, run.rest, run.ns, repo.URL); len(left) > 0 {
+			t.Errorf("after the last release using it is destroyed, the shared source is left: %v", left)
+		}
+		if left := providerObjects(t, run.rest, run.ns); len(left) > 0 {
+			t.Errorf("after destroy the provider's objects are left: %v", left)
+		}
+	})
+}
+
+// sourceOwners are the names of the owners of the HelmRepository name,
+// sorted.
+func sourceOwners(t *testing.T, run *fluxRun, name string) []string {
+	t.Helper()
+	gvr := schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmrepositories"}
+	o, err := dynamic.NewForConfigOrDie(run.rest).Resource(gvr).Namespace(run.ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range o.GetOwnerReferences() {
+		out = append(out, r.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// helmReleaseSource names the HelmRepository the HelmRelease takes its
+// chart from.
+func helmReleaseSource(t *testing.T, run *fluxRun, name string) string {
+	t.Helper()
+	hr, err := dynamic.NewForConfigOrDie(run.rest).Resource(helmReleases).Namespace(run.ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, _, _ := unstructured.NestedString(hr.Object, "spec", "chart", "spec", "sourceRef", "name")
+	return ref
 }

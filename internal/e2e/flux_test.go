@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testenv"
@@ -187,12 +189,60 @@ func TestFluxEngine(t *testing.T) {
 		if latest := st.latest("kept"); latest == nil || latest.Info.Status != release.StatusDeployed {
 			t.Errorf("release kept after destroy with uninstall_on_destroy = false: %s, want still deployed", st.describe("kept"))
 		}
-		for _, name := range []string{"app-sensitive-values", "app-chart-credentials", "kept-chart-credentials"} {
-			if _, err := run.cs.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				t.Errorf("Secret %s after destroy: %v, want not found", name, err)
-			}
+		if left := providerObjects(t, run.rest, ns); len(left) > 0 {
+			t.Errorf("after destroy the provider's sources and Secrets are left: %v", left)
 		}
 	})
+}
+
+// sourcesOf are the HelmRepositories of url in namespace ns and the
+// Secrets they name, as kind/name.
+func sourcesOf(t *testing.T, rc *rest.Config, ns, url string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dyn := dynamic.NewForConfigOrDie(rc)
+	list, err := dyn.Resource(schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmrepositories"}).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("listing HelmRepositories: %v", err)
+	}
+	var out []string
+	for _, o := range list.Items {
+		if u, _, _ := unstructured.NestedString(o.Object, "spec", "url"); u != url {
+			continue
+		}
+		out = append(out, "HelmRepository/"+o.GetName())
+		if secret, _, _ := unstructured.NestedString(o.Object, "spec", "secretRef", "name"); secret != "" {
+			if _, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}).Namespace(ns).Get(ctx, secret, metav1.GetOptions{}); err == nil {
+				out = append(out, "Secret/"+secret)
+			}
+		}
+	}
+	return out
+}
+
+// providerObjects are the chart sources and Secrets the provider wrote
+// in namespace ns (its managed-by label), as kind/name.
+func providerObjects(t *testing.T, rc *rest.Config, ns string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out []string
+	for kind, gvr := range map[string]schema.GroupVersionResource{
+		"HelmRepository": {Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmrepositories"},
+		"OCIRepository":  {Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"},
+		"Secret":         {Version: "v1", Resource: "secrets"},
+	} {
+		list, err := dynamic.NewForConfigOrDie(rc).Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=terraform-provider-helmrelease"})
+		if err != nil {
+			t.Fatalf("listing %s: %v", kind, err)
+		}
+		for _, o := range list.Items {
+			out = append(out, kind+"/"+o.GetName())
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func mustJSON(t *testing.T, v any) []byte {

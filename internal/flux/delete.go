@@ -3,6 +3,8 @@ package flux
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"slices"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -10,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -19,7 +23,7 @@ import (
 // finalizer; without, the HelmRelease is suspended first and the
 // controller lets the release go (helm-controller skips the uninstall of
 // a suspended HelmRelease): the release stays installed, unmanaged.
-func (e *Engine) Delete(ctx context.Context, namespace, name string, uninstall bool, timeout time.Duration) error {
+func (e *Engine) Delete(ctx context.Context, namespace, name string, uninstall bool, timeout time.Duration) (err error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	hr, err := e.Get(ctx, namespace, name)
@@ -27,6 +31,13 @@ func (e *Engine) Delete(ctx context.Context, namespace, name string, uninstall b
 		return err
 	}
 	if hr != nil {
+		defer func() {
+			// Kubernetes' garbage collector lets the shared sources go
+			// too, on its own time.
+			if err == nil {
+				err = e.Release(ctx, namespace, hr.UID, "")
+			}
+		}()
 		if !uninstall {
 			if err := e.suspend(ctx, hr); err != nil {
 				return err
@@ -103,14 +114,108 @@ func readyCondition(hr *helmv2.HelmRelease) *metav1.Condition {
 	return nil
 }
 
-// DeleteWritten deletes the source and Secrets written for the
-// HelmRelease name, when a create failed before the HelmRelease was
-// written: they would otherwise be left, in no state. It runs even when
-// ctx is done (an apply interrupted), for a minute at most.
-func (e *Engine) DeleteWritten(ctx context.Context, namespace, name string) error {
+// DeleteWritten deletes the source and Secrets written for the release
+// of objs, when a create failed before the HelmRelease was written: they
+// would otherwise be left, in no state. A shared source is deleted only
+// when no release owns it. It runs even when ctx is done (an apply
+// interrupted), for a minute at most.
+func (e *Engine) DeleteWritten(ctx context.Context, objs *Objects) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	return e.deleteAuxiliary(ctx, namespace, name)
+	hr := objs.HelmRelease
+	for _, obj := range objs.sharedObjects() {
+		if err := e.deleteUnowned(ctx, obj); err != nil {
+			return err
+		}
+	}
+	return e.deleteAuxiliary(ctx, hr.Namespace, hr.Name)
+}
+
+// Release lets the shared sources of namespace go that the HelmRelease
+// of uid owns, but keep: its owner reference is removed, and a source
+// left with no owner is deleted with its credentials. A release never
+// deletes a source another release owns.
+func (e *Engine) Release(ctx context.Context, namespace string, uid types.UID, keep string) error {
+	list := &sourcev1.HelmRepositoryList{}
+	if err := e.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{SharedLabel: "true", ManagedByLabel: ManagedBy}); err != nil {
+		return fmt.Errorf("listing the shared HelmRepositories of namespace %s: %w", namespace, err)
+	}
+	for i := range list.Items {
+		repo := &list.Items[i]
+		if repo.Name == keep || !ownedBy(repo, uid) {
+			continue
+		}
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: SharedCredentialsName(repo.Name)}}
+		for _, obj := range []client.Object{repo, secret} {
+			if err := e.disown(ctx, obj, uid); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func ownedBy(obj client.Object, uid types.UID) bool {
+	return slices.ContainsFunc(obj.GetOwnerReferences(), func(r metav1.OwnerReference) bool { return r.UID == uid })
+}
+
+// disown removes the owner reference of uid from obj, then deletes obj if
+// no owner is left; a change made meanwhile by another release (its owner
+// reference added) is read again.
+func (e *Engine) disown(ctx context.Context, obj client.Object, uid types.UID) error {
+	return retry.OnError(retry.DefaultRetry, func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsInvalid(err) }, func() error {
+		if err := e.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		refs := obj.GetOwnerReferences()
+		i := slices.IndexFunc(refs, func(r metav1.OwnerReference) bool { return r.UID == uid })
+		if i >= 0 {
+			patch := fmt.Sprintf(`[{"op":"test","path":"/metadata/ownerReferences/%d/uid","value":%q},{"op":"remove","path":"/metadata/ownerReferences/%d"}]`, i, uid, i)
+			if err := e.Client.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, []byte(patch))); err != nil {
+				return client.IgnoreNotFound(err)
+			}
+		}
+		return e.deleteUnowned(ctx, obj)
+	})
+}
+
+// deleteUnowned deletes obj, written by this provider, when it has no
+// owner reference left, unless it changed since it was read.
+func (e *Engine) deleteUnowned(ctx context.Context, obj client.Object) error {
+	if err := e.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if len(obj.GetOwnerReferences()) > 0 || obj.GetLabels()[ManagedByLabel] != ManagedBy {
+		return nil
+	}
+	rv := obj.GetResourceVersion()
+	if err := e.Client.Delete(ctx, obj, client.Preconditions{ResourceVersion: &rv}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting the shared %T %s/%s no release uses: %w", obj, obj.GetNamespace(), obj.GetName(), err)
+	}
+	return nil
+}
+
+// deleteOwn deletes the source and credentials the release of objs wrote
+// for itself before and no longer uses: those of a Helm repository before
+// it was shared, or an OCI source when the chart moved to a Helm
+// repository.
+func (e *Engine) deleteOwn(ctx context.Context, objs *Objects) error {
+	hr := objs.HelmRelease
+	for _, obj := range []client.Object{
+		&sourcev1.HelmRepository{ObjectMeta: metav1.ObjectMeta{Namespace: hr.Namespace, Name: SourceName(hr.Name)}},
+		&sourcev1.OCIRepository{ObjectMeta: metav1.ObjectMeta{Namespace: hr.Namespace, Name: SourceName(hr.Name)}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: hr.Namespace, Name: CredentialsName(hr.Name)}},
+	} {
+		if slices.ContainsFunc(objs.List(), func(o client.Object) bool {
+			return o.GetName() == obj.GetName() && reflect.TypeOf(o) == reflect.TypeOf(obj)
+		}) {
+			continue
+		}
+		if err := e.deleteLabelled(ctx, obj, hr.Name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // deleteAuxiliary deletes the source and Secrets written for the
@@ -122,18 +227,27 @@ func (e *Engine) deleteAuxiliary(ctx context.Context, namespace, name string) er
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: ValuesName(name)}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: CredentialsName(name)}},
 	} {
-		if err := e.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			return fmt.Errorf("reading %T %s/%s: %w", obj, namespace, obj.GetName(), err)
+		if err := e.deleteLabelled(ctx, obj, name); err != nil {
+			return err
 		}
-		if l := obj.GetLabels(); l[ManagedByLabel] != ManagedBy || l[ReleaseLabel] != name {
-			continue // not written for this release: left alone
+	}
+	return nil
+}
+
+// deleteLabelled deletes obj when it was written for the HelmRelease
+// name (labelled for it and managed by the provider); another's is left.
+func (e *Engine) deleteLabelled(ctx context.Context, obj client.Object, name string) error {
+	if err := e.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
 		}
-		if err := e.Client.Delete(ctx, obj, client.Preconditions{UID: ptr(obj.GetUID())}); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting %s %s/%s: %w", obj.GetObjectKind().GroupVersionKind().Kind, namespace, obj.GetName(), err)
-		}
+		return fmt.Errorf("reading %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err)
+	}
+	if l := obj.GetLabels(); l[ManagedByLabel] != ManagedBy || l[ReleaseLabel] != name {
+		return nil // not written for this release: left alone
+	}
+	if err := e.Client.Delete(ctx, obj, client.Preconditions{UID: ptr(obj.GetUID())}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err)
 	}
 	return nil
 }

@@ -2,6 +2,8 @@ package flux
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -152,10 +154,30 @@ func (e *Engine) hasSpecField(ctx context.Context, field string) (bool, error) {
 
 // Apply writes objs by server-side apply under FieldManager, in order,
 // taking over fields other managers set, and returns the HelmRelease as
-// written.
+// written. A shared source and its credentials are written under the
+// release's own field manager (SharedManager), with the HelmRelease as one
+// of their owners: each release owns its owner reference, which another
+// release's apply keeps, and Kubernetes deletes them with their last
+// owner. The sources and credentials the release used before and no
+// longer does are let go (Release).
 func (e *Engine) Apply(ctx context.Context, objs *Objects) (*helmv2.HelmRelease, error) {
+	ns, name := objs.HelmRelease.Namespace, objs.HelmRelease.Name
+	var owner *metav1.OwnerReference
+	if objs.Shared {
+		cur, err := e.Get(ctx, ns, name)
+		if err != nil {
+			return nil, err
+		}
+		owner = ownerOf(cur)
+	}
 	var written *unstructured.Unstructured
 	for _, obj := range objs.List() {
+		if objs.shared(obj) {
+			if err := e.applyShared(ctx, obj, name, owner); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		u, err := applied(obj)
 		if err != nil {
 			return nil, err
@@ -175,7 +197,70 @@ func (e *Engine) Apply(ctx context.Context, objs *Objects) (*helmv2.HelmRelease,
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(written.Object, hr); err != nil {
 		return nil, fmt.Errorf("reading the HelmRelease written: %w", err)
 	}
+	if objs.Shared && owner == nil {
+		// Created now: its owner reference can be written only now. A
+		// source its last other owner's deletion took meanwhile is
+		// written again.
+		for _, obj := range objs.sharedObjects() {
+			if err := e.applyShared(ctx, obj, name, ownerOf(hr)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	keep := ""
+	if objs.Shared {
+		keep = objs.Source.GetName()
+	}
+	if err := errors.Join(e.Release(ctx, ns, hr.UID, keep), e.deleteOwn(ctx, objs)); err != nil {
+		return hr, &CleanupError{Err: err}
+	}
 	return hr, nil
+}
+
+// CleanupError is the failure of Apply to let go the sources and Secrets
+// the release no longer uses, once the HelmRelease was written: the
+// release is written, and those objects are left.
+type CleanupError struct{ Err error }
+
+func (e *CleanupError) Error() string { return e.Err.Error() }
+
+func (e *CleanupError) Unwrap() error { return e.Err }
+
+// SharedManager is the field manager of the release name's writes of a
+// shared source and its credentials.
+func SharedManager(name string) string {
+	m := FieldManager + ":" + name
+	if len(m) > 128 { // the API server's limit
+		sum := sha256.Sum256([]byte(name))
+		m = FieldManager + ":" + hex.EncodeToString(sum[:16])
+	}
+	return m
+}
+
+// ownerOf is the owner reference to hr, nil for none.
+func ownerOf(hr *helmv2.HelmRelease) *metav1.OwnerReference {
+	if hr == nil || hr.UID == "" {
+		return nil
+	}
+	return &metav1.OwnerReference{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind, Name: hr.Name, UID: hr.UID}
+}
+
+// applyShared writes a shared object under the release's own field
+// manager, with owner among its owner references when known. Every
+// release writes the same content; a rotated password is the newest
+// apply's.
+func (e *Engine) applyShared(ctx context.Context, obj client.Object, release string, owner *metav1.OwnerReference) error {
+	u, err := applied(obj)
+	if err != nil {
+		return err
+	}
+	if owner != nil {
+		u.SetOwnerReferences([]metav1.OwnerReference{*owner})
+	}
+	if err := e.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(SharedManager(release)), client.ForceOwnership); err != nil {
+		return fmt.Errorf("applying the shared %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+	}
+	return nil
 }
 
 // contentFields are the top-level fields the provider writes whole: what

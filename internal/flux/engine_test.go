@@ -152,6 +152,7 @@ func TestControllerLifecycle(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				var objs *Objects
 				apply := func(message string) {
 					t.Helper()
 					r := &Release{
@@ -160,7 +161,7 @@ func TestControllerLifecycle(t *testing.T) {
 						Values:          map[string]any{"message": message, "password": "overridden"},
 						SensitiveValues: map[string]any{"password": "hunter2"},
 					}
-					objs, err := Build(r)
+					objs, err = Build(r)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -199,10 +200,15 @@ func TestControllerLifecycle(t *testing.T) {
 				case !tc.uninstall && (len(releases.Items) != 2 || cmErr != nil):
 					t.Errorf("after delete without uninstall: %d storage Secrets, ConfigMap error %v; want the 2 revisions and the ConfigMap", len(releases.Items), cmErr)
 				}
-				for _, name := range []string{ValuesName("app"), CredentialsName("app")} {
+				// Its source and Secrets go with it: a shared source too,
+				// which no other release uses.
+				for _, name := range []string{ValuesName("app"), objs.Credentials.Name} {
 					if _, err := cs.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 						t.Errorf("Secret %s after delete: %v, want not found", name, err)
 					}
+				}
+				if err := e.Client.Get(ctx, client.ObjectKeyFromObject(objs.Source), objs.Source); !apierrors.IsNotFound(err) {
+					t.Errorf("source %s after delete: %v, want not found", objs.Source.GetName(), err)
 				}
 			})
 		}

@@ -1,11 +1,17 @@
 package flux
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,6 +42,10 @@ const (
 	// ReleaseLabel names the HelmRelease an auxiliary object (source,
 	// Secret) was written for.
 	ReleaseLabel = "helmrelease.terraform.io/helmrelease"
+	// SharedLabel marks a HelmRepository, and its credentials Secret,
+	// that the releases of a namespace share: each release using it is
+	// one of its owner references.
+	SharedLabel = "helmrelease.terraform.io/shared-source"
 
 	// RequestedAtAnnotation asks the controller to reconcile now; it
 	// records the token handled in status.lastHandledReconcileAt.
@@ -103,6 +113,11 @@ type Objects struct {
 	Credentials *corev1.Secret
 	// Source is the HelmRepository or OCIRepository of the chart.
 	Source client.Object
+	// Shared is set when Source and Credentials are shared with the other
+	// releases of the namespace that use the same Helm repository, login,
+	// TLS files and interval (a HelmRepository); an OCIRepository is the
+	// release's own, pinned to the digest its plan resolved.
+	Shared bool
 	// Values holds the sensitive values, or nil.
 	Values      *corev1.Secret
 	HelmRelease *helmv2.HelmRelease
@@ -121,11 +136,58 @@ func (o *Objects) List() []client.Object {
 	return append(out, o.HelmRelease)
 }
 
+// sharedObjects are the shared source and its credentials, when shared.
+func (o *Objects) sharedObjects() []client.Object {
+	if !o.Shared {
+		return nil
+	}
+	if o.Credentials == nil {
+		return []client.Object{o.Source}
+	}
+	return []client.Object{o.Credentials, o.Source}
+}
+
+// shared reports whether obj is the shared source or its credentials.
+func (o *Objects) shared(obj client.Object) bool {
+	return slices.Contains(o.sharedObjects(), obj)
+}
+
 // CredentialsName, ValuesName and SourceName name the objects written for
 // the HelmRelease name (in its namespace).
 func CredentialsName(name string) string { return name + "-chart-credentials" }
 func ValuesName(name string) string      { return name + "-sensitive-values" }
 func SourceName(name string) string      { return name }
+
+// SharedCredentialsName names the credentials Secret of a shared source.
+func SharedCredentialsName(source string) string { return source + "-credentials" }
+
+// sharedSourceName names the HelmRepository shared by the releases whose
+// source has the same URL, login (username; a rotated password is the
+// same login), TLS files and interval: the repository's host, readable in
+// kubectl get, and a digest of all of it.
+func sharedSourceName(src chartsource.Source, credentials *corev1.Secret, interval time.Duration) string {
+	h := sha256.New()
+	for _, part := range []string{src.Repository, src.Auth.Username, strconv.FormatBool(src.Auth.PassCredentials), interval.String()} {
+		fmt.Fprintf(h, "%d:%s;", len(part), part)
+	}
+	if credentials != nil {
+		for _, key := range []string{"ca.crt", corev1.TLSCertKey, corev1.TLSPrivateKeyKey} {
+			fmt.Fprintf(h, "%d:%s;", len(credentials.Data[key]), credentials.Data[key])
+		}
+	}
+	host := "helm-repository"
+	if u, err := url.Parse(src.Repository); err == nil && u.Hostname() != "" {
+		host = strings.Trim(dnsUnsafe.ReplaceAllString(strings.ToLower(u.Hostname()), "-"), "-")
+	}
+	const digestLen = 10
+	if max := 63 - digestLen - 1; len(host) > max {
+		host = strings.TrimRight(host[:max], "-")
+	}
+	return host + "-" + hex.EncodeToString(h.Sum(nil))[:digestLen]
+}
+
+// dnsUnsafe is what a DNS label may not hold.
+var dnsUnsafe = regexp.MustCompile(`[^a-z0-9-]+`)
 
 // Build returns the objects of r.
 func Build(r *Release) (*Objects, error) {
@@ -142,10 +204,25 @@ func Build(r *Release) (*Objects, error) {
 	objectMeta := func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: s.Namespace, Labels: labels}
 	}
-	out := &Objects{}
+	out := &Objects{Shared: !chartsource.IsOCI(src.Repository)}
 	credentials, err := credentialsSecret(src, objectMeta(CredentialsName(s.Name)))
 	if err != nil {
 		return nil, err
+	}
+	sourceName := SourceName(s.Name)
+	if out.Shared {
+		sourceName = sharedSourceName(src, credentials, interval)
+		shared := metav1.ObjectMeta{Name: sourceName, Namespace: s.Namespace, Labels: map[string]string{ManagedByLabel: ManagedBy, SharedLabel: "true"}}
+		if credentials != nil {
+			credentials.ObjectMeta = shared
+			credentials.Name = SharedCredentialsName(sourceName)
+		}
+		objectMeta = func(name string) metav1.ObjectMeta {
+			if name == sourceName {
+				return shared
+			}
+			return metav1.ObjectMeta{Name: name, Namespace: s.Namespace, Labels: labels}
+		}
 	}
 	out.Credentials = credentials
 	hr := &helmv2.HelmRelease{
@@ -179,7 +256,7 @@ func Build(r *Release) (*Objects, error) {
 	} else {
 		repo := &sourcev1.HelmRepository{
 			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.HelmRepositoryKind},
-			ObjectMeta: objectMeta(SourceName(s.Name)),
+			ObjectMeta: objectMeta(sourceName),
 			Spec: sourcev1.HelmRepositorySpec{
 				URL:             src.Repository,
 				PassCredentials: src.Auth.PassCredentials,

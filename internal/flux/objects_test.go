@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -42,14 +43,21 @@ func TestBuild(t *testing.T) {
 			if !ok {
 				t.Fatalf("source %T, want a HelmRepository", o.Source)
 			}
-			if repo.Spec.URL != "https://charts.example.com" || repo.Spec.SecretRef == nil || repo.Spec.SecretRef.Name != "web-chart-credentials" || repo.Spec.CertSecretRef != nil {
+			// Shared by the namespace's releases of this repository and login.
+			if !o.Shared || !strings.HasPrefix(repo.Name, "charts-example-com-") || repo.Labels[SharedLabel] != "true" || repo.Labels[ReleaseLabel] != "" {
+				t.Errorf("HelmRepository %s labelled %v (shared %t): want a shared source named by its host", repo.Name, repo.Labels, o.Shared)
+			}
+			if repo.Spec.URL != "https://charts.example.com" || repo.Spec.SecretRef == nil || repo.Spec.SecretRef.Name != SharedCredentialsName(repo.Name) || repo.Spec.CertSecretRef != nil {
 				t.Errorf("HelmRepository spec %+v", repo.Spec)
+			}
+			if o.Credentials.Name != SharedCredentialsName(repo.Name) || o.Credentials.Labels[SharedLabel] != "true" {
+				t.Errorf("credentials Secret %s labelled %v, want the shared source's", o.Credentials.Name, o.Credentials.Labels)
 			}
 			if string(o.Credentials.Data["username"]) != "u" || string(o.Credentials.Data["password"]) != "p" || o.Credentials.Type != corev1.SecretTypeOpaque {
 				t.Errorf("credentials %s %v", o.Credentials.Type, o.Credentials.Data)
 			}
 			c := o.HelmRelease.Spec.Chart
-			if c == nil || c.Spec.Chart != "app" || c.Spec.Version != "1.2.3" || c.Spec.SourceRef.Kind != sourcev1.HelmRepositoryKind || c.Spec.SourceRef.Name != "web" || !reflect.DeepEqual(c.Spec.ValuesFiles, []string{"prod.yaml"}) {
+			if c == nil || c.Spec.Chart != "app" || c.Spec.Version != "1.2.3" || c.Spec.SourceRef.Kind != sourcev1.HelmRepositoryKind || c.Spec.SourceRef.Name != repo.Name || !reflect.DeepEqual(c.Spec.ValuesFiles, []string{"prod.yaml"}) {
 				t.Errorf("chart template %+v", c)
 			}
 		},
@@ -75,6 +83,9 @@ func TestBuild(t *testing.T) {
 			}
 			if !strings.HasPrefix(string(o.Credentials.Data["ca.crt"]), "-----BEGIN CERTIFICATE") {
 				t.Errorf("credentials lack the CA")
+			}
+			if o.Shared || repo.Name != "web" || o.Credentials.Name != "web-chart-credentials" {
+				t.Errorf("OCIRepository %s, credentials %s, shared %t: want the release's own, pinned", repo.Name, o.Credentials.Name, o.Shared)
 			}
 			if ref := o.HelmRelease.Spec.ChartRef; ref == nil || ref.Kind != sourcev1.OCIRepositoryKind || ref.Name != "web" || o.HelmRelease.Spec.Chart != nil {
 				t.Errorf("chartRef %+v, chart %+v", ref, o.HelmRelease.Spec.Chart)
@@ -168,5 +179,46 @@ func TestWithout(t *testing.T) {
 		if !reflect.DeepEqual(a, b) {
 			t.Errorf("merging %v over %v gives %v, the split gives %v", tc.over, tc.v, a, b)
 		}
+	}
+}
+
+// TestSharedSourceName: releases share a HelmRepository when its URL,
+// login, TLS files and interval are the same; a rotated password is the
+// same login. The name is a DNS label led by the repository's host.
+func TestSharedSourceName(t *testing.T) {
+	src := func(url, user, password string) chartsource.Source {
+		return chartsource.Source{Name: "app", Repository: url, Auth: chartsource.Auth{Username: user, Password: password}}
+	}
+	tls := func(ca string) *corev1.Secret { return &corev1.Secret{Data: map[string][]byte{"ca.crt": []byte(ca)}} }
+	base := sharedSourceName(src("https://charts.example.com", "u", "p"), nil, time.Hour)
+	for _, tc := range []struct {
+		name  string
+		got   string
+		share bool
+	}{
+		{"same repository and login", sharedSourceName(src("https://charts.example.com", "u", "p"), nil, time.Hour), true},
+		{"password rotated", sharedSourceName(src("https://charts.example.com", "u", "p2"), nil, time.Hour), true},
+		{"another chart of the repository", sharedSourceName(chartsource.Source{Name: "db", Repository: "https://charts.example.com", Auth: chartsource.Auth{Username: "u", Password: "p"}}, nil, time.Hour), true},
+		{"another user", sharedSourceName(src("https://charts.example.com", "v", "p"), nil, time.Hour), false},
+		{"no login", sharedSourceName(src("https://charts.example.com", "", ""), nil, time.Hour), false},
+		{"another path", sharedSourceName(src("https://charts.example.com/stable", "u", "p"), nil, time.Hour), false},
+		{"another interval", sharedSourceName(src("https://charts.example.com", "u", "p"), nil, time.Minute), false},
+		{"a CA", sharedSourceName(src("https://charts.example.com", "u", "p"), tls("ca1"), time.Hour), false},
+	} {
+		if (tc.got == base) != tc.share {
+			t.Errorf("%s: %s against %s, want shared %t", tc.name, tc.got, base, tc.share)
+		}
+	}
+	if sharedSourceName(src("https://charts.example.com", "u", "p"), tls("ca1"), time.Hour) == sharedSourceName(src("https://charts.example.com", "u", "p"), tls("ca2"), time.Hour) {
+		t.Errorf("two CAs share a source")
+	}
+	long := sharedSourceName(src("https://"+strings.Repeat("very-long-host.", 8)+"example.com:8443", "u", "p"), nil, time.Hour)
+	for _, name := range []string{base, long, sharedSourceName(src("http://127.0.0.1:34567", "", ""), nil, time.Hour)} {
+		if len(name) > 63 || !regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`).MatchString(name) {
+			t.Errorf("source name %q is not a DNS label", name)
+		}
+	}
+	if !strings.HasPrefix(base, "charts-example-com-") {
+		t.Errorf("source name %q does not start with the repository's host", base)
 	}
 }

@@ -319,11 +319,17 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 	}
 	since := time.Now()
 	written, err := fe.Apply(ctx, objs)
+	var cleanup *flux.CleanupError
+	if errors.As(err, &cleanup) {
+		diags.AddWarning("Unused chart sources left",
+			fmt.Sprintf("helmrelease_release %s: the HelmRelease is written, but letting go the chart sources and Secrets it no longer uses failed: %s.\n\nThe next apply tries again; the provider's credentials need list on HelmRepositories in namespace %q (see the guide \"Handing releases to Flux\").", m.ID.ValueString(), cleanup.Err, spec.Namespace))
+		err = nil
+	}
 	if err != nil {
 		left := ""
 		if create {
 			// Not saved: what was written before the failure goes too.
-			if cleanErr := fe.DeleteWritten(ctx, spec.Namespace, spec.Name); cleanErr != nil {
+			if cleanErr := fe.DeleteWritten(ctx, objs); cleanErr != nil {
 				left = fmt.Sprintf(" Removing the chart source and Secrets it wrote failed too (%s): delete the objects labelled %s=%s in namespace %q.", cleanErr, flux.ReleaseLabel, spec.Name, spec.Namespace)
 			}
 		}

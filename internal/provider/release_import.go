@@ -211,8 +211,21 @@ func (r *releaseResource) importFlux(ctx context.Context, m *releaseModel, e *re
 	diags.Append(d...)
 	m.Chart = c
 	m.Engine = types.StringValue(engineFlux)
+	settings := fluxModel{Interval: types.StringNull(), UninstallOnDestroy: types.BoolNull(), DependsOn: types.ListNull(dependencyType)}
 	if iv := hr.Spec.Interval.Duration; iv != flux.DefaultInterval && iv > 0 {
-		f, d := types.ObjectValue(m.Flux.AttributeTypes(ctx), map[string]attr.Value{"interval": types.StringValue(iv.String()), "uninstall_on_destroy": types.BoolNull()})
+		settings.Interval = types.StringValue(iv.String())
+	}
+	if len(hr.Spec.DependsOn) > 0 {
+		deps := make([]dependencyModel, 0, len(hr.Spec.DependsOn))
+		for _, dep := range hr.Spec.DependsOn {
+			deps = append(deps, dependencyModel{Name: types.StringValue(dep.Name), Namespace: stringOrNull(dep.Namespace), ReadyExpr: stringOrNull(dep.ReadyExpr)})
+		}
+		l, d := types.ListValueFrom(ctx, dependencyType, deps)
+		diags.Append(d...)
+		settings.DependsOn = l
+	}
+	if !settings.Interval.IsNull() || !settings.DependsOn.IsNull() {
+		f, d := objectFrom(ctx, m.Flux.AttributeTypes(ctx), settings)
 		diags.Append(d...)
 		m.Flux = f
 	}

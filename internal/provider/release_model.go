@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/apis/kustomize"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -106,6 +107,9 @@ type fluxModel struct {
 	DependsOn          types.List   `tfsdk:"depends_on"`
 	UninstallOnDestroy types.Bool   `tfsdk:"uninstall_on_destroy"`
 }
+
+// dependencyType is the type of an element of flux.depends_on.
+var dependencyType = types.ObjectType{AttrTypes: map[string]attr.Type{"name": types.StringType, "namespace": types.StringType, "ready_expr": types.StringType}}
 
 // dependencyModel is an element of flux.depends_on.
 type dependencyModel struct {
