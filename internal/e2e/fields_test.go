@@ -281,6 +281,20 @@ func TestFluxSharedSource(t *testing.T) {
 		body := func(message string) string {
 			return "  engine = \"flux\"\n  values = { message = \"" + message + "\" }"
 		}
+		// a's own source and credentials, as an earlier version of the
+		// provider wrote them: gone once a uses the shared one.
+		dyn := dynamic.NewForConfigOrDie(run.rest)
+		labels := map[string]any{"app.kubernetes.io/managed-by": "terraform-provider-helmrelease", "helmrelease.terraform.io/helmrelease": "a"}
+		for gvr, obj := range map[schema.GroupVersionResource]map[string]any{
+			{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmrepositories"}: {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmRepository",
+				"metadata": map[string]any{"name": "a", "labels": labels}, "spec": map[string]any{"url": repo.URL, "interval": "10m", "secretRef": map[string]any{"name": "a-chart-credentials"}}},
+			{Version: "v1", Resource: "secrets"}: {"apiVersion": "v1", "kind": "Secret",
+				"metadata": map[string]any{"name": "a-chart-credentials", "labels": labels}, "stringData": map[string]any{"username": testrepo.Username, "password": testrepo.Password}},
+		} {
+			if _, err := dyn.Resource(gvr).Namespace(run.ns).Create(context.Background(), &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		w.write(c.hcl(map[string]string{"a": body("one"), "b": body("one"), "c": body("one")}))
 		w.apply()
 		sources := sourcesOf(t, run.rest, run.ns, repo.URL)
