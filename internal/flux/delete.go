@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -32,10 +33,12 @@ func (e *Engine) Delete(ctx context.Context, namespace, name string, uninstall b
 	}
 	if hr != nil {
 		defer func() {
-			// Kubernetes' garbage collector lets the shared sources go
-			// too, on its own time.
 			if err == nil {
-				err = e.Release(ctx, namespace, hr.UID, "")
+				if rerr := e.Release(ctx, namespace, hr.UID, ""); rerr != nil {
+					// Kubernetes' garbage collector lets them go too,
+					// on its own time: the deletion stands.
+					err = &CleanupError{Err: rerr}
+				}
 			}
 		}()
 		if !uninstall {
@@ -163,7 +166,11 @@ func ownedBy(obj client.Object, uid types.UID) bool {
 // no owner is left; a change made meanwhile by another release (its owner
 // reference added) is read again.
 func (e *Engine) disown(ctx context.Context, obj client.Object, uid types.UID) error {
-	return retry.OnError(retry.DefaultRetry, func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsInvalid(err) }, func() error {
+	// Releases destroyed together, and the garbage collector, change the
+	// owner references at once: each try reads them again, after a
+	// jittered wait, for up to about 20 seconds.
+	backoff := wait.Backoff{Duration: 50 * time.Millisecond, Factor: 1.5, Jitter: 1, Steps: 14, Cap: 4 * time.Second}
+	return retry.OnError(backoff, func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsInvalid(err) }, func() error {
 		if err := e.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 			return client.IgnoreNotFound(err)
 		}

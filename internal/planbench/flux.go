@@ -26,14 +26,14 @@ type fluxReleases struct {
 var helmReleases = schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}
 
 // startFlux starts source-controller and the newest helm-controller of
-// testcluster.FluxVersions.
-func startFlux(ctx context.Context, kubeconfig, work string) (*fluxReleases, error) {
+// testcluster.FluxVersions, each with its flags of args added.
+func startFlux(ctx context.Context, kubeconfig, work string, args map[string][]string) (*fluxReleases, error) {
 	all, err := testcluster.FluxVersions()
 	if err != nil {
 		return nil, err
 	}
 	versions := all[testcluster.HelmController]
-	f, err := testcluster.StartFluxWith(ctx, testcluster.FluxOptions{Kubeconfig: kubeconfig, Dir: filepath.Join(work, "flux"), Log: os.Stderr}, versions[len(versions)-1])
+	f, err := testcluster.StartFluxWith(ctx, testcluster.FluxOptions{Kubeconfig: kubeconfig, Dir: filepath.Join(work, "flux"), Log: os.Stderr, Args: args}, versions[len(versions)-1])
 	if err != nil {
 		return nil, err
 	}

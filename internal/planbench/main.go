@@ -93,6 +93,7 @@ func main() {
 	chartFlag := flag.String("chart", "", "with -compare: a local chart directory to compare on too")
 	chartValues := flag.String("chart-values", "{ commonLabels = { bench = var.message } }", "with -chart: the values, an HCL expression of var.message that changes every object with it")
 	engine := flag.String("engine", "helm", "with -n: the releases' engine, helm or flux")
+	fluxArgs := flag.String("flux-args", "", "with -engine flux: flags added to the controllers', as controller=flags;controller=flags, e.g. \"source-controller=--helm-cache-max-size=10 --helm-cache-ttl=60m;helm-controller=--concurrent=10\"")
 	repoURL := flag.String("repo", "", "internal: repository of -helm-child")
 	kubeconfig := flag.String("kubeconfig", "", "internal: cluster of -helm-child")
 	namespace := flag.String("namespace", "", "internal: namespace of -helm-child")
@@ -105,7 +106,7 @@ func main() {
 		if *compareFlag {
 			cmp = &comparison{chart: *chartFlag, values: *chartValues}
 		}
-		err = run(*counts, *objects, *repositories, *parallelism, *profile, *skipHelm || *engine == "flux", *engine, cmp)
+		err = run(*counts, *objects, *repositories, *parallelism, *profile, *skipHelm || *engine == "flux", *engine, parseFluxArgs(*fluxArgs), cmp)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "planbench:", err)
@@ -118,7 +119,18 @@ type comparison struct {
 	chart, values string
 }
 
-func run(counts string, objects, repositories, parallelism int, profile string, skipHelm bool, engine string, cmp *comparison) error {
+// parseFluxArgs reads -flux-args: controller=flags;controller=flags.
+func parseFluxArgs(s string) map[string][]string {
+	out := map[string][]string{}
+	for part := range strings.SplitSeq(s, ";") {
+		if name, flags, ok := strings.Cut(strings.TrimSpace(part), "="); ok {
+			out[name] = append(out[name], strings.Fields(flags)...)
+		}
+	}
+	return out
+}
+
+func run(counts string, objects, repositories, parallelism int, profile string, skipHelm bool, engine string, fluxArgs map[string][]string, cmp *comparison) error {
 	if _, err := os.Stat("go.mod"); err != nil {
 		return errors.New("run from the repository root")
 	}
@@ -170,7 +182,7 @@ func run(counts string, objects, repositories, parallelism int, profile string, 
 	}
 	var handed *fluxReleases
 	if engine == "flux" {
-		if handed, err = startFlux(ctx, kc, work); err != nil {
+		if handed, err = startFlux(ctx, kc, work, fluxArgs); err != nil {
 			return err
 		}
 		defer handed.stop()

@@ -319,10 +319,7 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 	}
 	since := time.Now()
 	written, err := fe.Apply(ctx, objs)
-	var cleanup *flux.CleanupError
-	if errors.As(err, &cleanup) {
-		diags.AddWarning("Unused chart sources left",
-			fmt.Sprintf("helmrelease_release %s: the HelmRelease is written, but letting go the chart sources and Secrets it no longer uses failed: %s.\n\nThe next apply tries again; the provider's credentials need list on HelmRepositories in namespace %q (see the guide \"Handing releases to Flux\").", m.ID.ValueString(), cleanup.Err, spec.Namespace))
+	if cleanupLeft(diags, err, m.ID.ValueString(), spec.Namespace) {
 		err = nil
 	}
 	if err != nil {
@@ -499,7 +496,11 @@ func (f fluxEngine) remove(ctx context.Context, m *releaseModel, _ privateGetter
 		return
 	}
 	timeout := spec.UninstallTimeout() + time.Minute
-	if err := fe.Delete(ctx, spec.Namespace, spec.Name, uninstall, timeout); err != nil {
+	err := fe.Delete(ctx, spec.Namespace, spec.Name, uninstall, timeout)
+	if cleanupLeft(diags, err, m.ID.ValueString(), spec.Namespace) {
+		err = nil
+	}
+	if err != nil {
 		diags.AddError("HelmRelease not deleted", fmt.Sprintf("helmrelease_release %s: %s.\n\nThe resource is kept. Check that helm-controller runs; a failing pre-delete hook can be skipped with uninstall.disable_hooks = true, a timeout raised with uninstall.timeout; then destroy again.", m.ID.ValueString(), err))
 		return
 	}
@@ -507,6 +508,19 @@ func (f fluxEngine) remove(ctx context.Context, m *releaseModel, _ privateGetter
 		diags.AddWarning("Release left installed",
 			fmt.Sprintf("helmrelease_release %s: flux.uninstall_on_destroy is false, so the HelmRelease was suspended and deleted and the Helm release %s/%s is left installed, managed by nothing.\n\nUninstall it with helm when it is no longer needed, or import it into a helmrelease_release.", m.ID.ValueString(), spec.GetStorageNamespace(), spec.GetReleaseName()))
 	}
+}
+
+// cleanupLeft warns, and reports true, when err is only the failure to
+// let go the chart sources and Secrets the release no longer uses: what
+// it wrote or deleted stands.
+func cleanupLeft(diags *diag.Diagnostics, err error, id, namespace string) bool {
+	var cleanup *flux.CleanupError
+	if !errors.As(err, &cleanup) {
+		return false
+	}
+	diags.AddWarning("Unused chart sources left",
+		fmt.Sprintf("helmrelease_release %s: letting go the chart sources and Secrets the release no longer uses failed: %s.\n\nKubernetes' garbage collector deletes them with their last HelmRelease; the provider's credentials need list on HelmRepositories in namespace %q (see the guide \"Handing releases to Flux\").", id, cleanup.Err, namespace))
+	return true
 }
 
 // read refreshes a release handed to Flux: the controller's status of
@@ -583,7 +597,11 @@ func (r *releaseResource) releaseFromFlux(ctx context.Context, previous *release
 	if fe == nil {
 		return false
 	}
-	if err := fe.Delete(ctx, spec.Namespace, spec.Name, false, 2*time.Minute); err != nil {
+	err := fe.Delete(ctx, spec.Namespace, spec.Name, false, 2*time.Minute)
+	if cleanupLeft(diags, err, previous.ID.ValueString(), spec.Namespace) {
+		err = nil
+	}
+	if err != nil {
 		diags.AddError("Release not taken back from Flux", fmt.Sprintf("helmrelease_release %s: %s.\n\nNothing was uninstalled. Check that helm-controller runs (it must see the HelmRelease suspended before it is deleted), then apply again.", previous.ID.ValueString(), err))
 		return false
 	}

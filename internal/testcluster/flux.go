@@ -310,6 +310,10 @@ type FluxOptions struct {
 	Namespace string
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
+	// Args are flags added to each controller's own, by controller name,
+	// e.g. a fleet's tuning (source-controller's --helm-cache-max-size,
+	// helm-controller's --concurrent); a flag given again wins.
+	Args map[string][]string
 }
 
 // Flux is a set of Flux controllers running as processes of this one.
@@ -383,6 +387,7 @@ func StartFlux(ctx context.Context, opts FluxOptions) (_ *Flux, err error) {
 			}
 			args = append(args, "--storage-path="+storage, "--storage-addr="+addr(2), "--storage-adv-addr="+addr(2))
 		}
+		args = append(args, opts.Args[c.Name]...)
 		logPath := filepath.Join(opts.Dir, c.Name+".log")
 		pid, err := spawnEnv(c.Bin, args, env, logPath)
 		if err != nil {
