@@ -447,9 +447,17 @@ func (r *releaseResource) planDriftCorrection(ctx context.Context, req resource.
 	}
 	resources, d := types.MapValue(types.StringType, elems)
 	diags.Append(d...)
-	// The status stays: correcting drift of a ready release writes no
-	// revision and changes no condition.
+	// Correcting drift of a ready release writes no revision; of the
+	// status, only the Drifted condition changes: the cluster is compared
+	// again after the correction, and found in sync.
 	plan.Resources = resources
+	if !plan.Status.IsUnknown() {
+		st, d := statusOf(ctx, state.Status)
+		diags.Append(d...)
+		reconcile.MarkDrift(st, plan.spec(ctx, diags), reconcile.ReleaseState{Status: reconcile.StateInSync})
+		plan.Status, d = statusObject(ctx, st)
+		diags.Append(d...)
+	}
 	if plan.showsChanges() {
 		plan.PlannedChanges = driftChanges(ctx, req.Private, diags)
 	}
