@@ -16,6 +16,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -207,8 +208,13 @@ func TestControllerLifecycle(t *testing.T) {
 						t.Errorf("Secret %s after delete: %v, want not found", name, err)
 					}
 				}
-				if err := e.Client.Get(ctx, client.ObjectKeyFromObject(objs.Source), objs.Source); !apierrors.IsNotFound(err) {
-					t.Errorf("source %s after delete: %v, want not found", objs.Source.GetName(), err)
+				// Deleted: gone once source-controller has removed its
+				// finalizer.
+				if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+					err := e.Client.Get(ctx, client.ObjectKeyFromObject(objs.Source), objs.Source)
+					return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+				}); err != nil {
+					t.Errorf("source %s after delete: %v (deletion requested: %t), want not found", objs.Source.GetName(), err, objs.Source.GetDeletionTimestamp() != nil)
 				}
 			})
 		}
