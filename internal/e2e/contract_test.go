@@ -336,7 +336,7 @@ func contractRenderDiffers(t *testing.T, env *engineEnv) {
 	w.write(env.c.hcl(map[string]string{name: env.body(`values = { message = "one", showHelmVersion = true }`)}))
 	ours := chartutil.DefaultCapabilities.HelmVersion.Version
 	res := w.run("apply", "-auto-approve", "-input=false", "-no-color")
-	deployed := configDataOn(t, env.cs, env.ns, name)["helm-version"]
+	deployed := configMapOn(t, env.cs, env.ns, name).Data["helm-version"]
 	if has(res.stderr, "inconsistent result") {
 		t.Fatalf("Terraform's inconsistent-result error:\n%s", res.stderr)
 	}
@@ -360,20 +360,10 @@ func contractRenderDiffers(t *testing.T, env *engineEnv) {
 	// apply finds nothing deployed otherwise.
 	w.write(env.c.hcl(map[string]string{name: env.body(`values = { message = "two", showHelmVersion = true }`)}))
 	w.apply()
-	if got := configDataOn(t, env.cs, env.ns, name); got["message"] != "two" || got["helm-version"] != deployed {
+	if got := configMapOn(t, env.cs, env.ns, name).Data; got["message"] != "two" || got["helm-version"] != deployed {
 		t.Errorf("ConfigMap after the next upgrade: %v, want message two and helm-version %s", got, deployed)
 	}
 	w.planIsEmpty()
-}
-
-// configDataOn is the data of the release's ConfigMap.
-func configDataOn(t *testing.T, cs kubernetes.Interface, ns, name string) map[string]string {
-	t.Helper()
-	cm, err := cs.CoreV1().ConfigMaps(ns).Get(context.Background(), name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cm.Data
 }
 
 // contractFailedCreate: a create whose credentials may not write what it

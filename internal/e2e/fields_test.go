@@ -156,7 +156,7 @@ func TestFluxNewFields(t *testing.T) {
 		// What it has is written and honoured.
 		var lines []string
 		if minor >= 5 {
-			lines = append(lines, `install = { server_side_apply = false }`)
+			lines = append(lines, `install = { server_side_apply = false }`, `upgrade = { server_side_apply = "disabled" }`, `rollback = { server_side_apply = "disabled" }`)
 		}
 		if minor >= 6 {
 			lines = append(lines,
@@ -183,6 +183,11 @@ func TestFluxNewFields(t *testing.T) {
 			ssa, found, _ := unstructured.NestedBool(hr.Object, "spec", "install", "serverSideApply")
 			if !found || ssa {
 				t.Errorf("spec.install.serverSideApply %t (found %t), want false", ssa, found)
+			}
+			for _, action := range []string{"upgrade", "rollback"} {
+				if mode, _, _ := unstructured.NestedString(hr.Object, "spec", action, "serverSideApply"); mode != "disabled" {
+					t.Errorf("spec.%s.serverSideApply %q, want disabled", action, mode)
+				}
 			}
 			if applied := appliedBy(t, run.cs, run.ns, "app"); applied != "" {
 				t.Errorf("install.server_side_apply = false, but the ConfigMap has fields applied server-side by %s", applied)
@@ -253,12 +258,7 @@ func TestFluxNewFields(t *testing.T) {
 // server-side apply; empty when none did.
 func appliedBy(t *testing.T, cs kubernetes.Interface, ns, name string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cm := configMapOn(t, cs, ns, name)
 	var out []string
 	for _, f := range cm.ManagedFields {
 		if f.Operation == metav1.ManagedFieldsOperationApply {

@@ -465,13 +465,19 @@ func configMessage(t *testing.T, ns, name string) string {
 // configMessageOn is configMessage on the cluster of cs.
 func configMessageOn(t *testing.T, cs kubernetes.Interface, ns, name string) string {
 	t.Helper()
+	return configMapOn(t, cs, ns, name).Data["message"]
+}
+
+// configMapOn is the ConfigMap ns/name on the cluster of cs.
+func configMapOn(t *testing.T, cs kubernetes.Interface, ns, name string) *corev1.ConfigMap {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("ConfigMap %s/%s: %v", ns, name, err)
 	}
-	return cm.Data["message"]
+	return cm
 }
 
 // has reports whether text holds want however Terraform wrapped its lines.

@@ -85,24 +85,9 @@ var fluxFields = []fluxField{
 		}
 		return nil
 	}},
-	{crd: "install.serverSideApply", since: "v1.5 (Flux 2.8)", needed: func(ctx context.Context, m *releaseModel) *path.Path {
-		if in := objectAs[installModel](ctx, m.Install, path.Root("install"), &diag.Diagnostics{}); in != nil && !in.ServerSideApply.IsNull() {
-			return new(path.Root("install").AtName("server_side_apply"))
-		}
-		return nil
-	}},
-	{crd: "upgrade.serverSideApply", since: "v1.5 (Flux 2.8)", needed: func(ctx context.Context, m *releaseModel) *path.Path {
-		if up := objectAs[upgradeModel](ctx, m.Upgrade, path.Root("upgrade"), &diag.Diagnostics{}); up != nil && !up.ServerSideApply.IsNull() {
-			return new(path.Root("upgrade").AtName("server_side_apply"))
-		}
-		return nil
-	}},
-	{crd: "rollback.serverSideApply", since: "v1.5 (Flux 2.8)", needed: func(ctx context.Context, m *releaseModel) *path.Path {
-		if r := objectAs[rollbackModel](ctx, m.Rollback, path.Root("rollback"), &diag.Diagnostics{}); r != nil && !r.ServerSideApply.IsNull() {
-			return new(path.Root("rollback").AtName("server_side_apply"))
-		}
-		return nil
-	}},
+	{crd: "install.serverSideApply", since: "v1.5 (Flux 2.8)", needed: serverSideApplyIn("install", func(m *releaseModel) types.Object { return m.Install })},
+	{crd: "upgrade.serverSideApply", since: "v1.5 (Flux 2.8)", needed: serverSideApplyIn("upgrade", func(m *releaseModel) types.Object { return m.Upgrade })},
+	{crd: "rollback.serverSideApply", since: "v1.5 (Flux 2.8)", needed: serverSideApplyIn("rollback", func(m *releaseModel) types.Object { return m.Rollback })},
 	{crd: "postRenderStrategy", since: "v1.6 (Flux 2.9)", needed: func(_ context.Context, m *releaseModel) *path.Path {
 		// nohooks is what older controllers do.
 		if reconcile.PostRenderStrategy(m.PostRenderStrategy.ValueString()).PostRendersHooks() {
@@ -132,6 +117,21 @@ var fluxFields = []fluxField{
 		}
 		return nil
 	}},
+}
+
+// serverSideApplyIn is the needed function of <block>.server_side_apply: set when its
+// value is (one not known yet is checked once it is).
+func serverSideApplyIn(block string, get func(*releaseModel) types.Object) func(context.Context, *releaseModel) *path.Path {
+	return func(_ context.Context, m *releaseModel) *path.Path {
+		o := get(m)
+		if o.IsNull() || o.IsUnknown() {
+			return nil
+		}
+		if v, ok := o.Attributes()["server_side_apply"]; !ok || v.IsNull() || v.IsUnknown() {
+			return nil
+		}
+		return new(path.Root(block).AtName("server_side_apply"))
+	}
 }
 
 // fluxSupports reports whether the cluster's Flux can run m: its CRDs are
