@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
@@ -210,6 +211,12 @@ func create(t *testing.T, ns string, obj any) {
 // helmInstall installs the chart at dir as `helm install` does.
 func helmInstall(t *testing.T, dir, ns, name string) {
 	t.Helper()
+	helmInstallOn(t, restConfig, dir, ns, name)
+}
+
+// helmInstallOn is helmInstall on the cluster of restConfig.
+func helmInstallOn(t *testing.T, restConfig *rest.Config, dir, ns, name string) {
+	t.Helper()
 	c, err := helm.NewClient(helm.ClientOptions{Getter: kube.NewGetter(restConfig, ns, ""), StorageNamespace: ns})
 	if err != nil {
 		t.Fatal(err)
@@ -222,7 +229,7 @@ func helmInstall(t *testing.T, dir, ns, name string) {
 }
 
 // copyDir copies the files of src, and of its directories that are not
-// examples of their own (no .tf file), to dst.
+// examples of their own (no .tf file, or a module under modules/), to dst.
 func copyDir(t *testing.T, src, dst string) {
 	t.Helper()
 	entries, err := os.ReadDir(src)
@@ -232,7 +239,7 @@ func copyDir(t *testing.T, src, dst string) {
 	for _, e := range entries {
 		from, to := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())
 		if e.IsDir() {
-			if tfFiles, _ := filepath.Glob(filepath.Join(from, "*.tf")); len(tfFiles) > 0 {
+			if tfFiles, _ := filepath.Glob(filepath.Join(from, "*.tf")); len(tfFiles) > 0 && filepath.Base(src) != "modules" {
 				continue
 			}
 			if err := os.MkdirAll(to, 0o750); err != nil {

@@ -95,7 +95,7 @@ func run(m *testing.M) (int, error) {
 		}
 	}()
 	clusterBin, workDir = bin, work
-	defer stopFluxClusters()
+	defer stopExtraClusters()
 	if restConfig, err = clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig); err != nil {
 		return 0, err
 	}
@@ -112,15 +112,17 @@ type target struct {
 	cs         kubernetes.Interface
 }
 
-// The Flux tests' clusters, one per helm-controller version, started when
-// a test first asks for one (fluxClusterFor) and stopped after the run.
+// The clusters started beside the run's (the Flux tests', one per
+// helm-controller version; the named clusters of the many-clusters
+// tests), each when a test first asks for it (clusterFor) and stopped
+// after the run.
 var (
 	clusterBin, workDir string
-	fluxClustersMu      sync.Mutex
-	fluxClusters        = map[string]*fluxCluster{}
+	extraClustersMu     sync.Mutex
+	extraClusters       = map[string]*extraCluster{}
 )
 
-type fluxCluster struct {
+type extraCluster struct {
 	once    sync.Once
 	cluster *testcluster.Cluster
 	target  *target
@@ -131,42 +133,49 @@ type fluxCluster struct {
 // version: one of its own, so that the CRDs of each version are that
 // version's while the versions run side by side.
 func fluxClusterFor(ctx context.Context, version string) (*target, error) {
-	fluxClustersMu.Lock()
-	fc := fluxClusters[version]
-	if fc == nil {
-		fc = &fluxCluster{}
-		fluxClusters[version] = fc
+	k, _, err := clusterFor(ctx, "flux-"+version)
+	return k, err
+}
+
+// clusterFor is the extra cluster named name, started on first use: an
+// API server of its own, with its own data and credentials.
+func clusterFor(ctx context.Context, name string) (*target, *testcluster.Cluster, error) {
+	extraClustersMu.Lock()
+	ec := extraClusters[name]
+	if ec == nil {
+		ec = &extraCluster{}
+		extraClusters[name] = ec
 	}
-	fluxClustersMu.Unlock()
-	fc.once.Do(func() {
-		c, err := testcluster.Start(ctx, testcluster.Options{BinDir: clusterBin, Dir: filepath.Join(workDir, "flux-"+version), Log: os.Stderr})
+	extraClustersMu.Unlock()
+	ec.once.Do(func() {
+		c, err := testcluster.Start(ctx, testcluster.Options{BinDir: clusterBin, Dir: filepath.Join(workDir, name), Log: os.Stderr})
 		if err != nil {
-			fc.err = fmt.Errorf("starting the cluster of helm-controller %s: %w", version, err)
+			ec.err = fmt.Errorf("starting cluster %s: %w", name, err)
 			return
 		}
-		fc.cluster = c
+		ec.cluster = c
 		cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 		if err != nil {
-			fc.err = err
+			ec.err = err
 			return
 		}
 		cs, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
-			fc.err = err
+			ec.err = err
 			return
 		}
-		fc.target = &target{kubeconfig: c.Kubeconfig, rest: cfg, cs: cs}
+		ec.target = &target{kubeconfig: c.Kubeconfig, rest: cfg, cs: cs}
 	})
-	return fc.target, fc.err
+	return ec.target, ec.cluster, ec.err
 }
 
-func stopFluxClusters() {
-	fluxClustersMu.Lock()
-	defer fluxClustersMu.Unlock()
-	for version, fc := range fluxClusters {
-		if fc.cluster != nil {
-			if err := fc.cluster.Stop(); err != nil {
-				fmt.Fprintf(os.Stderr, "e2e: stopping the cluster of helm-controller %s: %v\n", version, err)
+func stopExtraClusters() {
+	extraClustersMu.Lock()
+	defer extraClustersMu.Unlock()
+	for name, ec := range extraClusters {
+		if ec.cluster != nil {
+			if err := ec.cluster.Stop(); err != nil {
+				fmt.Fprintf(os.Stderr, "e2e: stopping cluster %s: %v\n", name, err)
 			}
 		}
 	}

@@ -120,9 +120,9 @@ func (c Config) WithEnvironment(getenv func(string) string) (Config, error) {
 	return c, nil
 }
 
-// explicit reports whether any setting selects a cluster, as opposed to only
+// Explicit reports whether any setting selects a cluster, as opposed to only
 // tuning a connection (qps, burst).
-func (c Config) explicit() bool {
+func (c Config) Explicit() bool {
 	return c.ConfigPath != "" || len(c.ConfigPaths) > 0 || c.Kubeconfig != "" || c.Host != "" ||
 		c.Token != "" || c.ClusterCACertificate != "" || c.ClientCertificate != "" || c.Exec != nil || c.ConfigContext != ""
 }
@@ -136,7 +136,7 @@ func (c Config) RESTConfig(getenv func(string) string) (*rest.Config, error) {
 	var cfg *rest.Config
 	var err error
 	switch {
-	case c.explicit():
+	case c.Explicit():
 		cfg, err = c.clientConfig().ClientConfig()
 		if err != nil {
 			return nil, fmt.Errorf("building Kubernetes client configuration: %w", err)

@@ -31,23 +31,30 @@ func (a *actionData) Configure(_ context.Context, req action.ConfigureRequest, r
 // actionRelease is the release an action names by its identity, with a
 // Helm client of its storage.
 type actionRelease struct {
-	ref    string
-	client *helm.Client
+	ref     string
+	cluster *cluster
+	client  *helm.Client
 	// latest is the newest revision in storage; nil when there is none.
 	latest *release.Release
 }
 
 // openRelease reads the latest revision of release name in the Helm
-// storage of namespace on the provider's cluster, with Helm's log lines
-// going to logs (nil: discarded); nil with a diagnostic when it cannot.
-func (a *actionData) openRelease(namespace, name types.String, logs *helm.LogBuffer, diags *diag.Diagnostics) *actionRelease {
+// storage of namespace on the cluster clusterName names, with Helm's log
+// lines going to logs (nil: discarded); nil with a diagnostic when it
+// cannot.
+func (a *actionData) openRelease(clusterName, namespace, name types.String, logs *helm.LogBuffer, diags *diag.Diagnostics) *actionRelease {
 	if a.data == nil {
 		diags.AddError("Provider not configured", "The helmrelease provider was not configured before the action ran.")
 		return nil
 	}
 	ns := namespace.ValueString()
-	r := &actionRelease{ref: ns + "/" + name.ValueString()}
-	restConfig, err := a.data.clients.RESTConfig()
+	r := &actionRelease{ref: releaseID(clusterName.ValueString(), ns, name.ValueString())}
+	var err error
+	if r.cluster, err = a.data.cluster(clusterName); err != nil {
+		clusterNotConfigured(diags, "Release "+r.ref, err)
+		return nil
+	}
+	restConfig, err := r.cluster.clients.RESTConfig()
 	if err != nil {
 		clusterUnavailable(diags, path.Root("namespace"), err)
 		return nil

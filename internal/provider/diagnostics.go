@@ -44,6 +44,13 @@ func clusterUnavailable(diags *diag.Diagnostics, p path.Path, err error) {
 	attrError(diags, p, "Kubernetes cluster unavailable", fmt.Sprintf("This attribute needs the Kubernetes cluster, which cannot be used: %s.", err), remedy)
 }
 
+// clusterNotConfigured reports what (a release, a data source) naming a
+// cluster the provider's clusters do not hold.
+func clusterNotConfigured(diags *diag.Diagnostics, what string, err error) {
+	attrError(diags, path.Root("cluster"), "Cluster not configured", fmt.Sprintf("%s cannot be used: %s.", what, err),
+		"Name one of the provider's clusters, or add this one to them. A release whose cluster left the provider's clusters (destroyed with it) cannot be uninstalled: keep the cluster in clusters until its releases are destroyed, or forget them with `terraform state rm`; the state is kept as it is.")
+}
+
 // unreachable reports whether err comes from a cluster that could not be
 // reached: err is of the kind a network failure gives (refused, reset,
 // unresolvable, timed out, unavailable) and the API server, asked at once,

@@ -5,24 +5,23 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"k8s.io/client-go/rest"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 )
 
@@ -33,53 +32,20 @@ var (
 	_ provider.ProviderWithFunctions     = (*helmReleaseProvider)(nil)
 )
 
-// errConfigUnknown is returned by clients whose configuration is not known
-// yet (planning a cluster created in the same apply).
-var errConfigUnknown = errors.New("the provider's kubernetes configuration is not known until apply")
-
 // objectAsOptions converts nested objects leniently: unset attributes stay null.
 var objectAsOptions = basetypes.ObjectAsOptions{UnhandledNullAsEmpty: true, UnhandledUnknownAsEmpty: true}
 
 // providerData is what Configure hands to resources and data sources.
 type providerData struct {
-	clients    *kube.Clients
 	charts     *chartsource.Repositories
 	registries []registryLogin
 
-	// discoveries are the provider cluster's discovery by impersonated
-	// user ("" for the provider's own), shared by all releases.
-	discoveries sync.Map // string → *kube.Discovery
-
-	// fluxMu guards flux, the Flux engine of the provider's cluster, made
-	// on first use.
-	fluxMu sync.Mutex
-	flux   *flux.Engine
-}
-
-// fluxEngine is the shared Flux engine of the provider's cluster.
-func (d *providerData) fluxEngine() (*flux.Engine, error) {
-	d.fluxMu.Lock()
-	defer d.fluxMu.Unlock()
-	if d.flux != nil {
-		return d.flux, nil
-	}
-	cfg, err := d.clients.RESTConfig()
-	if err != nil {
-		return nil, err
-	}
-	e, err := flux.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	d.flux = e
-	return e, nil
-}
-
-// discovery is the shared discovery of the provider's cluster for the user
-// impersonate ("" for the provider's credentials).
-func (d *providerData) discovery(cfg *rest.Config, impersonate string) *kube.Discovery {
-	v, _ := d.discoveries.LoadOrStore(impersonate, kube.NewDiscovery(cfg, impersonate))
-	return v.(*kube.Discovery)
+	// defaultCluster is the kubernetes block's cluster, of releases that
+	// name none; clusters are the named ones, unknown all together while
+	// clustersUnknown (the whole map is not known at plan).
+	defaultCluster  *cluster
+	clusters        map[string]*cluster
+	clustersUnknown bool
 }
 
 type helmReleaseProvider struct {
@@ -127,11 +93,7 @@ func (p *helmReleaseProvider) Configure(ctx context.Context, req provider.Config
 		data.registries = logins
 	}
 
-	switch {
-	case !fullyKnown(cfg.Kubernetes):
-		// Planning before the cluster exists: what needs no cluster still works.
-		data.clients = kube.NewClients(func() (*rest.Config, error) { return nil, errConfigUnknown })
-	default:
+	if fullyKnown(cfg.Kubernetes) {
 		var km kubernetesModel
 		if !cfg.Kubernetes.IsNull() {
 			resp.Diagnostics.Append(cfg.Kubernetes.As(ctx, &km, objectAsOptions)...)
@@ -146,20 +108,80 @@ func (p *helmReleaseProvider) Configure(ctx context.Context, req provider.Config
 			attrError(&resp.Diagnostics, path.Root("kubernetes").AtName("insecure"), "Invalid KUBE_INSECURE", err.Error()+".", "Set KUBE_INSECURE to true or false, or unset it.")
 			return
 		}
-		if kc.ProxyURL != "" {
-			if err := kube.ValidateProxyURL(kc.ProxyURL); err != nil {
-				invalidValue(&resp.Diagnostics, path.Root("kubernetes").AtName("proxy_url"), "proxy URL", err, "Use a URL like http://proxy.example:3128 (schemes http, https or socks5).")
-				return
-			}
+		if !p.checkProxy(kc, path.Root("kubernetes"), &resp.Diagnostics) {
+			return
 		}
 		kc.UserAgent = agent
 		getenv := p.getenv
-		data.clients = kube.NewClients(func() (*rest.Config, error) { return kc.RESTConfig(getenv) })
+		data.defaultCluster = newCluster("", func() (*rest.Config, error) { return kc.RESTConfig(getenv) })
+	} else {
+		// Planning before the cluster exists: what needs no cluster still works.
+		data.defaultCluster = unknownCluster("")
+	}
+	data.clusters, data.clustersUnknown = p.namedClusters(ctx, cfg.Clusters, agent, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
 	}
 	resp.DataSourceData = data
 	resp.ResourceData = data
 	resp.ListResourceData = data
 	resp.ActionData = data
+}
+
+// namedClusters are the clusters of the provider's clusters map; unknown
+// is true when the map itself is not known yet. A named cluster is exactly
+// what its attributes say: no KUBE_* or KUBECONFIG variable and no
+// in-cluster account fills in for it, so that one cluster's environment
+// never reaches another.
+func (p *helmReleaseProvider) namedClusters(ctx context.Context, v types.Map, agent string, diags *diag.Diagnostics) (clusters map[string]*cluster, unknown bool) {
+	if v.IsUnknown() {
+		return nil, true
+	}
+	clusters = map[string]*cluster{}
+	for name, el := range v.Elements() {
+		at := path.Root("clusters").AtMapKey(name)
+		obj, ok := el.(types.Object)
+		if !ok || !fullyKnown(obj) {
+			clusters[name] = unknownCluster(name)
+			continue
+		}
+		var km kubernetesModel
+		diags.Append(obj.As(ctx, &km, objectAsOptions)...)
+		kc, d := km.kubeConfig(ctx)
+		diags.Append(d...)
+		if diags.HasError() {
+			return nil, false
+		}
+		if !kc.Explicit() {
+			attrError(diags, at, "Cluster without connection settings", fmt.Sprintf("clusters[%q] names no cluster: it sets none of config_path, config_paths, kubeconfig, host, token, client_certificate, exec or config_context, and a named cluster takes nothing from KUBE_* variables, KUBECONFIG or the in-cluster account.", name), "Set how to reach the cluster, e.g. host, cluster_ca_certificate and token from the module that creates it, or config_path and config_context.")
+			continue
+		}
+		if !p.checkProxy(kc, at, diags) {
+			continue
+		}
+		kc.UserAgent = agent
+		clusters[name] = newCluster(name, func() (*rest.Config, error) {
+			cfg, err := kc.RESTConfig(func(string) string { return "" })
+			if err != nil {
+				return nil, fmt.Errorf("cluster %q: %w", name, err)
+			}
+			return cfg, nil
+		})
+	}
+	return clusters, false
+}
+
+// checkProxy reports whether kc's proxy URL is valid, with a diagnostic on
+// the proxy_url of the block at when it is not.
+func (p *helmReleaseProvider) checkProxy(kc kube.Config, at path.Path, diags *diag.Diagnostics) bool {
+	if kc.ProxyURL == "" {
+		return true
+	}
+	if err := kube.ValidateProxyURL(kc.ProxyURL); err != nil {
+		invalidValue(diags, at.AtName("proxy_url"), "proxy URL", err, "Use a URL like http://proxy.example:3128 (schemes http, https or socks5).")
+		return false
+	}
+	return true
 }
 
 // userAgent names the provider's version, and the version of Terraform (or

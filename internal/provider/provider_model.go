@@ -11,6 +11,7 @@ import (
 
 type providerModel struct {
 	Kubernetes types.Object `tfsdk:"kubernetes"`
+	Clusters   types.Map    `tfsdk:"clusters"`
 	Registries types.List   `tfsdk:"registries"`
 	CacheDir   types.String `tfsdk:"cache_dir"`
 }

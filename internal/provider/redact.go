@@ -43,8 +43,9 @@ type redactor struct {
 	values map[string]bool
 }
 
-// newRedactor starts with the provider's own secrets.
-func newRedactor(data *providerData) *redactor {
+// newRedactor starts with the provider's own secrets: its logins' and
+// the credentials of c, the cluster used (nil: none).
+func newRedactor(data *providerData, c *cluster) *redactor {
 	r := &redactor{}
 	if data == nil {
 		return r
@@ -55,8 +56,10 @@ func newRedactor(data *providerData) *redactor {
 	for _, token := range data.loginTokens() {
 		r.add(token)
 	}
-	if cfg, err := data.clients.RESTConfig(); err == nil {
-		r.addConfig(cfg)
+	if c != nil {
+		if cfg, err := c.clients.RESTConfig(); err == nil {
+			r.addConfig(cfg)
+		}
 	}
 	return r
 }
@@ -94,7 +97,11 @@ func (r *redactor) addEngine(e *reconcile.Engine) {
 // chart password and the sensitive values of m and wo (the values read
 // from Secrets join when the values are composed).
 func (r *releaseResource) redactorFor(ctx context.Context, m *releaseModel, wo writeOnly) *redactor {
-	red := newRedactor(r.data)
+	var c *cluster
+	if r.data != nil {
+		c, _ = r.data.cluster(m.Cluster)
+	}
+	red := newRedactor(r.data, c)
 	red.addValues(m.SensitiveValues.ValueString())
 	red.addValues(wo.SensitiveValues.ValueString())
 	red.add(wo.ChartPassword.ValueString())

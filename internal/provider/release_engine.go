@@ -76,11 +76,23 @@ type applyOp struct {
 	diags        *diag.Diagnostics
 }
 
-// clusterKnown reports whether the provider's cluster settings are known
-// (they are not at plan when the cluster is made in the same apply).
-func (r *releaseResource) clusterKnown() bool {
-	_, err := r.data.clients.RESTConfig()
-	return !errors.Is(err, errConfigUnknown)
+// clusterOf is the cluster m is on; nil with a diagnostic on cluster when
+// the provider does not configure it.
+func (r *releaseResource) clusterOf(m *releaseModel, diags *diag.Diagnostics) *cluster {
+	c, err := r.data.cluster(m.Cluster)
+	if err != nil {
+		clusterNotConfigured(diags, "helmrelease_release "+m.ID.ValueString(), err)
+		return nil
+	}
+	return c
+}
+
+// clusterKnown reports whether the settings of m's cluster are known (they
+// are not at plan when the cluster is made in the same apply). A cluster
+// the provider does not configure counts as known: using it reports it.
+func (r *releaseResource) clusterKnown(m *releaseModel) bool {
+	c, err := r.data.cluster(m.Cluster)
+	return err != nil || c.known()
 }
 
 // newEngine returns the engine of spec on the provider's cluster (or the
@@ -100,7 +112,11 @@ func (r *releaseResource) renderEngine(ctx context.Context, m *releaseModel, spe
 }
 
 func (r *releaseResource) openEngine(ctx context.Context, m *releaseModel, spec *reconcile.Spec, red *redactor, settled bool, diags *diag.Diagnostics) (context.Context, *reconcile.Engine) {
-	cfg, err := r.data.clients.RESTConfig()
+	c := r.clusterOf(m, diags)
+	if c == nil {
+		return ctx, nil
+	}
+	cfg, err := c.clients.RESTConfig()
 	if err != nil {
 		clusterUnavailable(diags, path.Root("name"), err)
 		return ctx, nil
@@ -121,7 +137,7 @@ func (r *releaseResource) openEngine(ctx context.Context, m *releaseModel, spec 
 		HelmLog:    log.helm,
 		// Terraform shows only "Still creating…": the log says for what.
 		ProgressEvery: waitProgressEvery(),
-		Discovery:     r.data.discovery(cfg, impersonate),
+		Discovery:     c.discovery(cfg, impersonate),
 		Settled:       settled,
 	})
 	if err != nil {
@@ -177,7 +193,11 @@ func (r *releaseResource) composeValues(ctx context.Context, m *releaseModel, wo
 	if diags.HasError() {
 		return nil
 	}
-	return composeValues(ctx, r.data, m.Namespace.ValueString(), m.Values, []sensitiveInput{{path.Root("sensitive_values"), m.SensitiveValues}, {path.Root("sensitive_values_wo"), wo.SensitiveValues}}, refs, red, diags)
+	c := r.clusterOf(m, diags)
+	if c == nil {
+		return nil
+	}
+	return composeValues(ctx, c, m.Namespace.ValueString(), m.Values, []sensitiveInput{{path.Root("sensitive_values"), m.SensitiveValues}, {path.Root("sensitive_values_wo"), wo.SensitiveValues}}, refs, red, diags)
 }
 
 // displayResources is the resources attribute of a release: objects keyed

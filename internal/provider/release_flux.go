@@ -41,10 +41,14 @@ func (m *releaseModel) fluxSettings(ctx context.Context, diags *diag.Diagnostics
 	return interval, uninstall
 }
 
-// fluxClient is the Flux client of the provider's cluster; nil with a
-// diagnostic when the cluster cannot be used or lacks Flux's kinds.
-func (r *releaseResource) fluxClient(diags *diag.Diagnostics) *flux.Engine {
-	e, err := r.data.fluxEngine()
+// fluxClient is the Flux client of m's cluster; nil with a diagnostic when
+// the cluster cannot be used or lacks Flux's kinds.
+func (r *releaseResource) fluxClient(m *releaseModel, diags *diag.Diagnostics) *flux.Engine {
+	c := r.clusterOf(m, diags)
+	if c == nil {
+		return nil
+	}
+	e, err := c.fluxEngine()
 	if err != nil {
 		clusterUnavailable(diags, path.Root("engine"), err)
 		return nil
@@ -137,7 +141,7 @@ func serverSideApplyIn(block string, get func(*releaseModel) types.Object) func(
 // fluxSupports reports whether the cluster's Flux can run m: its CRDs are
 // there, and declare the fields m needs that older versions lack.
 func (r *releaseResource) fluxSupports(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) bool {
-	fe := r.fluxClient(diags)
+	fe := r.fluxClient(m, diags)
 	if fe == nil {
 		return false
 	}
@@ -274,7 +278,7 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 	if diags.HasError() {
 		return
 	}
-	fe := r.fluxClient(diags)
+	fe := r.fluxClient(m, diags)
 	if fe == nil {
 		return
 	}
@@ -491,7 +495,7 @@ func (f fluxEngine) remove(ctx context.Context, m *releaseModel, _ privateGetter
 	if diags.HasError() {
 		return
 	}
-	fe := r.fluxClient(diags)
+	fe := r.fluxClient(m, diags)
 	if fe == nil {
 		return
 	}
@@ -536,7 +540,7 @@ func (f fluxEngine) read(ctx context.Context, m *releaseModel, private privateGe
 	red := r.redactorFor(ctx, m, writeOnly{})
 	ctx = red.context(ctx)
 	defer red.finish(ctx, &resp.State, diags)
-	fe := r.fluxClient(diags)
+	fe := r.fluxClient(m, diags)
 	if fe == nil {
 		return
 	}
@@ -593,7 +597,7 @@ const reasonChangedOutside = "ChangedOutsideTerraform"
 // diagnostic when it could not.
 func (r *releaseResource) releaseFromFlux(ctx context.Context, previous *releaseModel, diags *diag.Diagnostics) bool {
 	spec := previous.spec(ctx, diags)
-	fe := r.fluxClient(diags)
+	fe := r.fluxClient(previous, diags)
 	if fe == nil {
 		return false
 	}

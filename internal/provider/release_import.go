@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -19,16 +18,17 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
-// ImportState takes over an existing release by `<storage_namespace>/<release_name>`
-// or by identity `{ namespace, name }`; the refresh that follows adopts it.
+// ImportState takes over an existing release by
+// `[<cluster>:]<storage_namespace>/<release_name>` or by identity
+// `{ cluster, namespace, name }`; the refresh that follows adopts it.
 func (r *releaseResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	storageNamespace, releaseName := "", ""
+	var cluster, storageNamespace, releaseName string
 	if req.ID != "" {
 		var ok bool
-		storageNamespace, releaseName, ok = strings.Cut(req.ID, "/")
-		if !ok || storageNamespace == "" || releaseName == "" || strings.Contains(releaseName, "/") {
+		cluster, storageNamespace, releaseName, ok = parseReleaseID(req.ID)
+		if !ok {
 			resp.Diagnostics.AddError("Invalid import ID",
-				fmt.Sprintf("The import ID %q is not <storage_namespace>/<release_name>.\n\nUse the namespace of the release's Helm storage and the release name, e.g. `terraform import helmrelease_release.web apps/web`, or an import block with identity = { namespace = \"apps\", name = \"web\" }.", req.ID))
+				fmt.Sprintf("The import ID %q is not <storage_namespace>/<release_name>, nor <cluster>:<storage_namespace>/<release_name> for a release on one of the provider's clusters.\n\nUse the namespace of the release's Helm storage and the release name, e.g. `terraform import helmrelease_release.web apps/web` (or `prod:apps/web` on cluster prod), or an import block with identity = { namespace = \"apps\", name = \"web\" } (and cluster = \"prod\").", req.ID))
 			return
 		}
 	} else {
@@ -37,17 +37,26 @@ func (r *releaseResource) ImportState(ctx context.Context, req resource.ImportSt
 		if resp.Diagnostics.HasError() {
 			return
 		}
-		storageNamespace, releaseName = id.Namespace.ValueString(), id.Name.ValueString()
+		cluster, storageNamespace, releaseName = id.Cluster.ValueString(), id.Namespace.ValueString(), id.Name.ValueString()
 		if storageNamespace == "" || releaseName == "" {
-			resp.Diagnostics.AddError("Invalid import identity", "The import identity needs namespace (the namespace of the release's Helm storage) and name (the release name).")
+			resp.Diagnostics.AddError("Invalid import identity", "The import identity needs namespace (the namespace of the release's Helm storage) and name (the release name), and cluster for a release on one of the provider's clusters.")
+			return
+		}
+		if cluster != "" && !clusterNamePattern.MatchString(cluster) {
+			resp.Diagnostics.AddError("Invalid import identity", fmt.Sprintf("The import identity's cluster %q is not the name of one of the provider's clusters.", cluster))
 			return
 		}
 	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), storageNamespace+"/"+releaseName)...)
+	clusterValue := types.StringNull()
+	if cluster != "" {
+		clusterValue = types.StringValue(cluster)
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), releaseID(cluster, storageNamespace, releaseName))...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("cluster"), clusterValue)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("storage_namespace"), storageNamespace)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("release_name"), releaseName)...)
 	if resp.Identity != nil {
-		resp.Diagnostics.Append(resp.Identity.Set(ctx, releaseIdentity{Namespace: types.StringValue(storageNamespace), Name: types.StringValue(releaseName)})...)
+		resp.Diagnostics.Append(resp.Identity.Set(ctx, releaseIdentity{Cluster: clusterValue, Namespace: types.StringValue(storageNamespace), Name: types.StringValue(releaseName)})...)
 	}
 }
 
@@ -58,7 +67,7 @@ func (r *releaseResource) ImportState(ctx context.Context, req resource.ImportSt
 func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *reconcile.Engine, latest *release.Release, resp *resource.ReadResponse) {
 	if latest == nil || latest.Info.Status == release.StatusUninstalled {
 		resp.Diagnostics.AddError("Release not found",
-			fmt.Sprintf("No release %s is installed in namespace %s.\n\nCheck the import ID: <storage_namespace>/<release_name>, as `helm list --namespace <storage_namespace>` shows them.", m.ReleaseName.ValueString(), m.StorageNamespace.ValueString()))
+			fmt.Sprintf("No release %s is installed in namespace %s.\n\nCheck the import ID: [<cluster>:]<storage_namespace>/<release_name>, as `helm list --namespace <storage_namespace>` shows them.", m.ReleaseName.ValueString(), m.StorageNamespace.ValueString()))
 		return
 	}
 	if m.Name.IsNull() && r.importFlux(ctx, m, e, latest, resp) {
@@ -93,7 +102,7 @@ func adoptRelease(ctx context.Context, m *releaseModel, latest *release.Release,
 	}
 	m.TargetNamespace = types.StringValue(latest.Namespace)
 	m.ReleaseName = types.StringValue(latest.Name)
-	m.ID = types.StringValue(m.StorageNamespace.ValueString() + "/" + latest.Name)
+	m.ID = types.StringValue(releaseID(m.Cluster.ValueString(), m.StorageNamespace.ValueString(), latest.Name))
 	chartName, chartVersion, appVersion := "", "", ""
 	if c := latest.Chart; c != nil && c.Metadata != nil {
 		chartName, chartVersion, appVersion = c.Metadata.Name, c.Metadata.Version, c.Metadata.AppVersion
@@ -180,7 +189,11 @@ func (r *releaseResource) importFlux(ctx context.Context, m *releaseModel, e *re
 	if !ok {
 		return false
 	}
-	fe, err := r.data.fluxEngine()
+	on, err := r.data.cluster(m.Cluster)
+	if err != nil {
+		return false
+	}
+	fe, err := on.fluxEngine()
 	if err != nil || fe.CheckCRDs() != nil {
 		return false
 	}

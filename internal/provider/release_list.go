@@ -37,6 +37,7 @@ type releaseList struct {
 }
 
 type releaseListModel struct {
+	Cluster           types.String `tfsdk:"cluster"`
 	Namespace         types.String `tfsdk:"namespace"`
 	LabelSelector     types.String `tfsdk:"label_selector"`
 	IncludeOtherTools types.Bool   `tfsdk:"include_other_tools"`
@@ -48,8 +49,13 @@ func (l *releaseList) Metadata(_ context.Context, req resource.MetadataRequest, 
 
 func (l *releaseList) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
 	resp.Schema = listschema.Schema{
-		MarkdownDescription: "The Helm releases of the provider's cluster, for `terraform query` (Terraform ≥ 1.14): each result has the identity `{ namespace, name }` an import block takes, and with `include_resource` the whole `helmrelease_release`, so that `terraform query -generate-config-out=…` writes blocks that adopt the releases as they are.",
+		MarkdownDescription: "The Helm releases of one cluster, for `terraform query` (Terraform ≥ 1.14): each result has the identity `{ namespace, name }` (and `cluster` on a named cluster) an import block takes, and with `include_resource` the whole `helmrelease_release`, so that `terraform query -generate-config-out=…` writes blocks that adopt the releases as they are.",
 		Attributes: map[string]listschema.Attribute{
+			"cluster": listschema.StringAttribute{
+				MarkdownDescription: clusterDescription("whose releases are listed", "Each result's identity and resource carry it."),
+				Optional:            true,
+				Validators:          []validator.String{clusterNameValidator()},
+			},
 			"namespace": listschema.StringAttribute{
 				MarkdownDescription: "Namespace of the releases' Helm storage. Default: every namespace.",
 				Optional:            true,
@@ -91,7 +97,13 @@ func (l *releaseList) List(ctx context.Context, req list.ListRequest, stream *li
 		stream.Results = list.ListResultsStreamDiagnostics(diags)
 		return
 	}
-	restConfig, err := l.data.clients.RESTConfig()
+	c, err := l.data.cluster(cfg.Cluster)
+	if err != nil {
+		clusterNotConfigured(&diags, "Listing releases", err)
+		stream.Results = list.ListResultsStreamDiagnostics(diags)
+		return
+	}
+	restConfig, err := c.clients.RESTConfig()
 	if err != nil {
 		clusterUnavailable(&diags, path.Root("namespace"), err)
 		stream.Results = list.ListResultsStreamDiagnostics(diags)
@@ -100,19 +112,19 @@ func (l *releaseList) List(ctx context.Context, req list.ListRequest, stream *li
 	getter := kube.NewGetter(restConfig, cfg.Namespace.ValueString(), "")
 	releases, err := helm.ListReleases(ctx, getter, cfg.Namespace.ValueString(), cfg.LabelSelector.ValueString())
 	if err != nil {
-		diags.AddError("Releases not listed", fmt.Sprintf("Listing the Helm releases of %s: %s.\n\nCheck that the cluster is reachable and that the provider's credentials may list Secrets there.", describeNamespace(cfg.Namespace), err))
+		diags.AddError("Releases not listed", fmt.Sprintf("Listing the Helm releases of %s on %s: %s.\n\nCheck that the cluster is reachable and that the provider's credentials may list Secrets there.", describeNamespace(cfg.Namespace), c.describe(), err))
 		stream.Results = list.ListResultsStreamDiagnostics(diags)
 		return
 	}
 	includeOthers := cfg.IncludeOtherTools.IsNull() || cfg.IncludeOtherTools.ValueBool()
 	var scope manifest.Scope
-	if mapper, err := l.data.clients.RESTMapper(); err == nil {
+	if mapper, err := c.clients.RESTMapper(); err == nil {
 		scope = mapperScope(mapper)
 	}
-	stream.Results = l.results(ctx, req, releases, includeOthers, scope)
+	stream.Results = l.results(ctx, req, cfg.Cluster, releases, includeOthers, scope)
 }
 
-func (l *releaseList) results(ctx context.Context, req list.ListRequest, releases []helm.StoredRelease, includeOthers bool, scope manifest.Scope) iter.Seq[list.ListResult] {
+func (l *releaseList) results(ctx context.Context, req list.ListRequest, cluster types.String, releases []helm.StoredRelease, includeOthers bool, scope manifest.Scope) iter.Seq[list.ListResult] {
 	return func(push func(list.ListResult) bool) {
 		var n int64
 		for _, r := range releases {
@@ -130,10 +142,11 @@ func (l *releaseList) results(ctx context.Context, req list.ListRequest, release
 			if rel.Chart != nil && rel.Chart.Metadata != nil {
 				chart = rel.Chart.Metadata.Name + "-" + rel.Chart.Metadata.Version
 			}
-			result.DisplayName = fmt.Sprintf("%s/%s (%s, %s)", r.StorageNamespace, rel.Name, chart, rel.Info.Status)
-			result.Diagnostics.Append(result.Identity.Set(ctx, releaseIdentity{Namespace: types.StringValue(r.StorageNamespace), Name: types.StringValue(rel.Name)})...)
+			result.DisplayName = fmt.Sprintf("%s (%s, %s)", releaseID(cluster.ValueString(), r.StorageNamespace, rel.Name), chart, rel.Info.Status)
+			result.Diagnostics.Append(result.Identity.Set(ctx, releaseIdentity{Cluster: cluster, Namespace: types.StringValue(r.StorageNamespace), Name: types.StringValue(rel.Name)})...)
 			if req.IncludeResource {
 				m := nullReleaseModel()
+				m.Cluster = cluster
 				m.StorageNamespace = types.StringValue(r.StorageNamespace)
 				result.Diagnostics.Append(adoptRelease(ctx, m, rel, scope, nil)...)
 				if _, recorded := chartsource.RecordedSource(rel.Chart); !recorded && !result.Diagnostics.HasError() {

@@ -20,6 +20,7 @@ import (
 // once known.
 type releaseModel struct {
 	ID                 types.String  `tfsdk:"id"`
+	Cluster            types.String  `tfsdk:"cluster"`
 	Name               types.String  `tfsdk:"name"`
 	Namespace          types.String  `tfsdk:"namespace"`
 	ReleaseName        types.String  `tfsdk:"release_name"`

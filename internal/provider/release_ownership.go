@@ -52,7 +52,7 @@ func (h helmEngine) allowCreate(_ context.Context, plan *releaseModel, spec *rec
 }
 
 func (f fluxEngine) allowCreate(ctx context.Context, plan *releaseModel, spec *reconcile.Spec, latest *release.Release, diags *diag.Diagnostics) (asInstall, ok bool) {
-	written, ok := f.r.fluxCreateAllowed(ctx, spec, diags)
+	written, ok := f.r.fluxCreateAllowed(ctx, plan, spec, diags)
 	if !ok {
 		return false, false
 	}
@@ -99,8 +99,8 @@ func releaseCreateAllowed(plan *releaseModel, spec *reconcile.Spec, latest *rele
 // one written by this provider warned about (see above). It reports
 // whether one written by this provider exists, and whether the plan may
 // go on.
-func (r *releaseResource) fluxCreateAllowed(ctx context.Context, spec *reconcile.Spec, diags *diag.Diagnostics) (written, ok bool) {
-	fe := r.fluxClient(diags)
+func (r *releaseResource) fluxCreateAllowed(ctx context.Context, m *releaseModel, spec *reconcile.Spec, diags *diag.Diagnostics) (written, ok bool) {
+	fe := r.fluxClient(m, diags)
 	if fe == nil {
 		return false, false
 	}

@@ -32,7 +32,16 @@ const (
 // planned resources are the release's as refreshed, with drifted objects
 // put back. What is not known yet stays unknown.
 func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || r.data == nil {
+	if r.data == nil {
+		return
+	}
+	if req.Plan.Raw.IsNull() {
+		// A destroy: refused at plan when it cannot reach the release.
+		var state releaseModel
+		resp.Diagnostics.Append(releaseModelOf(ctx, req.State.Raw, &state)...)
+		if !resp.Diagnostics.HasError() {
+			r.clusterOf(&state, &resp.Diagnostics)
+		}
 		return
 	}
 	var plan, config releaseModel
@@ -47,6 +56,9 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 	fillIdentity(&plan, &config)
+	if r.clusterOf(&plan, &resp.Diagnostics) == nil {
+		return
+	}
 	if state != nil {
 		for _, a := range []struct {
 			name          string
@@ -57,6 +69,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 			{"release_name", plan.ReleaseName, state.ReleaseName},
 			{"target_namespace", plan.TargetNamespace, state.TargetNamespace},
 			{"storage_namespace", plan.StorageNamespace, state.StorageNamespace},
+			{"cluster", plan.Cluster, state.Cluster},
 		} {
 			if !a.planned.Equal(a.prev) {
 				resp.RequiresReplace = append(resp.RequiresReplace, path.Root(a.name))
@@ -69,7 +82,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	}
 	// Only this plan's render may vouch for the apply's objects.
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateValidated, nil)...)
-	red := newRedactor(nil)
+	red := newRedactor(nil, nil)
 	defer func() {
 		red.model(ctx, &plan, &resp.Diagnostics)
 		if !plan.showsChanges() {
@@ -115,13 +128,13 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 
-	if !r.clusterKnown() && req.ClientCapabilities.DeferralAllowed {
+	if !r.clusterKnown(&plan) && req.ClientCapabilities.DeferralAllowed {
 		// Terraform plans it again once the cluster's settings are known.
 		resp.Deferred = &resource.Deferred{Reason: resource.DeferredReasonProviderConfigUnknown}
 		return
 	}
 
-	if plan.handedToFlux() && r.clusterKnown() && !r.fluxSupports(ctx, &plan, &resp.Diagnostics) {
+	if plan.handedToFlux() && r.clusterKnown(&plan) && !r.fluxSupports(ctx, &plan, &resp.Diagnostics) {
 		return
 	}
 
@@ -144,7 +157,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 
 	// Everything the release is made of must be known to say more.
 	inputsKnown := resolved != nil && fullyKnown(plan.Values) && fullyKnown(plan.SensitiveValues) && fullyKnown(wo.SensitiveValues) && fullyKnown(plan.ValuesFrom) &&
-		specKnown(&plan) && (isEmpty(plan.ValuesFrom) || r.clusterKnown())
+		specKnown(&plan) && (isEmpty(plan.ValuesFrom) || r.clusterKnown(&plan))
 	if !inputsKnown {
 		plan.Resources, plan.Status = types.MapUnknown(types.StringType), types.ObjectUnknown(statusAttrTypes())
 		plan.PlannedHooks, plan.PlannedCRDs = types.MapUnknown(types.StringType), types.MapUnknown(types.StringType)
@@ -287,7 +300,7 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 	plan.Resources = types.MapUnknown(types.StringType)
 	plan.PlannedHooks, plan.PlannedCRDs = types.MapUnknown(types.StringType), types.MapUnknown(types.StringType)
 	plan.PlannedChanges = types.MapUnknown(types.StringType)
-	if !r.clusterKnown() {
+	if !r.clusterKnown(plan) {
 		return
 	}
 	ctx, e := r.renderEngine(ctx, plan, spec, red, diags)
@@ -539,10 +552,10 @@ func fillIdentity(m, config *releaseModel) {
 			m.ReleaseName = types.StringValue(reconcile.ReleaseName("", config.TargetNamespace.ValueString(), m.Name.ValueString()))
 		}
 	}
-	if m.StorageNamespace.IsUnknown() || m.ReleaseName.IsUnknown() {
+	if m.Cluster.IsUnknown() || m.StorageNamespace.IsUnknown() || m.ReleaseName.IsUnknown() {
 		m.ID = types.StringUnknown()
 	} else {
-		m.ID = types.StringValue(m.StorageNamespace.ValueString() + "/" + m.ReleaseName.ValueString())
+		m.ID = types.StringValue(releaseID(m.Cluster.ValueString(), m.StorageNamespace.ValueString(), m.ReleaseName.ValueString()))
 	}
 }
 

@@ -34,7 +34,11 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 	if !importing && m.Suspend.ValueBool() {
 		return
 	}
-	switch _, err := r.data.clients.RESTConfig(); {
+	c := r.clusterOf(&m, &resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	switch _, err := c.clients.RESTConfig(); {
 	case errors.Is(err, errConfigUnknown) && req.ClientCapabilities.DeferralAllowed:
 		// Planning before the cluster exists: Terraform refreshes it once
 		// the provider's settings are known.
@@ -47,6 +51,10 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 	case errors.Is(err, kube.ErrNotConfigured):
 		resp.Diagnostics.AddError("Kubernetes cluster not configured",
 			fmt.Sprintf("helmrelease_release %s cannot be refreshed: the provider has no kubernetes settings, and no KUBE_* or KUBECONFIG variable names a cluster (nor does it run in one).\n\nThe state is kept as it is. Configure the provider's kubernetes block (config_path, or host and credentials), or set KUBECONFIG, then plan again.", m.ID.ValueString()))
+		return
+	case err != nil:
+		resp.Diagnostics.AddError("Kubernetes cluster unavailable",
+			fmt.Sprintf("helmrelease_release %s cannot be refreshed: %s cannot be used: %s.\n\nThe state is kept as it is. Check the cluster's settings in the provider configuration, then plan again.", m.ID.ValueString(), c.describe(), err))
 		return
 	}
 	r.engineOf(&m).read(ctx, &m, req.Private, resp)

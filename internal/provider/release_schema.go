@@ -20,8 +20,13 @@ func releaseSchema() schema.Schema {
 		MarkdownDescription: "A Helm release managed as Flux's helm-controller manages a `HelmRelease`: `terraform apply` installs, upgrades, tests and remediates it; `terraform plan` shows the Kubernetes objects that will change (`resources`); refresh detects drift and releases changed outside Terraform.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
-				MarkdownDescription: "`<storage_namespace>/<release_name>`, also the import ID.",
+				MarkdownDescription: "`<storage_namespace>/<release_name>`, or `<cluster>:<storage_namespace>/<release_name>` on a named cluster; also the import ID.",
 				Computed:            true,
+			},
+			"cluster": schema.StringAttribute{
+				MarkdownDescription: clusterDescription("the release is installed in", "Changing it replaces the release: it is uninstalled from the old cluster and installed in the new one."),
+				Optional:            true,
+				Validators:          []validator.String{clusterNameValidator()},
 			},
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Name of the release object (HelmRelease `metadata.name`): the base of the default release name and the value of the `helmrelease.terraform.io/name` label on every object. Changing it replaces the release.",

@@ -46,6 +46,7 @@ type requestAction struct {
 }
 
 type requestActionModel struct {
+	Cluster   types.String `tfsdk:"cluster"`
 	Namespace types.String `tfsdk:"namespace"`
 	Name      types.String `tfsdk:"name"`
 }
@@ -58,6 +59,11 @@ func (a *requestAction) Schema(_ context.Context, _ action.SchemaRequest, resp *
 	resp.Schema = schema.Schema{
 		MarkdownDescription: fmt.Sprintf("Asks the `helmrelease_release` that manages a release for what `%s_at` does, without editing the configuration (Terraform ≥ 1.14: `terraform apply -invoke=action.helmrelease_%s.<name>`, or an `action_trigger`): it %s. The request is kept with the release (label `%s` of its Helm storage), so the plan that follows shows what it calls for. A release handed to Flux (`engine = \"flux\"`) is asked of helm-controller instead, as `flux reconcile helmrelease --%s` asks: the HelmRelease's `%s` annotation with a `reconcile.fluxcd.io/requestedAt` of the same token; the action waits for the controller's outcome and fails with its reason, and leaves nothing for the next apply.", a.kind, a.kind, a.does, a.label, a.kind, map[string]string{"force": flux.ForceAtAnnotation, "reset": flux.ResetAtAnnotation}[a.kind]),
 		Attributes: map[string]schema.Attribute{
+			"cluster": schema.StringAttribute{
+				MarkdownDescription: clusterDescription("the release is in (`helmrelease_release` `cluster`, identity `cluster`)", ""),
+				Optional:            true,
+				Validators:          []validator.String{clusterNameValidator()},
+			},
 			"namespace": schema.StringAttribute{
 				MarkdownDescription: "Namespace of the release's Helm storage (`helmrelease_release` identity `namespace`, `storage_namespace`).",
 				Required:            true,
@@ -78,7 +84,7 @@ func (a *requestAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	r := a.openRelease(m.Namespace, m.Name, nil, &resp.Diagnostics)
+	r := a.openRelease(m.Cluster, m.Namespace, m.Name, nil, &resp.Diagnostics)
 	if r == nil {
 		return
 	}
@@ -88,8 +94,8 @@ func (a *requestAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 			fmt.Sprintf("No release %s is in Helm storage.\n\nCheck namespace (the namespace of the release's Helm storage) and name, as the helmrelease_release's identity says them.", ref))
 		return
 	}
-	if hr := a.handedToFlux(ctx, latest); hr != nil {
-		a.invokeFlux(ctx, hr, resp)
+	if hr := a.handedToFlux(ctx, r.cluster, latest); hr != nil {
+		a.invokeFlux(ctx, r.cluster, hr, resp)
 		return
 	}
 	token := strconv.FormatInt(time.Now().UnixNano(), 10)
@@ -107,12 +113,12 @@ func (a *requestAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 // handedToFlux is the HelmRelease whose helm-controller made the release,
 // when it exists: the release is then the controller's, and the request
 // goes to it.
-func (a *requestAction) handedToFlux(ctx context.Context, latest *release.Release) *helmv2.HelmRelease {
+func (a *requestAction) handedToFlux(ctx context.Context, c *cluster, latest *release.Release) *helmv2.HelmRelease {
 	owner, ok := singleOriginOf(latest.Manifest, latest.Namespace, postrender.FluxOriginGroup)
 	if !ok {
 		return nil
 	}
-	fe, err := a.data.fluxEngine()
+	fe, err := c.fluxEngine()
 	if err != nil || fe.CheckCRDs() != nil {
 		return nil
 	}
@@ -129,8 +135,8 @@ func (a *requestAction) handedToFlux(ctx context.Context, latest *release.Releas
 // controller acts at once, so the request is done when the action ends,
 // and nothing is left for the next apply. Helm storage, which the
 // controller owns, is not written.
-func (a *requestAction) invokeFlux(ctx context.Context, hr *helmv2.HelmRelease, resp *action.InvokeResponse) {
-	fe, err := a.data.fluxEngine()
+func (a *requestAction) invokeFlux(ctx context.Context, c *cluster, hr *helmv2.HelmRelease, resp *action.InvokeResponse) {
+	fe, err := c.fluxEngine()
 	if err != nil {
 		clusterUnavailable(&resp.Diagnostics, path.Root("namespace"), err)
 		return

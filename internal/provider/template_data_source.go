@@ -60,6 +60,11 @@ func templateSchema() schema.Schema {
 				Computed:            true,
 				Validators:          []validator.String{dnsLabel(63)},
 			},
+			"cluster": schema.StringAttribute{
+				MarkdownDescription: clusterDescription("rendered for: its API versions are the `.Capabilities` of the templates, and `values_from` is read there", ""),
+				Optional:            true,
+				Validators:          []validator.String{clusterNameValidator()},
+			},
 			"target_namespace": schema.StringAttribute{
 				MarkdownDescription: "Namespace the objects are rendered for (HelmRelease `spec.targetNamespace`). Default: `namespace`.",
 				Optional:            true,
@@ -180,24 +185,29 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 	m.ReleaseName = types.StringValue(reconcile.ReleaseName(m.ReleaseName.ValueString(), targetNamespace, m.Name.ValueString()))
 	// As the ID of a helmrelease_release of the same name and namespace
 	// (its storage namespace defaults to the namespace).
-	m.ID = types.StringValue(m.Namespace.ValueString() + "/" + m.ReleaseName.ValueString())
-
-	red := newRedactor(d.data)
-	if m.Chart != nil {
-		red.add(m.Chart.Password.ValueString())
-		red.addURLPassword(m.Chart.Repository.ValueString())
-	}
-	defer func() { resp.Diagnostics = red.diagnostics(resp.Diagnostics) }()
-	composed := composeValues(ctx, d.data, m.Namespace.ValueString(), m.Values, []sensitiveInput{{path.Root("sensitive_values"), m.SensitiveValues}}, m.ValuesFrom, red, &resp.Diagnostics)
-	ctx = red.context(ctx)
-	if resp.Diagnostics.HasError() {
-		return
-	}
+	m.ID = types.StringValue(releaseID(m.Cluster.ValueString(), m.Namespace.ValueString(), m.ReleaseName.ValueString()))
 
 	if d.data == nil {
 		resp.Diagnostics.AddError("Provider not configured", "The helmrelease provider was not configured before this data source was read.")
 		return
 	}
+	c, err := d.data.cluster(m.Cluster)
+	if err != nil {
+		clusterNotConfigured(&resp.Diagnostics, "helmrelease_template "+m.ID.ValueString(), err)
+		return
+	}
+	red := newRedactor(d.data, c)
+	if m.Chart != nil {
+		red.add(m.Chart.Password.ValueString())
+		red.addURLPassword(m.Chart.Repository.ValueString())
+	}
+	defer func() { resp.Diagnostics = red.diagnostics(resp.Diagnostics) }()
+	composed := composeValues(ctx, c, m.Namespace.ValueString(), m.Values, []sensitiveInput{{path.Root("sensitive_values"), m.SensitiveValues}}, m.ValuesFrom, red, &resp.Diagnostics)
+	ctx = red.context(ctx)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+
 	src, diags := m.Chart.source(ctx, d.data)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
@@ -218,7 +228,7 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 	}
 	chain := postrender.Build(kustomizations(m.PostRenderers), md, postrender.Origin{Name: m.Name.ValueString(), Namespace: m.Namespace.ValueString()})
 
-	caps, scope := d.clusterView(&resp.Diagnostics)
+	caps, scope := clusterView(c, &resp.Diagnostics)
 	render := func(ctx context.Context, c *helm.Chart, values map[string]any, _ bool) (string, string, error) {
 		rendered, err := helm.Render(ctx, helm.RenderOptions{
 			ReleaseName:  m.ReleaseName.ValueString(),
@@ -254,18 +264,15 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
-// clusterView returns the capabilities and kind scopes of the provider's
-// cluster, or nil when none is configured. An unreachable cluster is a
-// warning: the chart is then rendered with Helm's default capabilities.
-func (d *templateDataSource) clusterView(diags *diag.Diagnostics) (*helm.Capabilities, manifest.Scope) {
-	if d.data == nil {
-		return nil, nil
-	}
-	dc, err := d.data.clients.Discovery()
+// clusterView returns the capabilities and kind scopes of cluster c, or nil
+// when it is not configured. An unreachable cluster is a warning: the chart
+// is then rendered with Helm's default capabilities.
+func clusterView(c *cluster, diags *diag.Diagnostics) (*helm.Capabilities, manifest.Scope) {
+	dc, err := c.clients.Discovery()
 	if err == nil {
 		var caps *helm.Capabilities
 		if caps, err = helm.DiscoverCapabilities(dc); err == nil {
-			mapper, _ := d.data.clients.RESTMapper()
+			mapper, _ := c.clients.RESTMapper()
 			return caps, mapperScope(mapper)
 		}
 	}
@@ -273,6 +280,6 @@ func (d *templateDataSource) clusterView(diags *diag.Diagnostics) (*helm.Capabil
 		return nil, nil
 	}
 	diags.AddWarning("Rendered without the cluster's capabilities",
-		fmt.Sprintf("The Kubernetes cluster could not be asked for its version and APIs (%s), so the chart was rendered with Helm's default capabilities.\n\nCheck the provider's kubernetes settings if templates depend on .Capabilities.", err))
+		fmt.Sprintf("The Kubernetes cluster (%s) could not be asked for its version and APIs (%s), so the chart was rendered with Helm's default capabilities.\n\nCheck the provider's settings of the cluster if templates depend on .Capabilities.", c.describe(), err))
 	return nil, nil
 }

@@ -12,6 +12,7 @@ import (
 
 type templateModel struct {
 	ID              types.String         `tfsdk:"id"`
+	Cluster         types.String         `tfsdk:"cluster"`
 	Name            types.String         `tfsdk:"name"`
 	Namespace       types.String         `tfsdk:"namespace"`
 	TargetNamespace types.String         `tfsdk:"target_namespace"`

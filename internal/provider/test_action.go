@@ -30,6 +30,7 @@ type testAction struct {
 }
 
 type testActionModel struct {
+	Cluster   types.String            `tfsdk:"cluster"`
 	Namespace types.String            `tfsdk:"namespace"`
 	Name      types.String            `tfsdk:"name"`
 	Timeout   types.String            `tfsdk:"timeout"`
@@ -52,6 +53,11 @@ func (a *testAction) Schema(_ context.Context, _ action.SchemaRequest, resp *act
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Runs the Helm tests of a release now, as `helm test` does (Terraform ≥ 1.14: `terraform apply -invoke=action.helmrelease_test.<name>`, or an `action_trigger`). Each test pod's outcome is reported as it ends; the action fails when a test fails, with the last log lines of the failed pods. The release is identified as `helmrelease_release`'s identity says.",
 		Attributes: map[string]schema.Attribute{
+			"cluster": schema.StringAttribute{
+				MarkdownDescription: clusterDescription("the release is in (`helmrelease_release` `cluster`, identity `cluster`)", ""),
+				Optional:            true,
+				Validators:          []validator.String{clusterNameValidator()},
+			},
 			"namespace": schema.StringAttribute{
 				MarkdownDescription: "Namespace of the release's Helm storage (`helmrelease_release` identity `namespace`, `storage_namespace`).",
 				Required:            true,
@@ -86,7 +92,7 @@ func (a *testAction) Invoke(ctx context.Context, req action.InvokeRequest, resp 
 		return
 	}
 	logs := helm.NewLogBuffer(helm.DefaultLogLines, nil)
-	r := a.openRelease(m.Namespace, m.Name, logs, &resp.Diagnostics)
+	r := a.openRelease(m.Cluster, m.Namespace, m.Name, logs, &resp.Diagnostics)
 	if r == nil {
 		return
 	}

@@ -17,11 +17,11 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
 )
 
-// composeValues merges values_from (read in namespace), values and
+// composeValues merges values_from (read in namespace of cluster c), values and
 // sensitive_values, reporting errors on their attributes; nil on error.
 // red receives the strings of the sensitive values and of the values read
 // from Secrets.
-func composeValues(ctx context.Context, data *providerData, namespace string, inlineValues types.Dynamic, sensitiveValues []sensitiveInput, valuesFrom []valuesFromModel, red *redactor, diags *diag.Diagnostics) map[string]any {
+func composeValues(ctx context.Context, c *cluster, namespace string, inlineValues types.Dynamic, sensitiveValues []sensitiveInput, valuesFrom []valuesFromModel, red *redactor, diags *diag.Diagnostics) map[string]any {
 	inline, err := valuesMap(inlineValues)
 	if err != nil {
 		invalidValue(diags, path.Root("values"), "values", err, "Set values to an object, e.g. values = { replicaCount = 2 }.")
@@ -33,11 +33,11 @@ func composeValues(ctx context.Context, data *providerData, namespace string, in
 	}
 	var client kubernetes.Interface
 	if len(valuesFrom) > 0 {
-		if data == nil {
+		if c == nil {
 			clusterUnavailable(diags, path.Root("values_from"), kube.ErrNotConfigured)
 			return nil
 		}
-		client, err = data.clients.Clientset()
+		client, err = c.clients.Clientset()
 		if err != nil {
 			clusterUnavailable(diags, path.Root("values_from"), err)
 			return nil
