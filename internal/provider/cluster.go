@@ -149,7 +149,7 @@ func parseReleaseID(id string) (cluster, storageNamespace, releaseName string, o
 		}
 	}
 	storageNamespace, releaseName, ok = strings.Cut(rest, "/")
-	if !ok || storageNamespace == "" || releaseName == "" || strings.Contains(releaseName, "/") {
+	if !ok || storageNamespace == "" || releaseName == "" || strings.Contains(storageNamespace, ":") || strings.Contains(releaseName, "/") {
 		return "", "", "", false
 	}
 	return cluster, storageNamespace, releaseName, true

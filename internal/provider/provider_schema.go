@@ -2,7 +2,6 @@ package provider
 
 import (
 	"maps"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -79,9 +78,12 @@ func providerSchema() schema.Schema {
 // and of each of clusters; withEnv says the KUBE_* variables fill in unset
 // ones (the kubernetes block's only).
 func kubernetesAttributes(withEnv bool) map[string]schema.Attribute {
-	env := func(name string) string {
+	env := func(name string, how ...string) string {
 		if !withEnv {
 			return ""
+		}
+		if len(how) > 0 {
+			return " Environment: `" + name + "` (" + how[0] + ")."
 		}
 		return " Environment: `" + name + "`."
 	}
@@ -93,7 +95,7 @@ func kubernetesAttributes(withEnv bool) map[string]schema.Attribute {
 			Validators:          []validator.String{stringvalidator.LengthAtLeast(1), stringvalidator.ConflictsWith(sibling("kubeconfig"))},
 		},
 		"config_paths": schema.ListAttribute{
-			MarkdownDescription: "Paths of kubeconfig files, merged as kubectl merges `KUBECONFIG`." + strings.TrimSuffix(env("KUBE_CONFIG_PATHS"), ".") + " (separated by `:`)." + " Default: none.",
+			MarkdownDescription: "Paths of kubeconfig files, merged as kubectl merges `KUBECONFIG`." + env("KUBE_CONFIG_PATHS", "separated by `:`") + " Default: none.",
 			ElementType:         types.StringType,
 			Optional:            true,
 			Validators:          []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ConflictsWith(sibling("kubeconfig"))},

@@ -18,7 +18,7 @@ func TestAccRelease_identity(t *testing.T) {
 	terraformAtLeast(t, "1.12.0")
 	ns := testNamespace(t)
 	config := webConfig(t, ns, `values = { message = "identity" }`)
-	identity := map[string]knownvalue.Check{"namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("web")}
+	identity := map[string]knownvalue.Check{"cluster": knownvalue.Null(), "namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("web")}
 	steps := []resource.TestStep{{
 		Config:            config,
 		ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectIdentity(rel, identity)},

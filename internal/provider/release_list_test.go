@@ -38,7 +38,7 @@ list "helmrelease_release" "found" {
 `, ns, config)
 	}
 	byName := func(name string) queryfilter.QueryFilter {
-		return queryfilter.ByResourceIdentity(map[string]knownvalue.Check{"namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact(name)})
+		return queryfilter.ByResourceIdentity(map[string]knownvalue.Check{"cluster": knownvalue.Null(), "namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact(name)})
 	}
 	const found = "helmrelease_release.found"
 	resource.Test(t, resource.TestCase{
@@ -58,8 +58,8 @@ list "helmrelease_release" "found" {
 				Config: query(""),
 				QueryResultChecks: []querycheck.QueryResultCheck{
 					querycheck.ExpectLength(found, 2),
-					querycheck.ExpectIdentity(found, map[string]knownvalue.Check{"namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("cli")}),
-					querycheck.ExpectIdentity(found, map[string]knownvalue.Check{"namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("web")}),
+					querycheck.ExpectIdentity(found, map[string]knownvalue.Check{"cluster": knownvalue.Null(), "namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("cli")}),
+					querycheck.ExpectIdentity(found, map[string]knownvalue.Check{"cluster": knownvalue.Null(), "namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("web")}),
 					querycheck.ExpectResourceDisplayName(found, byName("cli"), knownvalue.StringRegexp(regexp.MustCompile(`^`+ns+`/cli \(web-1\.0\.0, deployed\)$`))),
 					querycheck.ExpectResourceKnownValues(found, byName("cli"), []querycheck.KnownValueCheck{
 						{Path: tfjsonpath.New("name"), KnownValue: knownvalue.StringExact("cli")},
@@ -78,12 +78,12 @@ list "helmrelease_release" "found" {
 			{
 				Query:             true,
 				Config:            query(`include_other_tools = false`),
-				QueryResultChecks: []querycheck.QueryResultCheck{querycheck.ExpectLength(found, 1), querycheck.ExpectIdentity(found, map[string]knownvalue.Check{"namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("web")})},
+				QueryResultChecks: []querycheck.QueryResultCheck{querycheck.ExpectLength(found, 1), querycheck.ExpectIdentity(found, map[string]knownvalue.Check{"cluster": knownvalue.Null(), "namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("web")})},
 			},
 			{
 				Query:             true,
 				Config:            query(`label_selector = "name=cli"`),
-				QueryResultChecks: []querycheck.QueryResultCheck{querycheck.ExpectLength(found, 1), querycheck.ExpectIdentity(found, map[string]knownvalue.Check{"namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("cli")})},
+				QueryResultChecks: []querycheck.QueryResultCheck{querycheck.ExpectLength(found, 1), querycheck.ExpectIdentity(found, map[string]knownvalue.Check{"cluster": knownvalue.Null(), "namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("cli")})},
 			},
 		},
 	})
