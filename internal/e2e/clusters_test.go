@@ -274,3 +274,42 @@ func (w *workspace) statesIDs() map[string]string {
 	}
 	return ids
 }
+
+// TestStateBeforeClusters: a state written before releases had a cluster
+// (no cluster attribute, an identity of namespace and name alone) plans no
+// change, with the Terraform that keeps identities and the one under test.
+func TestStateBeforeClusters(t *testing.T) {
+	parallelMatrix(t)
+	ns := newNamespace(t)
+	c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
+	w := newWorkspace(t, "before-clusters")
+	if newer := os.Getenv("HELMRELEASE_TEST_TERRAFORM_NEWER"); newer != "" {
+		w.bin = newer
+	}
+	w.write(c.hcl(map[string]string{"web": ""}))
+	w.apply()
+	var st map[string]any
+	if err := json.Unmarshal(w.stateBytes(), &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range st["resources"].([]any) {
+		for _, inst := range r.(map[string]any)["instances"].([]any) {
+			inst := inst.(map[string]any)
+			delete(inst["attributes"].(map[string]any), "cluster")
+			if id, ok := inst["identity"].(map[string]any); ok {
+				delete(id, "cluster")
+			}
+		}
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.dir, "terraform.tfstate"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.planIsEmpty()
+	w.bin = ""
+	w.planIsEmpty()
+	w.must(0, "destroy", "-auto-approve", "-input=false", "-no-color")
+}
