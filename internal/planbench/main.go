@@ -12,6 +12,11 @@
 // same releases as `helm upgrade --install --repo … --wait` does (each
 // loading the whole index), -parallelism at once.
 //
+// With -clusters K: the N releases spread over K clusters, each an API
+// server of its own (the test cluster and K-1 more started for the run),
+// named in the provider's clusters; the API requests are all the
+// clusters' together.
+//
 // With -objects: one release of a chart of that many objects (1 MB of
 // CRDs among them): apply, a plan with no change, a plan after one object
 // was changed out of band (it fails unless the plan shows that object and
@@ -31,7 +36,7 @@
 // time (from the HelmRelease written to Ready, the slowest release) beside
 // the apply's wall time.
 //
-//	go run ./internal/planbench -n 1,10,30 [-parallelism 10] [-repositories 1] [-profile DIR] [-skip-helm] [-engine flux]
+//	go run ./internal/planbench -n 1,10,30 [-parallelism 10] [-repositories 1] [-clusters 1] [-profile DIR] [-skip-helm] [-engine flux]
 //	go run ./internal/planbench -objects 1000 [-profile DIR]
 //	go run ./internal/planbench -compare -objects 1000 [-chart ../shared/charts/argo-cd]
 //
@@ -89,6 +94,7 @@ func main() {
 	skipHelm := flag.Bool("skip-helm", false, "leave out the Helm SDK installs")
 	objects := flag.Int("objects", 0, "instead of -n: one release of a chart of this many objects (1 MB of CRDs among them)")
 	repositories := flag.Int("repositories", 1, "spread the releases over this many repositories, each serving its own ≈20 MB index")
+	clusters := flag.Int("clusters", 1, "with -n: spread the releases over this many clusters, named in the provider's clusters")
 	compareFlag := flag.Bool("compare", false, "HashiCorp's helm provider beside this provider, on the chart of -objects objects and the chart -chart names")
 	chartFlag := flag.String("chart", "", "with -compare: a local chart directory to compare on too")
 	chartValues := flag.String("chart-values", "{ commonLabels = { bench = var.message } }", "with -chart: the values, an HCL expression of var.message that changes every object with it")
@@ -106,7 +112,7 @@ func main() {
 		if *compareFlag {
 			cmp = &comparison{chart: *chartFlag, values: *chartValues}
 		}
-		err = run(*counts, *objects, *repositories, *parallelism, *profile, *skipHelm || *engine == "flux", *engine, parseFluxArgs(*fluxArgs), cmp)
+		err = run(*counts, *objects, *repositories, max(*clusters, 1), *parallelism, *profile, *skipHelm || *engine == "flux", *engine, parseFluxArgs(*fluxArgs), cmp)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "planbench:", err)
@@ -130,7 +136,7 @@ func parseFluxArgs(s string) map[string][]string {
 	return out
 }
 
-func run(counts string, objects, repositories, parallelism int, profile string, skipHelm bool, engine string, fluxArgs map[string][]string, cmp *comparison) error {
+func run(counts string, objects, repositories, clusters, parallelism int, profile string, skipHelm bool, engine string, fluxArgs map[string][]string, cmp *comparison) error {
 	if _, err := os.Stat("go.mod"); err != nil {
 		return errors.New("run from the repository root")
 	}
@@ -176,7 +182,22 @@ func run(counts string, objects, repositories, parallelism int, profile string, 
 		return err
 	}
 	defer stop()
-	api, err := newAPICounter(kc)
+	kubeconfigs := []string{kc}
+	if clusters > 1 {
+		bin, err := testcluster.Build(ctx, testcluster.BuildOptions{Log: os.Stderr})
+		if err != nil {
+			return fmt.Errorf("building the test cluster: %w", err)
+		}
+		for i := 1; i < clusters; i++ {
+			c, err := testcluster.Start(ctx, testcluster.Options{BinDir: bin, Dir: filepath.Join(work, fmt.Sprintf("cluster-%d", i)), Log: os.Stderr})
+			if err != nil {
+				return fmt.Errorf("starting cluster %d: %w", i, err)
+			}
+			defer func() { _ = c.Stop() }()
+			kubeconfigs = append(kubeconfigs, c.Kubeconfig)
+		}
+	}
+	api, err := newAPICounter(kubeconfigs...)
 	if err != nil {
 		return err
 	}
@@ -234,7 +255,7 @@ func run(counts string, objects, repositories, parallelism int, profile string, 
 		urls = append(urls, r.URL)
 	}
 
-	fmt.Printf("repositories: %d, each with a %.1f MB index; %d CPUs; wall clock, CPU time of terraform and the provider together, the provider's peak RSS (VmHWM) and its anonymous part (RssAnon), API requests per release net of the cluster's idle rate\n\n", len(repos), float64(repos[0].indexSize)/(1<<20), runtime.NumCPU())
+	fmt.Printf("clusters: %d; repositories: %d, each with a %.1f MB index; %d CPUs; wall clock, CPU time of terraform and the provider together, the provider's peak RSS (VmHWM) and its anonymous part (RssAnon), API requests per release net of the clusters' idle rate\n\n", len(kubeconfigs), len(repos), float64(repos[0].indexSize)/(1<<20), runtime.NumCPU())
 	fmt.Printf("%-5s %-22s %10s %10s %10s %10s %10s %12s\n", "N", "run", "wall", "CPU", "RSS MB", "anon MB", "indexes", "API req/rel")
 	for _, f := range strings.Split(counts, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -246,7 +267,7 @@ func run(counts string, objects, repositories, parallelism int, profile string, 
 			return err
 		}
 		ns := fmt.Sprintf("planbench-%d", n)
-		if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(configuration(n, ns, kc, urls, dir, engine)), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(configuration(n, ns, kubeconfigs, urls, dir, engine)), 0o600); err != nil {
 			return err
 		}
 		tf := terraform{ctx: ctx, dir: dir, rc: rc, provider: provider, srvs: servers, api: api}
@@ -327,9 +348,21 @@ func run(counts string, objects, repositories, parallelism int, profile string, 
 	return nil
 }
 
-// configuration is N releases of the chart, drift detection on.
-func configuration(n int, namespace, kubeconfig string, repoURLs []string, dir, engine string) string {
+// configuration is N releases of the chart, drift detection on; with
+// more than one kubeconfig, spread over clusters of those names c0, c1, ….
+func configuration(n int, namespace string, kubeconfigs, repoURLs []string, dir, engine string) string {
 	repos, _ := json.Marshal(repoURLs) // strings, as an HCL list
+	connection, cluster := fmt.Sprintf("kubernetes = { config_path = %q }", kubeconfigs[0]), "null"
+	if len(kubeconfigs) > 1 {
+		var b strings.Builder
+		b.WriteString("clusters = {\n")
+		for i, kc := range kubeconfigs {
+			fmt.Fprintf(&b, "    c%d = { config_path = %q }\n", i, kc)
+		}
+		b.WriteString("  }")
+		connection = b.String()
+		cluster = fmt.Sprintf(`"c${count.index %% %d}"`, len(kubeconfigs))
+	}
 	return fmt.Sprintf(`terraform {
   required_providers {
     helmrelease = { source = "helmrelease/helmrelease" }
@@ -345,12 +378,13 @@ locals {
 }
 
 provider "helmrelease" {
-  kubernetes = { config_path = %q }
+  %s
   cache_dir  = %q
 }
 
 resource "helmrelease_release" "r" {
   count           = %d
+  cluster         = %s
   name            = "web-${count.index}"
   namespace       = %q
   chart           = { repository = local.repositories[count.index %% length(local.repositories)], name = "web", version = "1.x" }
@@ -359,7 +393,7 @@ resource "helmrelease_release" "r" {
   drift_detection = { mode = "enabled" }
   engine          = %q
 }
-`, repos, kubeconfig, filepath.Join(dir, "cache"), n, namespace, engine)
+`, repos, connection, filepath.Join(dir, "cache"), n, cluster, namespace, engine)
 }
 
 type measure struct {
@@ -541,22 +575,25 @@ func newRepositories(n int) ([]*repository, error) {
 	return repos, nil
 }
 
-// apiCounter reads the API server's request counter.
+// apiCounter reads the API servers' request counters, summed.
 type apiCounter struct {
-	client   kubernetes.Interface
+	clients  []kubernetes.Interface
 	idleRate float64 // requests per second with nothing running
 }
 
-func newAPICounter(kubeconfig string) (*apiCounter, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, err
+func newAPICounter(kubeconfigs ...string) (*apiCounter, error) {
+	c := &apiCounter{}
+	for _, kc := range kubeconfigs {
+		cfg, err := clientcmd.BuildConfigFromFlags("", kc)
+		if err != nil {
+			return nil, err
+		}
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		c.clients = append(c.clients, cs)
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	c := &apiCounter{client: cs}
 	before, err := c.total()
 	if err != nil {
 		return nil, err
@@ -568,7 +605,7 @@ func newAPICounter(kubeconfig string) (*apiCounter, error) {
 		return nil, err
 	}
 	// Each scrape is one request too.
-	c.idleRate = (after - before - 1) / idle.Seconds()
+	c.idleRate = (after - before - float64(len(c.clients))) / idle.Seconds()
 	return c, nil
 }
 
@@ -583,13 +620,24 @@ func (c *apiCounter) total() (float64, error) {
 }
 
 // byRequest is apiserver_request_total by verb, resource and dry run
-// ("PATCH configmaps dryRun").
+// ("PATCH configmaps dryRun"), of all the clusters.
 func (c *apiCounter) byRequest() (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, client := range c.clients {
+		if err := requestsOf(client, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// requestsOf adds the apiserver_request_total of client's cluster to out.
+func requestsOf(client kubernetes.Interface, out map[string]float64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	raw, err := c.client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	raw, err := client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reading the API server's metrics: %w", err)
+		return fmt.Errorf("reading the API server's metrics: %w", err)
 	}
 	label := func(line, name string) string {
 		_, rest, ok := strings.Cut(line, name+`="`)
@@ -599,7 +647,6 @@ func (c *apiCounter) byRequest() (map[string]float64, error) {
 		v, _, _ := strings.Cut(rest, `"`)
 		return v
 	}
-	out := map[string]float64{}
 	for line := range strings.Lines(string(raw)) {
 		if !strings.HasPrefix(line, "apiserver_request_total{") {
 			continue
@@ -615,7 +662,7 @@ func (c *apiCounter) byRequest() (map[string]float64, error) {
 		}
 		out[key] += v
 	}
-	return out, nil
+	return nil
 }
 
 // helmBaseline runs the Helm SDK installs in a child process of this
