@@ -25,7 +25,7 @@ var clusterNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 // errConfigUnknown is returned by clients whose configuration is not known
 // yet (planning a cluster created in the same apply).
-var errConfigUnknown = errors.New("the provider's kubernetes configuration is not known until apply")
+var errConfigUnknown = errors.New("the provider's settings of the cluster are not known until apply")
 
 // errClusterNotConfigured is returned for a cluster name that the
 // provider's clusters do not hold.
@@ -64,7 +64,11 @@ func newCluster(name string, restConfig func() (*rest.Config, error)) *cluster {
 
 // unknownCluster is a cluster whose settings are not known until apply.
 func unknownCluster(name string) *cluster {
-	return newCluster(name, func() (*rest.Config, error) { return nil, errConfigUnknown })
+	err := errConfigUnknown
+	if name != "" {
+		err = fmt.Errorf("cluster %q: %w", name, errConfigUnknown)
+	}
+	return newCluster(name, func() (*rest.Config, error) { return nil, err })
 }
 
 // known reports whether the cluster's settings are known (they are not at

@@ -49,12 +49,15 @@ func TestParseReleaseID(t *testing.T) {
 func TestProvider_namedClusters(t *testing.T) {
 	t.Setenv("KUBECONFIG", "")
 	chart := testChartDir(t)
+	// Each config changes the input, so that the output is unknown at its plan.
+	port := 0
 	config := func(clusters, data string) string {
+		port++
 		return fmt.Sprintf(`
 resource "terraform_data" "cluster" {
-  input = "https://127.0.0.1:1"
+  input = "https://127.0.0.1:%d"
 }
-
+`, port) + fmt.Sprintf(`
 provider "helmrelease" {
   clusters = %s
 }
@@ -95,6 +98,11 @@ data "helmrelease_template" "t" {
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("id"), knownvalue.StringExact("east:default/web")),
 				},
+			},
+			{
+				// values_from needs the cluster.
+				Config:      config(`{ east = { host = terraform_data.cluster.output, token = "unused" } }`, `cluster = "east"`+"\n  values_from = [{ kind = \"ConfigMap\", name = \"base\" }]"),
+				ExpectError: errorText(`This attribute needs the Kubernetes cluster, which cannot be used: cluster "east": the provider's settings of the cluster are not known until apply.`),
 			},
 		},
 	})

@@ -37,9 +37,9 @@ func clusterUnavailable(diags *diag.Diagnostics, p path.Path, err error) {
 	var remedy string
 	switch {
 	case errors.Is(err, errConfigUnknown):
-		remedy = "The provider's kubernetes settings depend on values known only after apply (for example a cluster created in the same configuration). Read this data source after the cluster exists, or make its inputs depend on the cluster resource so that Terraform reads it during apply."
+		remedy = "The provider's settings of the cluster (its kubernetes block, or the clusters entry that cluster names) depend on values known only after apply (for example a cluster created in the same configuration). Read this data source after the cluster exists, or make its inputs depend on the cluster resource so that Terraform reads it during apply."
 	default:
-		remedy = "Configure the provider's kubernetes block (or the KUBE_* / KUBECONFIG environment variables) so that it reaches the cluster."
+		remedy = "Configure the provider's kubernetes block (or the KUBE_* / KUBECONFIG environment variables), or the clusters entry that cluster names, so that it reaches the cluster."
 	}
 	attrError(diags, p, "Kubernetes cluster unavailable", fmt.Sprintf("This attribute needs the Kubernetes cluster, which cannot be used: %s.", err), remedy)
 }

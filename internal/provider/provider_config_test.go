@@ -51,7 +51,7 @@ data "helmrelease_template" "t" {
   values_from = [{ kind = "ConfigMap", name = "base" }]
 }
 `, chart),
-				ExpectError: errorText(`Error: Kubernetes cluster unavailable … This attribute needs the Kubernetes cluster, which cannot be used: the provider's kubernetes configuration is not known until apply.`),
+				ExpectError: errorText(`Error: Kubernetes cluster unavailable … This attribute needs the Kubernetes cluster, which cannot be used: the provider's settings of the cluster are not known until apply.`),
 			},
 		},
 	})

@@ -99,7 +99,7 @@ func (l *releaseList) List(ctx context.Context, req list.ListRequest, stream *li
 	}
 	c, err := l.data.cluster(cfg.Cluster)
 	if err != nil {
-		clusterNotConfigured(&diags, "Listing releases", err)
+		clusterNotConfigured(&diags, "The helmrelease_release list", err)
 		stream.Results = list.ListResultsStreamDiagnostics(diags)
 		return
 	}

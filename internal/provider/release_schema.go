@@ -115,7 +115,7 @@ func releaseSchema() schema.Schema {
 				Validators:          []validator.String{dnsSubdomain()},
 			},
 			"kube_config": schema.SingleNestedAttribute{
-				MarkdownDescription: "Install into another cluster, whose kubeconfig is in a Secret of `namespace` on the provider's cluster, as Cluster API writes them (HelmRelease `spec.kubeConfig`). `values_from` still reads the provider's cluster. Default: the provider's cluster.",
+				MarkdownDescription: "Install into another cluster, whose kubeconfig is in a Secret of `namespace` on the release's cluster (`cluster`), as Cluster API writes them (HelmRelease `spec.kubeConfig`). `values_from` still reads the release's cluster. Default: the release's cluster.",
 				Optional:            true,
 				Attributes: map[string]schema.Attribute{
 					"secret_ref": schema.SingleNestedAttribute{
