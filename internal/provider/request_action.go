@@ -60,7 +60,7 @@ func (a *requestAction) Schema(_ context.Context, _ action.SchemaRequest, resp *
 		MarkdownDescription: fmt.Sprintf("Asks the `helmrelease_release` that manages a release for what `%s_at` does, without editing the configuration (Terraform ≥ 1.14: `terraform apply -invoke=action.helmrelease_%s.<name>`, or an `action_trigger`): it %s. The request is kept with the release (label `%s` of its Helm storage), so the plan that follows shows what it calls for. A release handed to Flux (`engine = \"flux\"`) is asked of helm-controller instead, as `flux reconcile helmrelease --%s` asks: the HelmRelease's `%s` annotation with a `reconcile.fluxcd.io/requestedAt` of the same token; the action waits for the controller's outcome and fails with its reason, and leaves nothing for the next apply.", a.kind, a.kind, a.does, a.label, a.kind, map[string]string{"force": flux.ForceAtAnnotation, "reset": flux.ResetAtAnnotation}[a.kind]),
 		Attributes: map[string]schema.Attribute{
 			"cluster": schema.StringAttribute{
-				MarkdownDescription: clusterDescription("the release is in (`helmrelease_release` `cluster`, identity `cluster`)", ""),
+				MarkdownDescription: clusterDescription("the release is in, as its `helmrelease_release`'s `cluster` and identity say it", ""),
 				Optional:            true,
 				Validators:          []validator.String{clusterNameValidator()},
 			},

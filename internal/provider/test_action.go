@@ -54,7 +54,7 @@ func (a *testAction) Schema(_ context.Context, _ action.SchemaRequest, resp *act
 		MarkdownDescription: "Runs the Helm tests of a release now, as `helm test` does (Terraform ≥ 1.14: `terraform apply -invoke=action.helmrelease_test.<name>`, or an `action_trigger`). Each test pod's outcome is reported as it ends; the action fails when a test fails, with the last log lines of the failed pods. The release is identified as `helmrelease_release`'s identity says.",
 		Attributes: map[string]schema.Attribute{
 			"cluster": schema.StringAttribute{
-				MarkdownDescription: clusterDescription("the release is in (`helmrelease_release` `cluster`, identity `cluster`)", ""),
+				MarkdownDescription: clusterDescription("the release is in, as its `helmrelease_release`'s `cluster` and identity say it", ""),
 				Optional:            true,
 				Validators:          []validator.String{clusterNameValidator()},
 			},
