@@ -89,7 +89,7 @@ const chartDir = "internal/provider/testdata/charts/web"
 func main() {
 	counts := flag.String("n", "1,10,30", "numbers of releases, comma-separated")
 	parallelism := flag.Int("parallelism", 10, "terraform's -parallelism (its default is 10)")
-	profile := flag.String("profile", "", "write the provider's CPU and heap profiles of each no-change plan to this directory (n<N>/cpu-<pid>.pprof, heap-<pid>.pprof)")
+	profile := flag.String("profile", "", "write the provider's CPU and heap profiles of each no-change plan to this directory (n<N>-c<clusters>/cpu-<pid>.pprof, heap-<pid>.pprof)")
 	helmChild := flag.Int("helm-child", 0, "internal: install this many releases with the Helm SDK and print the peak RSS")
 	skipHelm := flag.Bool("skip-helm", false, "leave out the Helm SDK installs")
 	objects := flag.Int("objects", 0, "instead of -n: one release of a chart of this many objects (1 MB of CRDs among them)")
@@ -257,12 +257,33 @@ func run(counts string, objects, repositories, clusters, parallelism int, profil
 
 	fmt.Printf("clusters: %d; repositories: %d, each with a %.1f MB index; %d CPUs; wall clock, CPU time of terraform and the provider together, the provider's peak RSS (VmHWM) and its anonymous part (RssAnon), API requests per release net of the clusters' idle rate\n\n", len(kubeconfigs), len(repos), float64(repos[0].indexSize)/(1<<20), runtime.NumCPU())
 	fmt.Printf("%-5s %-22s %10s %10s %10s %10s %10s %12s\n", "N", "run", "wall", "CPU", "RSS MB", "anon MB", "indexes", "API req/rel")
+	// With several clusters, the same releases on the first alone follow,
+	// the others running idle: the same machine's baseline.
+	layouts := [][]string{kubeconfigs}
+	if len(kubeconfigs) > 1 {
+		layouts = append(layouts, kubeconfigs[:1])
+	}
+	for _, layout := range layouts {
+		if len(kubeconfigs) > 1 {
+			fmt.Printf("-- on %d of the %d clusters\n", len(layout), len(kubeconfigs))
+		}
+		if err := runCounts(ctx, counts, work, layout, urls, servers, rc, provider, api, parallelism, profile, skipHelm, engine, handed); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runCounts measures each count of releases of -n on the clusters of
+// kubeconfigs (see run).
+func runCounts(ctx context.Context, counts, work string, kubeconfigs, urls []string, servers []*testrepo.IndexServer, rc, provider string, api *apiCounter, parallelism int, profile string, skipHelm bool, engine string, handed *fluxReleases) error {
+	kc := kubeconfigs[0]
 	for _, f := range strings.Split(counts, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
 			return fmt.Errorf("-n: %q is not a positive number", f)
 		}
-		dir := filepath.Join(work, fmt.Sprintf("n%d", n))
+		dir := filepath.Join(work, fmt.Sprintf("n%d-c%d", n, len(kubeconfigs)))
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return err
 		}
@@ -273,7 +294,7 @@ func run(counts string, objects, repositories, clusters, parallelism int, profil
 		tf := terraform{ctx: ctx, dir: dir, rc: rc, provider: provider, srvs: servers, api: api}
 		var profileDir string
 		if profile != "" {
-			if profileDir, err = filepath.Abs(filepath.Join(profile, fmt.Sprintf("n%d", n))); err != nil {
+			if profileDir, err = filepath.Abs(filepath.Join(profile, fmt.Sprintf("n%d-c%d", n, len(kubeconfigs)))); err != nil {
 				return err
 			}
 			if err := os.MkdirAll(profileDir, 0o750); err != nil {
@@ -282,7 +303,7 @@ func run(counts string, objects, repositories, clusters, parallelism int, profil
 		}
 		par := fmt.Sprintf("-parallelism=%d", parallelism)
 		// The floor: what Terraform itself costs to plan N resources.
-		floorDir := filepath.Join(work, fmt.Sprintf("floor%d", n))
+		floorDir := filepath.Join(work, fmt.Sprintf("floor%d-c%d", n, len(kubeconfigs)))
 		if err := os.MkdirAll(floorDir, 0o750); err != nil {
 			return err
 		}
