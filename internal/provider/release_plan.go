@@ -76,7 +76,11 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 			}
 		}
 		if len(resp.RequiresReplace) > 0 {
-			// The release is uninstalled, then installed anew.
+			// The release is uninstalled, then installed anew: from a
+			// cluster the provider still reaches.
+			if r.clusterOf(state, &resp.Diagnostics) == nil {
+				return
+			}
 			state = nil
 		}
 	}
