@@ -51,7 +51,8 @@ list "helmrelease_release" "found" {
 					t.Cleanup(func() { _, _ = helmCLI(t, ns).Uninstall("cli", helm.UninstallOptions{Timeout: time.Minute}) })
 					helmInstall(t, ns, "cli", map[string]any{"message": "from the CLI", "password": "list-s3cret", "env": []any{map[string]any{"name": "DB_PASSWORD", "value": "env-s3cret"}}})
 				},
-				Config: webConfig(t, ns, `values = { message = "from terraform" }`),
+				// The test cluster is named "same" too, for the last step.
+				Config: namedClusterConfig(t, ns, `values = { message = "from terraform" }`),
 			},
 			{
 				Query:  true,
@@ -84,6 +85,21 @@ list "helmrelease_release" "found" {
 				Query:             true,
 				Config:            query(`label_selector = "name=cli"`),
 				QueryResultChecks: []querycheck.QueryResultCheck{querycheck.ExpectLength(found, 1), querycheck.ExpectIdentity(found, map[string]knownvalue.Check{"cluster": knownvalue.Null(), "namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("cli")})},
+			},
+			{
+				// The same cluster by its name: the results carry it.
+				Query:  true,
+				Config: query(`label_selector = "name=cli"` + "\n    cluster = \"same\""),
+				QueryResultChecks: []querycheck.QueryResultCheck{
+					querycheck.ExpectLength(found, 1),
+					querycheck.ExpectIdentity(found, map[string]knownvalue.Check{"cluster": knownvalue.StringExact("same"), "namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("cli")}),
+					querycheck.ExpectResourceDisplayName(found, queryfilter.ByResourceIdentity(map[string]knownvalue.Check{"cluster": knownvalue.StringExact("same"), "namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("cli")}),
+						knownvalue.StringRegexp(regexp.MustCompile(`^same:`+ns+`/cli \(web-1\.0\.0, deployed\)$`))),
+					querycheck.ExpectResourceKnownValues(found, queryfilter.ByResourceIdentity(map[string]knownvalue.Check{"cluster": knownvalue.StringExact("same"), "namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("cli")}), []querycheck.KnownValueCheck{
+						{Path: tfjsonpath.New("cluster"), KnownValue: knownvalue.StringExact("same")},
+						{Path: tfjsonpath.New("id"), KnownValue: knownvalue.StringExact("same:" + ns + "/cli")},
+					}),
+				},
 			},
 		},
 	})
