@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -168,13 +169,24 @@ provider "helmrelease" {
 `, testKubeconfig) + resourceBlock(t, ns, body)
 }
 
+// onlyNamedClusterConfig is namedClusterConfig with the default cluster
+// unreachable: whatever works, worked on the named one.
+func onlyNamedClusterConfig(t *testing.T, ns, body string) string {
+	return fmt.Sprintf(`
+provider "helmrelease" {
+  kubernetes = { host = "https://127.0.0.1:1", token = "unused" }
+  clusters   = { same = { config_path = %q } }
+}
+`, testKubeconfig) + resourceBlock(t, ns, body)
+}
+
 // TestAccRelease_clusterIdentity: the identity of a release on a named
 // cluster carries the cluster, and import blocks by that identity and by
 // its ID adopt the release on that cluster.
 func TestAccRelease_clusterIdentity(t *testing.T) {
 	terraformAtLeast(t, "1.12.0")
 	ns := testNamespace(t)
-	config := namedClusterConfig(t, ns, `cluster = "same"`)
+	config := onlyNamedClusterConfig(t, ns, `cluster = "same"`)
 	identity := map[string]knownvalue.Check{"cluster": knownvalue.StringExact("same"), "namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("web")}
 	steps := []resource.TestStep{{
 		Config:            config,
@@ -198,5 +210,32 @@ func TestAccRelease_clusterIdentity(t *testing.T) {
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             releaseGone(t, ns),
 		Steps:                    steps,
+	})
+}
+
+// TestAccAction_forceOnNamedCluster: helmrelease_force names the release's
+// cluster as the release does, and its request is seen by the release's
+// next plan there.
+func TestAccAction_forceOnNamedCluster(t *testing.T) {
+	terraformAtLeast(t, "1.14.0")
+	ns := testNamespace(t)
+	release := onlyNamedClusterConfig(t, ns, `cluster = "same"`)
+	trigger := strings.Replace(requestTrigger("force"), "  config {\n", "  config {\n    cluster   = helmrelease_release.r.cluster\n", 1)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             releaseGone(t, ns),
+		Steps: []resource.TestStep{
+			{Config: release},
+			{Config: release + trigger, ExpectNonEmptyPlan: true},
+			{
+				Config: release + trigger,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(rel, tfjsonpath.New("status").AtMapKey("history").AtSliceIndex(0).AtMapKey("version"), knownvalue.Int64Exact(2)),
+				},
+			},
+		},
 	})
 }
