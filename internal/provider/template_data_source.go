@@ -46,7 +46,7 @@ func templateSchema() schema.Schema {
 			"The cluster is read only for `values_from` and, when the provider is configured for one, for the Kubernetes version and API versions templates see (`.Capabilities`); otherwise Helm's defaults are used.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
-				MarkdownDescription: "`<namespace>/<release_name>`: the ID of a `helmrelease_release` of the same `name` and `namespace` (whose `storage_namespace` defaults to `namespace`).",
+				MarkdownDescription: "`<namespace>/<release_name>` (`<cluster>:<namespace>/<release_name>` with `cluster`): the ID of a `helmrelease_release` of the same `name`, `namespace` and `cluster` (whose `storage_namespace` defaults to `namespace`).",
 				Computed:            true,
 			},
 			"name": schema.StringAttribute{
