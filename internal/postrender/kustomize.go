@@ -7,13 +7,14 @@ import (
 	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
-	"helm.sh/helm/v3/pkg/postrender"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/yaml"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 )
 
 // Selector picks the objects a patch applies to; empty fields match all.
@@ -48,9 +49,9 @@ type Kustomize struct {
 	Images                []Image
 }
 
-var _ postrender.PostRenderer = (*Kustomize)(nil)
+var _ helm.PostRenderer = (*Kustomize)(nil)
 
-// Run implements postrender.PostRenderer: the rendered manifest is the only
+// Run implements helm.PostRenderer: the rendered manifest is the only
 // resource of a kustomization held in memory.
 func (k *Kustomize) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 	if strings.TrimSpace(in.String()) == "" {

@@ -10,9 +10,10 @@ import (
 	"maps"
 	"slices"
 
-	"helm.sh/helm/v3/pkg/postrender"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 )
 
 // Origin labels: every object a release renders carries the name and
@@ -46,11 +47,11 @@ func (o Origin) labels() map[string]string {
 }
 
 // Chain runs post-renderers in order.
-type Chain []postrender.PostRenderer
+type Chain []helm.PostRenderer
 
-var _ postrender.PostRenderer = Chain(nil)
+var _ helm.PostRenderer = Chain(nil)
 
-// Run implements postrender.PostRenderer.
+// Run implements helm.PostRenderer.
 func (c Chain) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 	var err error
 	for _, r := range c {
@@ -74,7 +75,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // indexed reports the failures of a post-renderer as an *Error.
 type indexed struct {
 	index int
-	r     postrender.PostRenderer
+	r     helm.PostRenderer
 }
 
 func (i indexed) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
@@ -106,9 +107,9 @@ type Metadata struct {
 	Annotations map[string]string
 }
 
-var _ postrender.PostRenderer = Metadata{}
+var _ helm.PostRenderer = Metadata{}
 
-// Run implements postrender.PostRenderer.
+// Run implements helm.PostRenderer.
 func (m Metadata) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 	nodes, err := kio.FromBytes(in.Bytes())
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"helm.sh/helm/v3/pkg/release"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
@@ -35,7 +34,7 @@ type actionRelease struct {
 	cluster *cluster
 	client  *helm.Client
 	// latest is the newest revision in storage; nil when there is none.
-	latest *release.Release
+	latest *helm.Release
 }
 
 // openRelease reads the latest revision of release name in the Helm

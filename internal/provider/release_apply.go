@@ -12,9 +12,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"helm.sh/helm/v3/pkg/release"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
@@ -166,7 +166,7 @@ func chartChangedSincePlan(m *releaseModel, resolved *chartsource.Resolved, diag
 
 // deployedResources is the resources attribute of the latest release (an
 // empty map when there is none).
-func (r *releaseResource) deployedResources(ctx context.Context, e *reconcile.Engine, latest *release.Release, sensitive [][]string, diags *diag.Diagnostics) types.Map {
+func (r *releaseResource) deployedResources(ctx context.Context, e *reconcile.Engine, latest *helm.Release, sensitive [][]string, diags *diag.Diagnostics) types.Map {
 	empty := types.MapValueMust(types.StringType, nil)
 	if latest == nil {
 		return empty
@@ -182,7 +182,7 @@ func (r *releaseResource) deployedResources(ctx context.Context, e *reconcile.En
 // releaseInfo is the notes and description of the latest release; when it
 // cannot be read, the known values of notes and description stay and
 // unknown ones become empty.
-func releaseInfo(latest *release.Release, err error, notes, description types.String) (types.String, types.String) {
+func releaseInfo(latest *helm.Release, err error, notes, description types.String) (types.String, types.String) {
 	switch {
 	case err == nil && latest != nil && latest.Info != nil:
 		return types.StringValue(latest.Info.Notes), types.StringValue(latest.Info.Description)
@@ -215,7 +215,7 @@ func withUnknownsFrom(planned, deployed types.Map) types.Map {
 // settlePlanned makes the planned hooks and CRDs an apply saves known
 // where its plan could not tell them: the hooks of the release it left
 // (none without one), no CRDs.
-func settlePlanned(m *releaseModel, e *reconcile.Engine, latest *release.Release, sensitive [][]string, diags *diag.Diagnostics) {
+func settlePlanned(m *releaseModel, e *reconcile.Engine, latest *helm.Release, sensitive [][]string, diags *diag.Diagnostics) {
 	if !fullyKnown(m.PlannedHooks) {
 		deployed := deployedHooks(e, latest, sensitive, diags)
 		if m.PlannedHooks.IsUnknown() {
@@ -237,7 +237,7 @@ func settlePlanned(m *releaseModel, e *reconcile.Engine, latest *release.Release
 
 // deployedHooks is the hooks of the latest release as planned_hooks shows
 // them (none without a release).
-func deployedHooks(e *reconcile.Engine, latest *release.Release, sensitive [][]string, diags *diag.Diagnostics) types.Map {
+func deployedHooks(e *reconcile.Engine, latest *helm.Release, sensitive [][]string, diags *diag.Diagnostics) types.Map {
 	deployed := types.MapValueMust(types.StringType, nil)
 	if e == nil || latest == nil {
 		return deployed

@@ -9,11 +9,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"helm.sh/helm/v3/pkg/release"
 	"k8s.io/apimachinery/pkg/api/meta"
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
@@ -40,7 +40,7 @@ type releaseEngine interface {
 	// refuses what another tool manages, warns about what another
 	// helmrelease_release may, and says whether the create renders as an
 	// install. ok is false when the plan must stop.
-	allowCreate(ctx context.Context, plan *releaseModel, spec *reconcile.Spec, latest *release.Release, diags *diag.Diagnostics) (asInstall, ok bool)
+	allowCreate(ctx context.Context, plan *releaseModel, spec *reconcile.Spec, latest *helm.Release, diags *diag.Diagnostics) (asInstall, ok bool)
 }
 
 var (
@@ -204,7 +204,7 @@ func (r *releaseResource) composeValues(ctx context.Context, m *releaseModel, wo
 // as in helmrelease_template, Secret values hashed with the engine's
 // SecretHashKey, and the strings at the sensitive paths of its values
 // hidden wherever the chart put them.
-func displayResources(ctx context.Context, e *reconcile.Engine, rel *release.Release, drift *reconcile.DriftReport, sensitive [][]string) (types.Map, error) {
+func displayResources(ctx context.Context, e *reconcile.Engine, rel *helm.Release, drift *reconcile.DriftReport, sensitive [][]string) (types.Map, error) {
 	shown, _, err := showManifest(rel.Manifest, rel.Namespace, engineScope(e), drift, display{Key: e.Key, Sensitive: stringsAt(rel.Config, sensitive)})
 	if err != nil {
 		return types.MapNull(types.StringType), err

@@ -9,10 +9,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"helm.sh/helm/v3/pkg/release"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
@@ -64,8 +64,8 @@ func (r *releaseResource) ImportState(ctx context.Context, req resource.ImportSt
 // origin labels (else the release's own), chart name and version, values,
 // and a status adopting its latest revision. What the state says already
 // (a state moved from helm_release) is kept.
-func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *reconcile.Engine, latest *release.Release, resp *resource.ReadResponse) {
-	if latest == nil || latest.Info.Status == release.StatusUninstalled {
+func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *reconcile.Engine, latest *helm.Release, resp *resource.ReadResponse) {
+	if latest == nil || latest.Info.Status == helm.StatusUninstalled {
 		resp.Diagnostics.AddError("Release not found",
 			fmt.Sprintf("No release %s is installed in namespace %s.\n\nCheck the import ID: [<cluster>:]<storage_namespace>/<release_name>, as `helm list --namespace <storage_namespace>` shows them.", m.ReleaseName.ValueString(), m.StorageNamespace.ValueString()))
 		return
@@ -86,7 +86,7 @@ func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *
 // already (a state moved from helm_release) is kept; m.StorageNamespace
 // must be set. Secret values show hashed with key, and the status digests
 // are keyed with it (none without a key).
-func adoptRelease(ctx context.Context, m *releaseModel, latest *release.Release, scope manifest.Scope, key []byte) diag.Diagnostics {
+func adoptRelease(ctx context.Context, m *releaseModel, latest *helm.Release, scope manifest.Scope, key []byte) diag.Diagnostics {
 	var diags diag.Diagnostics
 	st, err := reconcile.AdoptedStatus(latest, m.StorageNamespace.ValueString(), reconcile.Digests{Key: key})
 	if err != nil {
@@ -184,7 +184,7 @@ func singleOriginOf(releaseManifest, namespace, group string) ([2]string, bool) 
 // HelmRelease that still exists, as a resource with engine = "flux": its
 // name, chart (from the HelmRelease and its source), values, interval and
 // the controller's status. False when the release is not such a one.
-func (r *releaseResource) importFlux(ctx context.Context, m *releaseModel, e *reconcile.Engine, latest *release.Release, resp *resource.ReadResponse) bool {
+func (r *releaseResource) importFlux(ctx context.Context, m *releaseModel, e *reconcile.Engine, latest *helm.Release, resp *resource.ReadResponse) bool {
 	owner, ok := singleOriginOf(latest.Manifest, latest.Namespace, postrender.FluxOriginGroup)
 	if !ok {
 		return false

@@ -14,7 +14,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"helm.sh/helm/v3/pkg/release"
 	"sigs.k8s.io/yaml"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
@@ -167,7 +166,7 @@ func (l *releaseList) results(ctx context.Context, req list.ListRequest, cluster
 // installed, what to fill in: the chart's source is recorded only by this
 // provider, and `terraform query -generate-config-out` writes no comments.
 // The plan refuses the text until it is replaced.
-func askForRepository(ctx context.Context, m *releaseModel, rel *release.Release) diag.Diagnostics {
+func askForRepository(ctx context.Context, m *releaseModel, rel *helm.Release) diag.Diagnostics {
 	name, version := "?", "?"
 	if rel.Chart != nil && rel.Chart.Metadata != nil {
 		name, version = rel.Chart.Metadata.Name, rel.Chart.Metadata.Version
@@ -190,7 +189,7 @@ var secretName = regexp.MustCompile(`(?i)(pass(word|wd|phrase)?|pwd|secret|token
 // adoptValues sets the values of m to those of a release taken over:
 // those under a key that names a secret (or a list that mentions one) in
 // sensitive_values, the others in values.
-func adoptValues(m *releaseModel, rel *release.Release) diag.Diagnostics {
+func adoptValues(m *releaseModel, rel *helm.Release) diag.Diagnostics {
 	var diags diag.Diagnostics
 	plain, sensitive := splitSensitive(rel.Config)
 	if len(plain) > 0 {

@@ -13,11 +13,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/strvals"
 	"sigs.k8s.io/yaml"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 )
 
 var _ resource.ResourceWithMoveState = (*releaseResource)(nil)
@@ -283,11 +282,11 @@ func movedChart(src *helmReleaseState, t attr.Type, diags *diag.Diagnostics) typ
 func helmReleaseValues(src *helmReleaseState) (values, sensitive map[string]any, err error) {
 	values = map[string]any{}
 	for i, doc := range src.Values {
-		current, err := chartutil.ReadValues([]byte(doc))
+		current, err := helm.ReadValues([]byte(doc))
 		if err != nil {
 			return nil, nil, fmt.Errorf("values[%d] is not a YAML mapping: %w", i, err)
 		}
-		values = chartutil.MergeTables(current.AsMap(), values)
+		values = helm.MergeTables(current, values)
 	}
 	// As the helm provider composes them: auto and string in --set
 	// syntax; a literal as the YAML value of a top-level key named by the
@@ -296,9 +295,9 @@ func helmReleaseValues(src *helmReleaseState) (values, sensitive map[string]any,
 		value := deref(s.Value)
 		switch deref(s.Type) {
 		case "auto", "":
-			return strvals.ParseInto(s.Name+"="+value, into)
+			return helm.ParseSet(s.Name+"="+value, into)
 		case "string":
-			return strvals.ParseIntoString(s.Name+"="+value, into)
+			return helm.ParseSetString(s.Name+"="+value, into)
 		case "literal":
 			var literal any
 			if err := yaml.Unmarshal([]byte(s.Name+": "+value), &literal); err != nil {
@@ -320,7 +319,7 @@ func helmReleaseValues(src *helmReleaseState) (values, sensitive map[string]any,
 		}
 	}
 	for _, s := range src.SetList {
-		if err := strvals.ParseInto(s.Name+"={"+strings.Join(s.Value, ",")+"}", values); err != nil {
+		if err := helm.ParseSet(s.Name+"={"+strings.Join(s.Value, ",")+"}", values); err != nil {
 			return nil, nil, fmt.Errorf("set_list %q: %w", s.Name, err)
 		}
 	}

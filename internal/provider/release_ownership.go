@@ -9,9 +9,9 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
-	"helm.sh/helm/v3/pkg/release"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
@@ -47,11 +47,11 @@ func ownershipConflict(diags *diag.Diagnostics, err error, spec *reconcile.Spec)
 	return false
 }
 
-func (h helmEngine) allowCreate(_ context.Context, plan *releaseModel, spec *reconcile.Spec, latest *release.Release, diags *diag.Diagnostics) (asInstall, ok bool) {
+func (h helmEngine) allowCreate(_ context.Context, plan *releaseModel, spec *reconcile.Spec, latest *helm.Release, diags *diag.Diagnostics) (asInstall, ok bool) {
 	return releaseCreateAllowed(plan, spec, latest, diags)
 }
 
-func (f fluxEngine) allowCreate(ctx context.Context, plan *releaseModel, spec *reconcile.Spec, latest *release.Release, diags *diag.Diagnostics) (asInstall, ok bool) {
+func (f fluxEngine) allowCreate(ctx context.Context, plan *releaseModel, spec *reconcile.Spec, latest *helm.Release, diags *diag.Diagnostics) (asInstall, ok bool) {
 	written, ok := f.r.fluxCreateAllowed(ctx, plan, spec, diags)
 	if !ok {
 		return false, false
@@ -66,12 +66,12 @@ func (f fluxEngine) allowCreate(ctx context.Context, plan *releaseModel, spec *r
 
 // releaseCreateAllowed checks the release of the name at the plan of a
 // create, for both engines (see releaseEngine.allowCreate).
-func releaseCreateAllowed(plan *releaseModel, spec *reconcile.Spec, latest *release.Release, diags *diag.Diagnostics) (asInstall, ok bool) {
+func releaseCreateAllowed(plan *releaseModel, spec *reconcile.Spec, latest *helm.Release, diags *diag.Diagnostics) (asInstall, ok bool) {
 	// A free name renders as the install the apply makes, even when
 	// another apply takes the name while this plan renders (its dry run
 	// would otherwise upgrade that release, pending: "another operation
 	// is in progress"); the apply then refuses it by owner.
-	if latest == nil || latest.Info.Status == release.StatusUninstalled {
+	if latest == nil || latest.Info.Status == helm.StatusUninstalled {
 		return latest == nil, true
 	}
 	err := reconcile.CheckCreate(latest, spec)

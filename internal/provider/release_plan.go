@@ -13,7 +13,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"helm.sh/helm/v3/pkg/release"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
@@ -253,7 +252,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		// In the diff, not as a warning: a module of many releases would
 		// print one per release for an ordinary change.
 		action := "upgrade"
-		if cur := st.Latest(); cur == nil || cur.Status == string(release.StatusUninstalled) {
+		if cur := st.Latest(); cur == nil || cur.Status == string(helm.StatusUninstalled) {
 			action = "install"
 		}
 		why := strings.Join(changes, "; ")
@@ -333,7 +332,7 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 	}
 	// The hooks of the first render, and of the perturbed one when the
 	// chart calls random or time functions.
-	var hooks, perturbedHooks []*release.Hook
+	var hooks, perturbedHooks []*helm.Hook
 	perturbedRan := false
 	render := func(ctx context.Context, c *helm.Chart, v map[string]any, perturbed bool) (string, string, error) {
 		req := &reconcile.Request{Spec: spec, Chart: c, Values: v, Status: &reconcile.Status{}, AsInstall: asInstall}
@@ -422,7 +421,7 @@ func lockedWhileRendering(diags *diag.Diagnostics, e *reconcile.Engine, spec *re
 }
 
 // hooksManifest is the manifests of hooks as one YAML stream.
-func hooksManifest(hooks []*release.Hook) string {
+func hooksManifest(hooks []*helm.Hook) string {
 	var b strings.Builder
 	for _, h := range hooks {
 		b.WriteString("---\n")

@@ -9,8 +9,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"helm.sh/helm/v3/pkg/release"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
@@ -83,7 +83,7 @@ func (h helmEngine) read(ctx context.Context, m *releaseModel, private privateGe
 			fmt.Sprintf("Reading release %s from Helm storage failed: %s.\n\nThe state is kept as it is; check that the cluster is reachable and the provider's credentials may read Secrets in namespace %q, then refresh again.", m.ID.ValueString(), err, spec.GetStorageNamespace()))
 		return
 	}
-	if latest != nil && latest.Info.Status != release.StatusDeployed && !isEmpty(m.ValuesFrom) {
+	if latest != nil && latest.Info.Status != helm.StatusDeployed && !isEmpty(m.ValuesFrom) {
 		// Only a release that is not deployed carries an error in its
 		// description, which may quote values read from Secrets: read
 		// them for their strings (their errors are the plan's).
@@ -99,7 +99,7 @@ func (h helmEngine) read(ctx context.Context, m *releaseModel, private privateGe
 		return
 	}
 	ready := st.Condition(reconcile.ConditionReady)
-	if latest == nil || latest.Info.Status == release.StatusUninstalled {
+	if latest == nil || latest.Info.Status == helm.StatusUninstalled {
 		if st.LastAttemptedReleaseAction == reconcile.ActionInstall && (ready == nil || !ready.Status) {
 			// A failed install, uninstalled by its remediation: the state
 			// keeps the failure counters.
@@ -185,7 +185,7 @@ func (h helmEngine) read(ctx context.Context, m *releaseModel, private privateGe
 
 // setDriftPrivate keeps the desired YAML of the drifted and missing objects
 // for the plan, or clears it.
-func (r *releaseResource) setDriftPrivate(ctx context.Context, resp *resource.ReadResponse, e *reconcile.Engine, latest *release.Release, drift *reconcile.DriftReport, sensitive [][]string) {
+func (r *releaseResource) setDriftPrivate(ctx context.Context, resp *resource.ReadResponse, e *reconcile.Engine, latest *helm.Release, drift *reconcile.DriftReport, sensitive [][]string) {
 	if !drift.HasChanges() {
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDrift, nil)...)
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDriftChanges, nil)...)

@@ -12,9 +12,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"helm.sh/helm/v3/pkg/release"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
@@ -113,7 +113,7 @@ func (a *requestAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 // handedToFlux is the HelmRelease whose helm-controller made the release,
 // when it exists: the release is then the controller's, and the request
 // goes to it.
-func (a *requestAction) handedToFlux(ctx context.Context, c *cluster, latest *release.Release) *helmv2.HelmRelease {
+func (a *requestAction) handedToFlux(ctx context.Context, c *cluster, latest *helm.Release) *helmv2.HelmRelease {
 	owner, ok := singleOriginOf(latest.Manifest, latest.Namespace, postrender.FluxOriginGroup)
 	if !ok {
 		return nil

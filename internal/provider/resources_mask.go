@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"helm.sh/helm/v3/pkg/release"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 )
 
@@ -118,7 +118,7 @@ func resourceMask(key []byte, secrets []string) func(string) string {
 // readSensitivePaths are the paths Read hides in rel: those the last apply
 // kept, else (a state written before they were kept) those of the strings
 // red holds of the state's sensitive values.
-func readSensitivePaths(ctx context.Context, private privateGetter, rel *release.Release, red *redactor, diags *diag.Diagnostics) [][]string {
+func readSensitivePaths(ctx context.Context, private privateGetter, rel *helm.Release, red *redactor, diags *diag.Diagnostics) [][]string {
 	if paths := loadSensitivePaths(ctx, private, diags); len(paths) > 0 || rel == nil {
 		return paths
 	}

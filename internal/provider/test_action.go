@@ -13,7 +13,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"helm.sh/helm/v3/pkg/release"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
@@ -98,7 +97,7 @@ func (a *testAction) Invoke(ctx context.Context, req action.InvokeRequest, resp 
 	}
 	ref, client, latest := r.ref, r.client, r.latest
 	switch {
-	case latest == nil || latest.Info.Status != release.StatusDeployed:
+	case latest == nil || latest.Info.Status != helm.StatusDeployed:
 		status := "not installed"
 		if latest != nil {
 			status = latest.Info.Status.String()
@@ -147,7 +146,7 @@ func (a *testAction) Invoke(ctx context.Context, req action.InvokeRequest, resp 
 	var failed []string
 	for _, h := range testHooks(tested) {
 		resp.SendProgress(action.InvokeProgressEvent{Message: fmt.Sprintf("Test %s of release %s: %s", h.Name, ref, h.LastRun.Phase)})
-		if h.LastRun.Phase == release.HookPhaseFailed {
+		if h.LastRun.Phase == helm.HookPhaseFailed {
 			failed = append(failed, h.Name)
 		}
 	}
@@ -167,18 +166,18 @@ func (a *testAction) Invoke(ctx context.Context, req action.InvokeRequest, resp 
 }
 
 // testHooks are the test hooks of rel that ran, by name.
-func testHooks(rel *release.Release) []*release.Hook {
-	var out []*release.Hook
+func testHooks(rel *helm.Release) []*helm.Hook {
+	var out []*helm.Hook
 	for _, h := range rel.Hooks {
-		if slices.Contains(h.Events, release.HookTest) && !h.LastRun.StartedAt.IsZero() {
+		if slices.Contains(h.Events, helm.HookTest) && !h.LastRun.StartedAt.IsZero() {
 			out = append(out, h)
 		}
 	}
-	slices.SortFunc(out, func(a, b *release.Hook) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b *helm.Hook) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
-func chartOf(rel *release.Release) string {
+func chartOf(rel *helm.Release) string {
 	if rel.Chart == nil || rel.Chart.Metadata == nil {
 		return "?"
 	}

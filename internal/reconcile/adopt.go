@@ -3,7 +3,7 @@ package reconcile
 import (
 	"fmt"
 
-	"helm.sh/helm/v3/pkg/release"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 )
 
 // ReasonAdopted is the Ready reason of a release taken over by import.
@@ -15,7 +15,7 @@ const ReasonAdopted = "Adopted"
 // upgrades it only where the configuration differs. Without a key in d
 // (a list result, which has no private state to keep one in), the status
 // records no digest of values or of the release.
-func AdoptedStatus(rel *release.Release, storageNamespace string, d Digests) (*Status, error) {
+func AdoptedStatus(rel *helm.Release, storageNamespace string, d Digests) (*Status, error) {
 	snap := describeRevision(rel)
 	if len(d.Key) > 0 {
 		var err error
@@ -33,7 +33,7 @@ func AdoptedStatus(rel *release.Release, storageNamespace string, d Digests) (*S
 		StorageNamespace:            storageNamespace,
 		History:                     []Snapshot{snap},
 	}
-	st.SetCondition(Condition{Type: ConditionReady, Status: rel.Info.Status == release.StatusDeployed, Reason: ReasonAdopted,
+	st.SetCondition(Condition{Type: ConditionReady, Status: rel.Info.Status == helm.StatusDeployed, Reason: ReasonAdopted,
 		Message: fmt.Sprintf("release %s (%s) adopted", describe(rel), rel.Info.Status)})
 	return st, nil
 }

@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/release"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 )
 
 const (
@@ -47,7 +47,7 @@ func (d Digests) Config(values map[string]any) (string, error) {
 // are not tests. A release changed by anything else (a manual helm upgrade
 // or rollback, an uninstall keeping history) has another digest. Test hooks
 // are left out: running tests must not change it.
-func (d Digests) Release(rel *release.Release) (string, error) {
+func (d Digests) Release(rel *helm.Release) (string, error) {
 	if rel == nil {
 		return "", nil
 	}
@@ -63,7 +63,7 @@ func (d Digests) SameConfig(stored string, values map[string]any) (bool, error) 
 
 // SameRelease reports whether stored, a digest a status recorded (keyed,
 // or plain from a version before keyed digests), is the digest of rel.
-func (d Digests) SameRelease(stored string, rel *release.Release) (bool, error) {
+func (d Digests) SameRelease(stored string, rel *helm.Release) (bool, error) {
 	if rel == nil {
 		return stored == "", nil
 	}
@@ -96,7 +96,7 @@ func isPlainDigest(s string) bool { return strings.HasPrefix(s, digestPrefix) }
 // PlainDigests are the digests of rel that versions before keyed digests
 // recorded in the status (of its values, then of the release): what no
 // output may show, since anyone may compute them from a guess.
-func PlainDigests(rel *release.Release) []string {
+func PlainDigests(rel *helm.Release) []string {
 	config, _ := digestJSON(sha256.New(), digestPrefix, configObserved(rel.Config))
 	digest, _ := digestJSON(sha256.New(), digestPrefix, releaseObserved(rel))
 	return []string{config, digest}
@@ -120,12 +120,12 @@ func configObserved(values map[string]any) any {
 }
 
 // releaseObserved is what the digest of a release covers.
-func releaseObserved(rel *release.Release) any {
+func releaseObserved(rel *helm.Release) any {
 	type hook struct{ Path, Manifest string }
 	observed := struct {
 		Name, Namespace string
 		Version         int
-		Status          release.Status
+		Status          helm.Status
 		ChartName       string
 		ChartVersion    string
 		AppVersion      string
@@ -155,9 +155,9 @@ func releaseObserved(rel *release.Release) any {
 	return observed
 }
 
-func isTestHook(h *release.Hook) bool {
+func isTestHook(h *helm.Hook) bool {
 	for _, e := range h.Events {
-		if e == release.HookTest {
+		if e == helm.HookTest {
 			return true
 		}
 	}

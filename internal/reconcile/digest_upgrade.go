@@ -3,7 +3,7 @@ package reconcile
 import (
 	"fmt"
 
-	"helm.sh/helm/v3/pkg/release"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 )
 
 // HasPlainDigests reports whether st holds digests of values or releases
@@ -29,14 +29,14 @@ func (s *Status) HasPlainDigests() bool {
 // its digests, which no longer identify what storage holds, and a last
 // attempted digest neither storage nor values confirm is cleared (the
 // plan then compares the values with the newest revision's).
-func (d Digests) Upgrade(st *Status, stored []*release.Release, values map[string]any) error {
+func (d Digests) Upgrade(st *Status, stored []*helm.Release, values map[string]any) error {
 	if !st.HasPlainDigests() {
 		return nil
 	}
 	if len(d.Key) == 0 {
 		return ErrNoDigestKey
 	}
-	byVersion := make(map[int]*release.Release, len(stored))
+	byVersion := make(map[int]*helm.Release, len(stored))
 	for _, rel := range stored {
 		byVersion[rel.Version] = rel
 	}

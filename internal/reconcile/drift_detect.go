@@ -13,7 +13,6 @@ import (
 	ssajsondiff "github.com/fluxcd/pkg/ssa/jsondiff"
 	"github.com/go-logr/logr"
 	"golang.org/x/sync/errgroup"
-	"helm.sh/helm/v3/pkg/release"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,6 +20,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 )
@@ -39,7 +39,7 @@ func (e *Engine) DriftDetector(s *Spec) DriftDetector {
 	if s.Drift.Mode != DriftWarn && s.Drift.Mode != DriftEnabled {
 		return nil
 	}
-	return func(ctx context.Context, rel *release.Release) (*DriftReport, error) {
+	return func(ctx context.Context, rel *helm.Release) (*DriftReport, error) {
 		return e.DetectDrift(ctx, rel, s.Drift.Ignore)
 	}
 }
@@ -53,7 +53,7 @@ func (e *Engine) DriftDetector(s *Spec) DriftDetector {
 // compared (a metadata list per kind and namespace, and a full list where
 // there are such objects, say which). The record of this detection
 // replaces it.
-func (e *Engine) DetectDrift(ctx context.Context, rel *release.Release, ignore []IgnoreRule) (*DriftReport, error) {
+func (e *Engine) DetectDrift(ctx context.Context, rel *helm.Release, ignore []IgnoreRule) (*DriftReport, error) {
 	mapper, err := e.Kube.ToRESTMapper()
 	if err != nil {
 		return nil, err

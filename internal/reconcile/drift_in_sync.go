@@ -9,7 +9,6 @@ import (
 	"maps"
 	"strconv"
 
-	"helm.sh/helm/v3/pkg/release"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -44,7 +43,7 @@ type InSyncRecord struct {
 }
 
 // inSyncBasis is the Basis of a record of rel under ignore.
-func inSyncBasis(rel *release.Release, ignore []IgnoreRule) string {
+func inSyncBasis(rel *helm.Release, ignore []IgnoreRule) string {
 	h := sha256.New()
 	rules, _ := json.Marshal(ignore) // plain data
 	for _, part := range []string{rel.Namespace, rel.Name, strconv.Itoa(rel.Version), rel.Manifest, string(rules)} {

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	helmpostrender "helm.sh/helm/v3/pkg/postrender"
-	"helm.sh/helm/v3/pkg/release"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -31,7 +29,7 @@ import (
 // then rendered client-side, with the capabilities the install will see
 // (the cluster's and the new kinds), and only the other objects are
 // validated; the apply validates everything once the CRDs exist.
-func (e *Engine) DryRun(ctx context.Context, req *Request) (*release.Release, error) {
+func (e *Engine) DryRun(ctx context.Context, req *Request) (*helm.Release, error) {
 	rel, install, coming, err := e.renderAsTheAction(ctx, req)
 	if err != nil {
 		return nil, err
@@ -64,7 +62,7 @@ func (e *Engine) DryRun(ctx context.Context, req *Request) (*release.Release, er
 // req, as a Helm 4 controller does under the combined and separate
 // strategies. Post-renderers patch objects one by one: whether hooks go
 // with the other objects or apart changes nothing of each.
-func postRenderHooks(req *Request, rel *release.Release) error {
+func postRenderHooks(req *Request, rel *helm.Release) error {
 	if !req.Spec.PostRenderStrategy.PostRendersHooks() {
 		return nil
 	}
@@ -95,7 +93,7 @@ func (e *Engine) rendersInstall(req *Request) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return latest == nil || latest.Info.Status == release.StatusUninstalled || req.AsInstall || req.reinstalls(), nil
+	return latest == nil || latest.Info.Status == helm.StatusUninstalled || req.AsInstall || req.reinstalls(), nil
 }
 
 // crdKindsToCome are the kinds the chart's CRDs define that the cluster
@@ -130,7 +128,7 @@ func (e *Engine) crdKindsToCome(req *Request, install bool) ([]schema.GroupVersi
 // upgrade will once the chart's CRDs exist: .Capabilities hold the
 // cluster's API versions and the kinds coming. Template functions that
 // look objects up see nothing, as in a client-side render.
-func (e *Engine) renderBeforeCRDs(ctx context.Context, req *Request, install bool, coming []schema.GroupVersionKind) (*release.Release, error) {
+func (e *Engine) renderBeforeCRDs(ctx context.Context, req *Request, install bool, coming []schema.GroupVersionKind) (*helm.Release, error) {
 	dc, err := e.Kube.ToDiscoveryClient()
 	if err != nil {
 		return nil, err
@@ -160,9 +158,9 @@ func (e *Engine) renderBeforeCRDs(ctx context.Context, req *Request, install boo
 	if err != nil {
 		return nil, fmt.Errorf("rendering release %s with chart %s before its CRDs exist: %w", releaseRef(req), chartRef(req), err)
 	}
-	return &release.Release{
+	return &helm.Release{
 		Name: s.GetReleaseName(), Namespace: s.GetTargetNamespace(), Chart: req.Chart, Config: req.Values,
-		Manifest: r.Manifest, Info: &release.Info{Notes: r.Notes},
+		Manifest: r.Manifest, Info: &helm.Info{Notes: r.Notes},
 	}, nil
 }
 
@@ -172,7 +170,7 @@ func (e *Engine) renderBeforeCRDs(ctx context.Context, req *Request, install boo
 // but without the API server's validation: to render a chart whose
 // objects need not be valid (a chart whose non-reproducible results were
 // perturbed, to compare).
-func (e *Engine) Render(ctx context.Context, req *Request) (*release.Release, error) {
+func (e *Engine) Render(ctx context.Context, req *Request) (*helm.Release, error) {
 	rel, _, _, err := e.renderAsTheAction(ctx, req)
 	return rel, err
 }
@@ -180,7 +178,7 @@ func (e *Engine) Render(ctx context.Context, req *Request) (*release.Release, er
 // renderAsTheAction renders the release as the next install or upgrade
 // (install tells which) will: with a dry-run action, or client-side when
 // kinds of the chart's CRDs are to come (coming).
-func (e *Engine) renderAsTheAction(ctx context.Context, req *Request) (rel *release.Release, install bool, coming []schema.GroupVersionKind, err error) {
+func (e *Engine) renderAsTheAction(ctx context.Context, req *Request) (rel *helm.Release, install bool, coming []schema.GroupVersionKind, err error) {
 	if install, err = e.rendersInstall(req); err != nil {
 		return nil, false, nil, err
 	}
@@ -196,13 +194,13 @@ func (e *Engine) renderAsTheAction(ctx context.Context, req *Request) (rel *rele
 }
 
 // render returns the release a dry-run install or upgrade makes.
-func (e *Engine) render(ctx context.Context, req *Request) (rel *release.Release, err error) {
+func (e *Engine) render(ctx context.Context, req *Request) (rel *helm.Release, err error) {
 	s := req.Spec
 	latest, err := e.Helm.LastRelease(s.GetReleaseName())
 	if err != nil {
 		return nil, err
 	}
-	if latest == nil || latest.Info.Status == release.StatusUninstalled || req.AsInstall || req.reinstalls() {
+	if latest == nil || latest.Info.Status == helm.StatusUninstalled || req.AsInstall || req.reinstalls() {
 		rel, err = e.Helm.Install(ctx, req.Chart, req.Values, helm.InstallOptions{
 			ReleaseName:              s.GetReleaseName(),
 			Namespace:                s.GetTargetNamespace(),
@@ -263,16 +261,16 @@ func (e *Engine) validate(ctx context.Context, req *Request, manifestText string
 // before it writes anything, to storage or to the cluster, and refused
 // holds why.
 type validatingRenderer struct {
-	next     helmpostrender.PostRenderer
+	next     helm.PostRenderer
 	validate func(manifest string) error
 	refused  error
 }
 
-var _ helmpostrender.PostRenderer = (*validatingRenderer)(nil)
+var _ helm.PostRenderer = (*validatingRenderer)(nil)
 
 // validatingPostRenderer returns the post-renderer of an install or upgrade
 // of req: the spec's, validated on the server unless validation is off.
-func (e *Engine) validatingPostRenderer(ctx context.Context, req *Request, validation bool) (helmpostrender.PostRenderer, *validatingRenderer) {
+func (e *Engine) validatingPostRenderer(ctx context.Context, req *Request, validation bool) (helm.PostRenderer, *validatingRenderer) {
 	pr := postRenderer(req.Spec)
 	if !validation {
 		return pr, nil

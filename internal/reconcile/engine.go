@@ -6,9 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/release"
-
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
@@ -29,7 +26,7 @@ func (discardLogger) Debug(string, ...any) {}
 // status recorded by the previous one, which the actions update in place.
 type Request struct {
 	Spec  *Spec
-	Chart *chart.Chart
+	Chart *helm.Chart
 	// ChartDigest is the digest of the chart archive when the revision
 	// (the chart's version) does not carry it: a Helm repository's digest
 	// of the version, so that a version published again is an upgrade.
@@ -115,7 +112,7 @@ type observation struct {
 
 // Observe records a release written to storage; pass it as the Helm
 // client's observer.
-func (e *Engine) Observe(rel *release.Release) {
+func (e *Engine) Observe(rel *helm.Release) {
 	snap, err := e.Digests().snapshotOf(rel)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -205,7 +202,7 @@ func postRenderer(s *Spec) postrender.Chain {
 func (e *Engine) Digests() Digests { return Digests{Key: e.Key} }
 
 // snapshotOf describes a release as stored, with its digests.
-func (d Digests) snapshotOf(rel *release.Release) (Snapshot, error) {
+func (d Digests) snapshotOf(rel *helm.Release) (Snapshot, error) {
 	s := describeRevision(rel)
 	var err error
 	if s.Digest, err = d.Release(rel); err != nil {
@@ -218,7 +215,7 @@ func (d Digests) snapshotOf(rel *release.Release) (Snapshot, error) {
 }
 
 // describeRevision describes a release as stored, without digests.
-func describeRevision(rel *release.Release) Snapshot {
+func describeRevision(rel *helm.Release) Snapshot {
 	s := Snapshot{Name: rel.Name, Namespace: rel.Namespace, Version: rel.Version}
 	if rel.Info != nil {
 		s.Status = rel.Info.Status.String()
@@ -248,7 +245,7 @@ func describeRevision(rel *release.Release) Snapshot {
 // recordSnapshot replaces the snapshot of the same revision, or inserts
 // snap in revision order, keeping at most max (0: unlimited) snapshots.
 func (s *Status) recordSnapshot(snap Snapshot, max int) {
-	if snap.Status == release.StatusPendingInstall.String() {
+	if snap.Status == helm.StatusPendingInstall.String() {
 		// A new install starts the release afresh: snapshots of revisions
 		// at or above it belong to a purged release.
 		kept := s.History[:0]
@@ -293,7 +290,7 @@ func (e *Engine) now() time.Time {
 }
 
 // wrote reports whether this engine wrote the revision rel.
-func (e *Engine) wrote(rel *release.Release) bool {
+func (e *Engine) wrote(rel *helm.Release) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.written[fmt.Sprintf("%s.v%d", rel.Name, rel.Version)]

@@ -6,13 +6,13 @@ import (
 	"slices"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/release"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 )
 
@@ -41,7 +41,7 @@ const (
 // their retention policy deletes them), and the CRDs of the chart's crds/
 // directory. Reading errors leave an object out: the list informs, it
 // never fails an uninstall.
-func leftBehind(ctx context.Context, cs kubernetes.Interface, rel *release.Release) []LeftBehind {
+func leftBehind(ctx context.Context, cs kubernetes.Interface, rel *helm.Release) []LeftBehind {
 	var out []LeftBehind
 	objects, err := manifest.Parse(rel.Manifest, rel.Namespace, nil)
 	if err != nil {

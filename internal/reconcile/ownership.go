@@ -8,9 +8,9 @@ import (
 	"sort"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/release"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 )
 
@@ -52,7 +52,7 @@ func (e *OwnershipError) Unwrap() error { return ErrNotOwned }
 // only when its objects carry this resource's origin labels (the state was
 // lost), or when the spec adopts it. Objects labelled for another
 // helmrelease_release always refuse.
-func CheckOwnership(rel *release.Release, s *Spec) error {
+func CheckOwnership(rel *helm.Release, s *Spec) error {
 	owners := origins(rel.Manifest)
 	mine := s.Namespace + "/" + s.Name
 	var others []string
@@ -79,8 +79,8 @@ func CheckOwnership(rel *release.Release, s *Spec) error {
 // same resource (or of this one, which lost it), never taken over
 // silently; import adopts it. A spec that adopts allows a release without
 // other owners.
-func CheckCreate(rel *release.Release, s *Spec) error {
-	if rel == nil || rel.Info.Status == release.StatusUninstalled {
+func CheckCreate(rel *helm.Release, s *Spec) error {
+	if rel == nil || rel.Info.Status == helm.StatusUninstalled {
 		return nil
 	}
 	if err := CheckOwnership(rel, s); err != nil || rel.Info.Status.IsPending() || s.Adopt {
@@ -92,7 +92,7 @@ func CheckCreate(rel *release.Release, s *Spec) error {
 // LockHolder says who runs the pending operation of rel, from the origin
 // labels of its objects: a helmrelease_release, Flux's helm-controller for
 // a HelmRelease, or another Helm client.
-func LockHolder(rel *release.Release) string {
+func LockHolder(rel *helm.Release) string {
 	if owners := slices.Sorted(maps.Keys(origins(rel.Manifest))); len(owners) > 0 {
 		return "helmrelease_release " + strings.Join(owners, ", ")
 	}

@@ -1,6 +1,6 @@
 package reconcile
 
-import "helm.sh/helm/v3/pkg/release"
+import "github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 
 // Labels of a release's Helm storage by which the helmrelease_force and
 // helmrelease_reset actions ask for what force_at and reset_at do, without
@@ -18,7 +18,7 @@ type Requests struct {
 }
 
 // RequestsOf reads the request labels of rel (nil: none).
-func RequestsOf(rel *release.Release) Requests {
+func RequestsOf(rel *helm.Release) Requests {
 	if rel == nil {
 		return Requests{}
 	}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"helm.sh/helm/v3/pkg/release"
-
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 )
 
@@ -67,7 +65,7 @@ func (a *RollbackRemediation) fail(req *Request, err error) error {
 func rollbackTarget(st *Status) *Snapshot {
 	for i := 1; i < len(st.History); i++ {
 		switch st.History[i].Status {
-		case release.StatusSuperseded.String(), release.StatusDeployed.String():
+		case helm.StatusSuperseded.String(), helm.StatusDeployed.String():
 			return &st.History[i]
 		}
 	}

@@ -3,7 +3,7 @@ package reconcile
 import (
 	"fmt"
 
-	"helm.sh/helm/v3/pkg/release"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 )
 
 // exhausted returns the ErrRetriesExhausted error that stops the action a
@@ -49,11 +49,11 @@ func (s *Spec) Stalls(st *Status) error {
 func recordedState(s *Spec, st *Status) ReleaseStatus {
 	cur := st.Latest()
 	switch {
-	case cur == nil || cur.Status == release.StatusUninstalled.String():
+	case cur == nil || cur.Status == helm.StatusUninstalled.String():
 		return StateAbsent
-	case cur.Status == release.StatusFailed.String():
+	case cur.Status == helm.StatusFailed.String():
 		return StateFailed
-	case s.Test.Enable && cur.HasTestInPhase(release.HookPhaseFailed) && !s.ActiveRemediation(st).MustIgnoreTestFailures():
+	case s.Test.Enable && cur.HasTestInPhase(helm.HookPhaseFailed) && !s.ActiveRemediation(st).MustIgnoreTestFailures():
 		return StateFailed
 	}
 	return StateOutOfSync

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"helm.sh/helm/v3/pkg/release"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 )
 
 // ReleaseStatus is the state of a release compared with its spec; the
@@ -60,30 +60,30 @@ type Desired struct {
 }
 
 // DriftDetector compares a release's manifest with the cluster.
-type DriftDetector func(ctx context.Context, rel *release.Release) (*DriftReport, error)
+type DriftDetector func(ctx context.Context, rel *helm.Release) (*DriftReport, error)
 
 // LockedReason says that rel is pending, since when and by whom.
-func LockedReason(rel *release.Release) string {
+func LockedReason(rel *helm.Release) string {
 	return fmt.Sprintf("release %s is %s since %s, run by %s", describe(rel), rel.Info.Status, rel.Info.LastDeployed.UTC().Format(time.RFC3339), LockHolder(rel))
 }
 
 // DetermineReleaseState decides the state of the release in one place.
 // latest is the newest release in storage (nil when none); status is what
 // this object recorded; detect is nil when drift detection is disabled.
-func DetermineReleaseState(ctx context.Context, latest *release.Release, status *Status, want Desired, detect DriftDetector) (ReleaseState, error) {
+func DetermineReleaseState(ctx context.Context, latest *helm.Release, status *Status, want Desired, detect DriftDetector) (ReleaseState, error) {
 	if latest == nil {
 		return ReleaseState{Status: StateAbsent, Reason: "no release in storage"}, nil
 	}
 	if latest.Info.Status.IsPending() {
 		return ReleaseState{Status: StateLocked, Reason: LockedReason(latest)}, nil
 	}
-	if latest.Info.Status == release.StatusUninstalling {
+	if latest.Info.Status == helm.StatusUninstalling {
 		return ReleaseState{Status: StateUninstalling, Reason: fmt.Sprintf("release %s is %s: an uninstall failed or was interrupted", describe(latest), latest.Info.Status)}, nil
 	}
 
 	cur := status.Latest()
 	if cur == nil {
-		if latest.Info.Status == release.StatusUninstalled {
+		if latest.Info.Status == helm.StatusUninstalled {
 			return ReleaseState{Status: StateAbsent, Reason: "only an uninstalled release in storage"}, nil
 		}
 		return ReleaseState{Status: StateUnmanaged, Reason: fmt.Sprintf("release %s exists but was not made by this resource", describe(latest))}, nil
@@ -100,11 +100,11 @@ func DetermineReleaseState(ctx context.Context, latest *release.Release, status 
 	}
 
 	switch latest.Info.Status {
-	case release.StatusFailed:
+	case helm.StatusFailed:
 		return ReleaseState{Status: StateFailed, Reason: fmt.Sprintf("release %s failed", describe(latest))}, nil
-	case release.StatusUninstalled:
+	case helm.StatusUninstalled:
 		return ReleaseState{Status: StateAbsent, Reason: "release was uninstalled"}, nil
-	case release.StatusDeployed:
+	case helm.StatusDeployed:
 	default:
 		return ReleaseState{}, fmt.Errorf("release %s has the unexpected status %q", describe(latest), latest.Info.Status)
 	}
@@ -132,7 +132,7 @@ func DetermineReleaseState(ctx context.Context, latest *release.Release, status 
 		if !cur.HasBeenTested() {
 			return ReleaseState{Status: StateUntested, Reason: fmt.Sprintf("release %s has not been tested", describe(latest))}, nil
 		}
-		if cur.HasTestInPhase(release.HookPhaseFailed) && !want.Spec.ActiveRemediation(status).MustIgnoreTestFailures() {
+		if cur.HasTestInPhase(helm.HookPhaseFailed) && !want.Spec.ActiveRemediation(status).MustIgnoreTestFailures() {
 			return ReleaseState{Status: StateFailed, Reason: fmt.Sprintf("release %s has a failed test", describe(latest))}, nil
 		}
 	}
@@ -192,6 +192,6 @@ func Reinstalls(st *Status, s *Spec, chartName string) bool {
 	return renamed && s.ReinstallsOnChartNameChange()
 }
 
-func describe(r *release.Release) string {
+func describe(r *helm.Release) string {
 	return fmt.Sprintf("%s/%s.v%d", r.Namespace, r.Name, r.Version)
 }

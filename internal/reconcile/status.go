@@ -3,7 +3,7 @@ package reconcile
 import (
 	"time"
 
-	"helm.sh/helm/v3/pkg/release"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 )
 
 // Condition types of a release, as in helm-controller.
@@ -164,7 +164,7 @@ type TestHook struct {
 func (s *Snapshot) HasBeenTested() bool { return s.TestHooks != nil }
 
 // HasTestInPhase reports whether a test of the revision is in phase.
-func (s *Snapshot) HasTestInPhase(phase release.HookPhase) bool {
+func (s *Snapshot) HasTestInPhase(phase helm.HookPhase) bool {
 	for _, h := range s.TestHooks {
 		if h.Phase == phase.String() {
 			return true

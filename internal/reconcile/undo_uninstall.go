@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"helm.sh/helm/v3/pkg/release"
-
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 )
 
@@ -30,7 +28,7 @@ func (a *UndoUninstall) Reconcile(ctx context.Context, req *Request) error {
 	if err != nil {
 		return err
 	}
-	if rel == nil || rel.Info.Status != release.StatusUninstalling {
+	if rel == nil || rel.Info.Status != helm.StatusUninstalling {
 		return nil
 	}
 	own := false

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"helm.sh/helm/v3/pkg/release"
-
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 )
 
@@ -23,7 +21,7 @@ func (e *Engine) Uninstall(ctx context.Context, spec *Spec, st *Status) ([]LeftB
 	if err != nil {
 		return nil, err
 	}
-	if rel == nil || rel.Info.Status == release.StatusUninstalled {
+	if rel == nil || rel.Info.Status == helm.StatusUninstalled {
 		return nil, nil
 	}
 	if e.Logs != nil {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"helm.sh/helm/v3/pkg/release"
-
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 )
 
@@ -32,9 +30,9 @@ func (a *Unlock) Reconcile(_ context.Context, req *Request) error {
 	}
 	timeout := s.UpgradeTimeout()
 	switch rel.Info.Status {
-	case release.StatusPendingInstall:
+	case helm.StatusPendingInstall:
 		timeout = s.InstallTimeout()
-	case release.StatusPendingRollback:
+	case helm.StatusPendingRollback:
 		timeout = s.RollbackTimeout()
 	}
 	since := rel.Info.LastDeployed.Time
@@ -49,12 +47,12 @@ func (a *Unlock) Reconcile(_ context.Context, req *Request) error {
 	pending := rel.Info.Status
 	// The interrupted run may not have recorded its attempt: the pending
 	// status says which action it was, and so which remediation applies.
-	if pending == release.StatusPendingInstall {
+	if pending == helm.StatusPendingInstall {
 		req.Status.LastAttemptedReleaseAction = ActionInstall
 	} else {
 		req.Status.LastAttemptedReleaseAction = ActionUpgrade
 	}
-	rel.SetStatus(release.StatusFailed, fmt.Sprintf("Release unlocked from stale state %s by helmrelease", pending))
+	rel.SetStatus(helm.StatusFailed, fmt.Sprintf("Release unlocked from stale state %s by helmrelease", pending))
 	if err := a.e.Helm.UpdateRelease(rel); err != nil {
 		return err
 	}
@@ -75,7 +73,7 @@ func (a *Unlock) Reconcile(_ context.Context, req *Request) error {
 // not unlock it, the cluster gone); or this resource recorded none (an
 // install killed before the resource reached the state). A live run of the
 // same resource would hold Terraform's state lock.
-func ownLock(h *helm.Client, d Digests, rel *release.Release, req *Request) (bool, error) {
+func ownLock(h *helm.Client, d Digests, rel *helm.Release, req *Request) (bool, error) {
 	owners := origins(rel.Manifest)
 	if len(owners) != 1 || !owners[req.Spec.Namespace+"/"+req.Spec.Name] {
 		return false, nil

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"helm.sh/helm/v3/pkg/release"
-
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 )
@@ -188,7 +186,7 @@ func (e *Engine) explainFailure(ctx context.Context, req *Request, err error, st
 }
 
 // hookName is "<events> <Kind> <name>" of a hook.
-func hookName(h *release.Hook) string {
+func hookName(h *helm.Hook) string {
 	events := make([]string, 0, len(h.Events))
 	for _, ev := range h.Events {
 		events = append(events, string(ev))

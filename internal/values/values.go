@@ -10,11 +10,12 @@ import (
 	"regexp"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/strvals"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 )
 
 // Kinds a reference may name.
@@ -222,10 +223,10 @@ func missing(ref Reference, reason Reason) error {
 func SetPath(values map[string]any, path, value string) error {
 	for _, q := range []string{`"`, `'`} {
 		if len(value) >= 2 && strings.HasPrefix(value, q) && strings.HasSuffix(value, q) {
-			return strvals.ParseIntoString(path+"="+value[1:len(value)-1], values)
+			return helm.ParseSetString(path+"="+value[1:len(value)-1], values)
 		}
 	}
-	return strvals.ParseInto(path+"="+value, values)
+	return helm.ParseSet(path+"="+value, values)
 }
 
 // literalEscaper escapes what the --set parser reads as syntax in a value,
@@ -236,7 +237,7 @@ var literalEscaper = strings.NewReplacer(`\`, `\\`, `,`, `\,`, `[`, `\[`, `]`, `
 // while the path keeps the --set syntax and its "\." escapes, as Flux's
 // valuesFrom[].literal does: the value is escaped for the string parser.
 func SetLiteral(values map[string]any, path, value string) error {
-	return strvals.ParseIntoString(path+"="+literalEscaper.Replace(value), values)
+	return helm.ParseSetString(path+"="+literalEscaper.Replace(value), values)
 }
 
 // ValidateTargetPath reports whether path is usable as a --set path.
@@ -244,7 +245,7 @@ func ValidateTargetPath(path string) error {
 	if strings.ContainsAny(path, "=") {
 		return errors.New("a target path must not contain '='")
 	}
-	return strvals.ParseInto(path+"=x", map[string]any{})
+	return helm.ParseSet(path+"=x", map[string]any{})
 }
 
 // Merge deep-merges b into a copy of a: maps merge key by key, any other

@@ -1,0 +1,51 @@
+package helm
+
+import (
+	"helm.sh/helm/v3/pkg/postrender"
+	"helm.sh/helm/v3/pkg/release"
+)
+
+// The Helm types the rest of the project speaks, named here so that no
+// other package imports helm.sh/helm. They are aliases: the values are
+// Helm's own, passed without conversion. Helm 4 keeps their fields (its
+// pkg/release/v1 and pkg/chart/v2) but moves them and puts a release
+// behind a Releaser interface, so a move changes these lines and the
+// calls of this package, not their users.
+type (
+	// Info is a release's status, times, description and notes.
+	Info = release.Info
+	// Status is a release's status (deployed, failed, pending-…).
+	Status = release.Status
+	// Hook is a hook of a release: its manifest, events and last run.
+	Hook = release.Hook
+	// HookEvent is when a hook runs (pre-install, test, …).
+	HookEvent = release.HookEvent
+	// HookPhase is how a hook's last run went.
+	HookPhase = release.HookPhase
+	// PostRenderer rewrites a release's rendered manifests.
+	PostRenderer = postrender.PostRenderer
+)
+
+// Release statuses.
+const (
+	StatusUnknown         = release.StatusUnknown
+	StatusDeployed        = release.StatusDeployed
+	StatusUninstalled     = release.StatusUninstalled
+	StatusSuperseded      = release.StatusSuperseded
+	StatusFailed          = release.StatusFailed
+	StatusUninstalling    = release.StatusUninstalling
+	StatusPendingInstall  = release.StatusPendingInstall
+	StatusPendingUpgrade  = release.StatusPendingUpgrade
+	StatusPendingRollback = release.StatusPendingRollback
+)
+
+// Hook events and phases.
+const (
+	HookPreInstall = release.HookPreInstall
+	HookTest       = release.HookTest
+
+	HookPhaseUnknown   = release.HookPhaseUnknown
+	HookPhaseRunning   = release.HookPhaseRunning
+	HookPhaseSucceeded = release.HookPhaseSucceeded
+	HookPhaseFailed    = release.HookPhaseFailed
+)
