@@ -63,7 +63,7 @@ type ActionRecord struct {
 type Engine struct {
 	// Helm is the Helm client of the release's storage namespace; its
 	// observer must be Engine.Observe.
-	Helm *helm.Client
+	Helm helm.Actions
 	// Kube serves the target cluster's clients (the Helm client's getter).
 	Kube *kube.Getter
 	// Logs keeps Helm's last log lines, attached to failures.

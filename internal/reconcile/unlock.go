@@ -73,7 +73,7 @@ func (a *Unlock) Reconcile(_ context.Context, req *Request) error {
 // not unlock it, the cluster gone); or this resource recorded none (an
 // install killed before the resource reached the state). A live run of the
 // same resource would hold Terraform's state lock.
-func ownLock(h *helm.Client, d Digests, rel *helm.Release, req *Request) (bool, error) {
+func ownLock(h helm.Actions, d Digests, rel *helm.Release, req *Request) (bool, error) {
 	owners := origins(rel.Manifest)
 	if len(owners) != 1 || !owners[req.Spec.Namespace+"/"+req.Spec.Name] {
 		return false, nil
