@@ -1,6 +1,3 @@
-// Package helm is the thin layer over the Helm SDK: every call into
-// helm.sh/helm goes through here, so that moving to another Helm major
-// version touches one package.
 package helm
 
 import (

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"time"
-
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/provenance"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 )
@@ -156,21 +152,7 @@ resource "helmrelease_release" "r" {
 // bigChartServer serves the chart of objects objects (crds CRDs among
 // them) as big 1.0.0 from a repository of its own.
 func bigChartServer(objects, crds int) (*testrepo.IndexServer, error) {
-	c := testrepo.BigChart(objects, crds, 1<<20)
-	tmp, err := os.MkdirTemp("", "planbench-big-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	tgz, err := chartutil.Save(c, tmp)
-	if err != nil {
-		return nil, err
-	}
-	archive, err := os.ReadFile(tgz)
-	if err != nil {
-		return nil, err
-	}
-	digest, err := provenance.Digest(bytes.NewReader(archive))
+	archive, digest, err := testrepo.Archive(testrepo.BigChart(objects, crds, 1<<20))
 	if err != nil {
 		return nil, err
 	}

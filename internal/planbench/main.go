@@ -66,10 +66,6 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/provenance"
-	"helm.sh/helm/v3/pkg/repo"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -567,24 +563,11 @@ type repository struct {
 // newRepositories starts n repositories serving the web chart, each with
 // its own copy of the index.
 func newRepositories(n int) ([]*repository, error) {
-	c, err := loader.Load(chartDir)
+	c, err := helm.LoadChart(chartDir)
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp("", "planbench-chart-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	tgz, err := chartutil.Save(c, tmp)
-	if err != nil {
-		return nil, err
-	}
-	archive, err := os.ReadFile(tgz)
-	if err != nil {
-		return nil, err
-	}
-	digest, err := provenance.Digest(bytes.NewReader(archive))
+	archive, digest, err := testrepo.Archive(c)
 	if err != nil {
 		return nil, err
 	}
@@ -756,19 +739,15 @@ func helmInstalls(n, parallelism int, repoURL, kubeconfig, namespace string) err
 			if err := fetch(ctx, repoURL+"/index.yaml", indexFile); err != nil {
 				return err
 			}
-			idx, err := repo.LoadIndexFile(indexFile)
-			if err != nil {
-				return err
-			}
-			v, err := idx.Get("web", "1.x")
+			url, err := testrepo.IndexChartURL(indexFile, "web", "1.x")
 			if err != nil {
 				return err
 			}
 			archive := filepath.Join(dir, fmt.Sprintf("web-%d.tgz", i))
-			if err := fetch(ctx, repoURL+"/"+v.URLs[0], archive); err != nil {
+			if err := fetch(ctx, repoURL+"/"+url, archive); err != nil {
 				return err
 			}
-			ch, err := loader.Load(archive)
+			ch, err := helm.LoadChart(archive)
 			if err != nil {
 				return err
 			}

@@ -9,6 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/provenance"
+	"helm.sh/helm/v3/pkg/repo"
 )
 
 // SyntheticIndex is an index of charts × versions laid out as Helm writes
@@ -113,4 +118,41 @@ func StatusBytes(status, field string) int64 {
 		}
 	}
 	return 0
+}
+
+// Archive packages c as `helm package` does: its .tgz, and the digest an
+// index records of it.
+func Archive(c *chart.Chart) (archive []byte, digest string, err error) {
+	tmp, err := os.MkdirTemp("", "testrepo-chart-")
+	if err != nil {
+		return nil, "", err
+	}
+	defer os.RemoveAll(tmp)
+	tgz, err := chartutil.Save(c, tmp)
+	if err != nil {
+		return nil, "", err
+	}
+	if archive, err = os.ReadFile(tgz); err != nil {
+		return nil, "", err
+	}
+	digest, err = provenance.Digest(bytes.NewReader(archive))
+	return archive, digest, err
+}
+
+// IndexChartURL is the first URL of the newest version of chart name that
+// matches constraint in the index file at path, loaded whole as Helm's
+// repo package loads it (as `helm install --repo` does).
+func IndexChartURL(path, name, constraint string) (string, error) {
+	idx, err := repo.LoadIndexFile(path)
+	if err != nil {
+		return "", err
+	}
+	v, err := idx.Get(name, constraint)
+	if err != nil {
+		return "", err
+	}
+	if len(v.URLs) == 0 {
+		return "", fmt.Errorf("chart %s %s has no URL in %s", name, v.Version, path)
+	}
+	return v.URLs[0], nil
 }
