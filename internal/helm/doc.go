@@ -46,7 +46,11 @@
 //     stays client-side under a Helm 4 controller until
 //     upgrade.server_side_apply says otherwise.
 //   - Release records. Helm 4 adds apply_method; Helm 3 reads such records
-//     and ignores the field, and the records it writes have none.
+//     and ignores the field, and the records it writes have none. So a
+//     release the controller installed ("ssa"), taken back by this
+//     provider and handed over again, is upgraded client-side from then
+//     on; its objects stay in place throughout (e2e
+//     TestFluxHandOverRecords).
 //   - Waiting. Helm 3's waiter checks Deployments, StatefulSets, Jobs and
 //     the like by kind (wait_strategy "legacy"); this package also waits
 //     by kstatus (Poller, "poller"), which is Helm 4's default (its
