@@ -1,5 +1,8 @@
 // Package chartsource resolves charts from their sources: Helm HTTP
-// repositories, OCI registries and local paths.
+// repositories, OCI registries and local paths. It is the side of the
+// Helm seam (see internal/helm) that reads chart archives, repository
+// indexes, registries and provenance with Helm's packages; a loaded chart
+// is a helm.Chart.
 package chartsource
 
 import (

@@ -1,6 +1,8 @@
 // Package testrepo serves charts for tests: a Helm repository over HTTP (or
 // HTTPS) and a real OCI registry (distribution), both on loopback, with basic
-// authentication. Only tests import it.
+// authentication. Only tests and planbench import it. It writes charts,
+// indexes and registry artifacts with Helm's own packages, one of the three
+// that may (see internal/helm).
 package testrepo
 
 import (
