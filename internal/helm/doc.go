@@ -61,13 +61,13 @@
 //     provider writes as "nohooks" unless told otherwise, so that hooks are
 //     what the plan rendered.
 //   - Manifest splitting. Helm 3 trims each document of a rendered
-//     manifest of its surrounding white space, Helm 4 (v4.2,
-//     pkg/release/v1/util) of its leading white space only: the last block
-//     scalar of a document may keep or lose its final newline (a ConfigMap
-//     of argo-cd's redis subchart was seen deployed so by helm-controller
-//     v1.5.5). With engine = "flux" the apply reports each object and
-//     field the controller deployed otherwise than planned, and the state
-//     records what was deployed.
+//     manifest of its surrounding white space, Helm 4.2 (pkg/release/v1/util)
+//     of its leading white space only. Renders that differ between the
+//     Helms have been seen (a block scalar's final newline under
+//     helm-controller v1.5.5, Helm 4.2.0; the Flux guide lists them by
+//     controller version); with engine = "flux" the apply reports each
+//     object and field the controller deployed otherwise than planned, and
+//     the state records what was deployed.
 //   - Install order. Helm 4 orders MutatingWebhookConfiguration and
 //     ValidatingWebhookConfiguration last among the kinds it knows; Helm 3
 //     knows neither and installs them with the other unknown kinds, after
