@@ -145,14 +145,14 @@ func releaseID(cluster, storageNamespace, releaseName string) string {
 // parseReleaseID reads an ID releaseID wrote; ok is false when it is not
 // one.
 func parseReleaseID(id string) (cluster, storageNamespace, releaseName string, ok bool) {
-	rest := id
-	if c, r, found := strings.Cut(id, ":"); found {
-		cluster, rest = c, r
+	path := id
+	if c, p, found := strings.Cut(id, ":"); found {
+		cluster, path = c, p
 		if !clusterNamePattern.MatchString(cluster) {
 			return "", "", "", false
 		}
 	}
-	storageNamespace, releaseName, ok = strings.Cut(rest, "/")
+	storageNamespace, releaseName, ok = strings.Cut(path, "/")
 	if !ok || storageNamespace == "" || releaseName == "" || strings.Contains(storageNamespace, ":") || strings.Contains(releaseName, "/") {
 		return "", "", "", false
 	}
