@@ -175,6 +175,12 @@ func TestManyClusters(t *testing.T) {
 	if !has(res.stderr, "Cluster not configured") || !strings.Contains(res.stderr, "north:apps/podinfo") {
 		t.Errorf("removing a cluster and its release at once is not refused at plan with the release named:\n%s", res.stderr)
 	}
+	// Without the refresh that refuses it first, the plan of the destroy
+	// does.
+	res = w.must(1, "plan", "-input=false", "-no-color", "-refresh=false")
+	if !has(res.stderr, "Cluster not configured") || !strings.Contains(res.stderr, "north:apps/podinfo") {
+		t.Errorf("removing a cluster and its release at once is not refused by the plan of the destroy:\n%s", res.stderr)
+	}
 	// The guide's two steps: the apps go, then the cluster.
 	fleet(map[string]bool{"east": true, "west": true, "north": false})
 	res = w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
@@ -222,7 +228,7 @@ func TestClusterImport(t *testing.T) {
 	}
 	w.write(strings.Replace(c.hcl(body("east")), `version    = "1.0.0"`, `version    = "6.7.1"`, 1))
 	w.must(0, "import", "-input=false", "-no-color", "helmrelease_release.imported", "east:"+ns+"/imported")
-	if id := w.statesIDs()["imported"]; id != "east:"+ns+"/imported" {
+	if id := w.releaseIDs()["imported"]; id != "east:"+ns+"/imported" {
 		t.Fatalf("the imported release's ID is %q, want east:%s/imported", id, ns)
 	}
 	res = w.run("plan", "-input=false", "-no-color")
@@ -248,31 +254,12 @@ func TestFluxNamedCluster(t *testing.T) {
 		if _, err := dynamic.NewForConfigOrDie(run.rest).Resource(helmReleases).Namespace(run.ns).Get(context.Background(), "app", metav1.GetOptions{}); err != nil {
 			t.Fatalf("no HelmRelease on the named cluster: %v", err)
 		}
-		if id := w.statesIDs()["app"]; id != "fleet:"+run.ns+"/app" {
+		if id := w.releaseIDs()["app"]; id != "fleet:"+run.ns+"/app" {
 			t.Errorf("ID %q, want fleet:%s/app", id, run.ns)
 		}
 		w.planIsEmpty()
 		w.must(0, "destroy", "-auto-approve", "-input=false", "-no-color")
 	})
-}
-
-// statesIDs is the ID of each helmrelease_release of the state, by
-// resource name.
-func (w *workspace) statesIDs() map[string]string {
-	w.t.Helper()
-	var st tfState
-	if err := json.Unmarshal(w.stateBytes(), &st); err != nil {
-		w.t.Fatal(err)
-	}
-	ids := map[string]string{}
-	for _, r := range st.Resources {
-		for _, inst := range r.Instances {
-			if r.Type == "helmrelease_release" {
-				ids[r.Name] = inst.Attributes.ID
-			}
-		}
-	}
-	return ids
 }
 
 // TestStateBeforeClusters: a state written before releases had a cluster

@@ -241,6 +241,25 @@ func (w *workspace) statuses() map[string]tfStatus {
 }
 
 // releases are the helmrelease_release instances of the state, by name.
+// releaseIDs is the ID of each helmrelease_release of the state, by
+// resource name.
+func (w *workspace) releaseIDs() map[string]string {
+	w.t.Helper()
+	var st tfState
+	if err := json.Unmarshal(w.stateBytes(), &st); err != nil {
+		w.t.Fatal(err)
+	}
+	ids := map[string]string{}
+	for _, r := range st.Resources {
+		for _, inst := range r.Instances {
+			if r.Type == "helmrelease_release" {
+				ids[r.Name] = inst.Attributes.ID
+			}
+		}
+	}
+	return ids
+}
+
 func (w *workspace) releases() map[string]int {
 	w.t.Helper()
 	out := map[string]int{}

@@ -186,31 +186,8 @@ provider "helmrelease" {
 func TestAccRelease_clusterIdentity(t *testing.T) {
 	terraformAtLeast(t, "1.12.0")
 	ns := testNamespace(t)
-	config := onlyNamedClusterConfig(t, ns, `cluster = "same"`)
-	identity := map[string]knownvalue.Check{"cluster": knownvalue.StringExact("same"), "namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("web")}
-	steps := []resource.TestStep{{
-		Config:            config,
-		ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectIdentity(rel, identity)},
-	}}
-	for _, kind := range []resource.ImportStateKind{resource.ImportBlockWithResourceIdentity, resource.ImportBlockWithID} {
-		steps = append(steps, resource.TestStep{
-			Config:             config,
-			ResourceName:       rel,
-			ImportState:        true,
-			ImportStateKind:    kind,
-			ExpectNonEmptyPlan: true,
-			ImportPlanChecks: resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{
-				plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
-				plancheck.ExpectKnownValue(rel, tfjsonpath.New("id"), knownvalue.StringExact("same:"+ns+"/web")),
-				expectChangedObjects(),
-			}},
-		})
-	}
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             releaseGone(t, ns),
-		Steps:                    steps,
-	})
+	testIdentityImports(t, ns, onlyNamedClusterConfig(t, ns, `cluster = "same"`),
+		map[string]knownvalue.Check{"cluster": knownvalue.StringExact("same"), "namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("web")}, "same:"+ns+"/web")
 }
 
 // TestAccAction_forceOnNamedCluster: helmrelease_force names the release's

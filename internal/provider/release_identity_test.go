@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 )
 
 // TestAccRelease_identity: the resource's identity is the release it
@@ -17,8 +18,14 @@ import (
 func TestAccRelease_identity(t *testing.T) {
 	terraformAtLeast(t, "1.12.0")
 	ns := testNamespace(t)
-	config := webConfig(t, ns, `values = { message = "identity" }`)
-	identity := map[string]knownvalue.Check{"cluster": knownvalue.Null(), "namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("web")}
+	testIdentityImports(t, ns, webConfig(t, ns, `values = { message = "identity" }`),
+		map[string]knownvalue.Check{"cluster": knownvalue.Null(), "namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("web")}, ns+"/web")
+}
+
+// testIdentityImports applies config, expects the release's identity, then
+// imports it by import blocks with that identity and with its ID, each
+// adopting the release under ID id with no Helm action.
+func testIdentityImports(t *testing.T, ns, config string, identity map[string]knownvalue.Check, id string) {
 	steps := []resource.TestStep{{
 		Config:            config,
 		ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectIdentity(rel, identity)},
@@ -32,6 +39,7 @@ func TestAccRelease_identity(t *testing.T) {
 			ExpectNonEmptyPlan: true,
 			ImportPlanChecks: resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate),
+				plancheck.ExpectKnownValue(rel, tfjsonpath.New("id"), knownvalue.StringExact(id)),
 				expectChangedObjects(),
 			}},
 		})
