@@ -55,7 +55,8 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 	fillIdentity(&plan, &config)
-	if r.clusterOf(&plan, &resp.Diagnostics) == nil {
+	on := r.clusterOf(&plan, &resp.Diagnostics)
+	if on == nil {
 		return
 	}
 	if state != nil {
@@ -131,13 +132,14 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 
-	if !r.clusterKnown(&plan) && req.ClientCapabilities.DeferralAllowed {
+	clusterKnown := on.known()
+	if !clusterKnown && req.ClientCapabilities.DeferralAllowed {
 		// Terraform plans it again once the cluster's settings are known.
 		resp.Deferred = &resource.Deferred{Reason: resource.DeferredReasonProviderConfigUnknown}
 		return
 	}
 
-	if plan.handedToFlux() && r.clusterKnown(&plan) && !r.fluxSupports(ctx, &plan, &resp.Diagnostics) {
+	if plan.handedToFlux() && clusterKnown && !r.fluxSupports(ctx, &plan, &resp.Diagnostics) {
 		return
 	}
 
@@ -160,7 +162,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 
 	// Everything the release is made of must be known to say more.
 	inputsKnown := resolved != nil && fullyKnown(plan.Values) && fullyKnown(plan.SensitiveValues) && fullyKnown(wo.SensitiveValues) && fullyKnown(plan.ValuesFrom) &&
-		specKnown(&plan) && (isEmpty(plan.ValuesFrom) || r.clusterKnown(&plan))
+		specKnown(&plan) && (isEmpty(plan.ValuesFrom) || clusterKnown)
 	if !inputsKnown {
 		plan.Resources, plan.Status = types.MapUnknown(types.StringType), types.ObjectUnknown(statusAttrTypes())
 		plan.PlannedHooks, plan.PlannedCRDs = types.MapUnknown(types.StringType), types.MapUnknown(types.StringType)
