@@ -16,7 +16,7 @@ import (
 // ChartOf is the chart a HelmRelease names, as configured: its source's
 // URL, the chart name and version (constraint), the reconcile strategy
 // and values files. Credentials are not read.
-func (e *Engine) ChartOf(ctx context.Context, hr *helmv2.HelmRelease) (chartsource.Source, error) {
+func (e *Client) ChartOf(ctx context.Context, hr *helmv2.HelmRelease) (chartsource.Source, error) {
 	ns := func(n string) string {
 		if n != "" {
 			return n
@@ -30,7 +30,7 @@ func (e *Engine) ChartOf(ctx context.Context, hr *helmv2.HelmRelease) (chartsour
 			return chartsource.Source{}, fmt.Errorf("its chart comes from a %s, not a HelmRepository", t.SourceRef.Kind)
 		}
 		repo := &sourcev1.HelmRepository{}
-		if err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns(t.SourceRef.Namespace), Name: t.SourceRef.Name}, repo); err != nil {
+		if err := e.Kube.Get(ctx, client.ObjectKey{Namespace: ns(t.SourceRef.Namespace), Name: t.SourceRef.Name}, repo); err != nil {
 			return chartsource.Source{}, fmt.Errorf("reading its HelmRepository: %w", err)
 		}
 		url := repo.Spec.URL
@@ -51,7 +51,7 @@ func (e *Engine) ChartOf(ctx context.Context, hr *helmv2.HelmRelease) (chartsour
 			return chartsource.Source{}, fmt.Errorf("its chartRef names a %s, not an OCIRepository", ref.Kind)
 		}
 		repo := &sourcev1.OCIRepository{}
-		if err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns(ref.Namespace), Name: ref.Name}, repo); err != nil {
+		if err := e.Kube.Get(ctx, client.ObjectKey{Namespace: ns(ref.Namespace), Name: ref.Name}, repo); err != nil {
 			return chartsource.Source{}, fmt.Errorf("reading its OCIRepository: %w", err)
 		}
 		i := strings.LastIndex(repo.Spec.URL, "/")

@@ -24,7 +24,7 @@ import (
 // finalizer; without, the HelmRelease is suspended first and the
 // controller lets the release go (helm-controller skips the uninstall of
 // a suspended HelmRelease): the release stays installed, unmanaged.
-func (e *Engine) Delete(ctx context.Context, namespace, name string, uninstall bool, timeout time.Duration) (err error) {
+func (e *Client) Delete(ctx context.Context, namespace, name string, uninstall bool, timeout time.Duration) (err error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	hr, err := e.Get(ctx, namespace, name)
@@ -46,7 +46,7 @@ func (e *Engine) Delete(ctx context.Context, namespace, name string, uninstall b
 				return err
 			}
 		}
-		if err := e.Client.Delete(ctx, hr); err != nil && !apierrors.IsNotFound(err) {
+		if err := e.Kube.Delete(ctx, hr); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting HelmRelease %s/%s: %w", namespace, name, err)
 		}
 		if err := e.waitGone(ctx, hr, timeout); err != nil {
@@ -58,7 +58,7 @@ func (e *Engine) Delete(ctx context.Context, namespace, name string, uninstall b
 
 // suspend sets spec.suspend and waits until the controller has observed
 // it (or there is no finalizer, so no controller to tell).
-func (e *Engine) suspend(ctx context.Context, hr *helmv2.HelmRelease) error {
+func (e *Client) suspend(ctx context.Context, hr *helmv2.HelmRelease) error {
 	if len(hr.Finalizers) == 0 {
 		return nil
 	}
@@ -67,7 +67,7 @@ func (e *Engine) suspend(ctx context.Context, hr *helmv2.HelmRelease) error {
 	patch := client.MergeFrom(hr.DeepCopy())
 	suspended := hr.DeepCopy()
 	suspended.Spec.Suspend = true
-	if err := e.Client.Patch(ctx, suspended, patch, client.FieldOwner(FieldManager)); err != nil {
+	if err := e.Kube.Patch(ctx, suspended, patch, client.FieldOwner(FieldManager)); err != nil {
 		return fmt.Errorf("suspending HelmRelease %s/%s: %w", hr.Namespace, hr.Name, err)
 	}
 	for {
@@ -87,7 +87,7 @@ func (e *Engine) suspend(ctx context.Context, hr *helmv2.HelmRelease) error {
 }
 
 // waitGone waits until the HelmRelease no longer exists.
-func (e *Engine) waitGone(ctx context.Context, hr *helmv2.HelmRelease, timeout time.Duration) error {
+func (e *Client) waitGone(ctx context.Context, hr *helmv2.HelmRelease, timeout time.Duration) error {
 	for {
 		cur, err := e.Get(ctx, hr.Namespace, hr.Name)
 		if err != nil {
@@ -122,7 +122,7 @@ func readyCondition(hr *helmv2.HelmRelease) *metav1.Condition {
 // would otherwise be left, in no state. A shared source is deleted only
 // when no release owns it. It runs even when ctx is done (an apply
 // interrupted), for a minute at most.
-func (e *Engine) DeleteWritten(ctx context.Context, objs *Objects) error {
+func (e *Client) DeleteWritten(ctx context.Context, objs *Objects) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	hr := objs.HelmRelease
@@ -138,9 +138,9 @@ func (e *Engine) DeleteWritten(ctx context.Context, objs *Objects) error {
 // of uid owns, but keep: its owner reference is removed, and a source
 // left with no owner is deleted with its credentials. A release never
 // deletes a source another release owns.
-func (e *Engine) Release(ctx context.Context, namespace string, uid types.UID, keep string) error {
+func (e *Client) Release(ctx context.Context, namespace string, uid types.UID, keep string) error {
 	list := &sourcev1.HelmRepositoryList{}
-	if err := e.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{SharedLabel: "true", ManagedByLabel: ManagedBy}); err != nil {
+	if err := e.Kube.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{SharedLabel: "true", ManagedByLabel: ManagedBy}); err != nil {
 		return fmt.Errorf("listing the shared HelmRepositories of namespace %s: %w", namespace, err)
 	}
 	for i := range list.Items {
@@ -165,20 +165,20 @@ func ownedBy(obj client.Object, uid types.UID) bool {
 // disown removes the owner reference of uid from obj, then deletes obj if
 // no owner is left; a change made meanwhile by another release (its owner
 // reference added) is read again.
-func (e *Engine) disown(ctx context.Context, obj client.Object, uid types.UID) error {
+func (e *Client) disown(ctx context.Context, obj client.Object, uid types.UID) error {
 	// Releases destroyed together, and the garbage collector, change the
 	// owner references at once: each try reads them again, after a
 	// jittered wait, for up to about 20 seconds.
 	backoff := wait.Backoff{Duration: 50 * time.Millisecond, Factor: 1.5, Jitter: 1, Steps: 14, Cap: 4 * time.Second}
 	return retry.OnError(backoff, func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsInvalid(err) }, func() error {
-		if err := e.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		if err := e.Kube.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 			return client.IgnoreNotFound(err)
 		}
 		refs := obj.GetOwnerReferences()
 		i := slices.IndexFunc(refs, func(r metav1.OwnerReference) bool { return r.UID == uid })
 		if i >= 0 {
 			patch := fmt.Sprintf(`[{"op":"test","path":"/metadata/ownerReferences/%d/uid","value":%q},{"op":"remove","path":"/metadata/ownerReferences/%d"}]`, i, uid, i)
-			if err := e.Client.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, []byte(patch))); err != nil {
+			if err := e.Kube.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, []byte(patch))); err != nil {
 				return client.IgnoreNotFound(err)
 			}
 		}
@@ -188,15 +188,15 @@ func (e *Engine) disown(ctx context.Context, obj client.Object, uid types.UID) e
 
 // deleteUnowned deletes obj, written by this provider, when it has no
 // owner reference left, unless it changed since it was read.
-func (e *Engine) deleteUnowned(ctx context.Context, obj client.Object) error {
-	if err := e.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+func (e *Client) deleteUnowned(ctx context.Context, obj client.Object) error {
+	if err := e.Kube.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	if len(obj.GetOwnerReferences()) > 0 || obj.GetLabels()[ManagedByLabel] != ManagedBy {
 		return nil
 	}
 	rv := obj.GetResourceVersion()
-	if err := e.Client.Delete(ctx, obj, client.Preconditions{ResourceVersion: &rv}); err != nil && !apierrors.IsNotFound(err) {
+	if err := e.Kube.Delete(ctx, obj, client.Preconditions{ResourceVersion: &rv}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting the shared %T %s/%s no release uses: %w", obj, obj.GetNamespace(), obj.GetName(), err)
 	}
 	return nil
@@ -206,7 +206,7 @@ func (e *Engine) deleteUnowned(ctx context.Context, obj client.Object) error {
 // for itself before and no longer uses: those of a Helm repository before
 // it was shared, or an OCI source when the chart moved to a Helm
 // repository.
-func (e *Engine) deleteOwn(ctx context.Context, objs *Objects) error {
+func (e *Client) deleteOwn(ctx context.Context, objs *Objects) error {
 	hr := objs.HelmRelease
 	for _, obj := range []client.Object{
 		&sourcev1.HelmRepository{ObjectMeta: metav1.ObjectMeta{Namespace: hr.Namespace, Name: SourceName(hr.Name)}},
@@ -227,7 +227,7 @@ func (e *Engine) deleteOwn(ctx context.Context, objs *Objects) error {
 
 // deleteAuxiliary deletes the source and Secrets written for the
 // HelmRelease name (those labelled for it and managed by the provider).
-func (e *Engine) deleteAuxiliary(ctx context.Context, namespace, name string) error {
+func (e *Client) deleteAuxiliary(ctx context.Context, namespace, name string) error {
 	for _, obj := range []client.Object{
 		&sourcev1.HelmRepository{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: SourceName(name)}},
 		&sourcev1.OCIRepository{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: SourceName(name)}},
@@ -243,8 +243,8 @@ func (e *Engine) deleteAuxiliary(ctx context.Context, namespace, name string) er
 
 // deleteLabelled deletes obj when it was written for the HelmRelease
 // name (labelled for it and managed by the provider); another's is left.
-func (e *Engine) deleteLabelled(ctx context.Context, obj client.Object, name string) error {
-	if err := e.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+func (e *Client) deleteLabelled(ctx context.Context, obj client.Object, name string) error {
+	if err := e.Kube.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -253,7 +253,7 @@ func (e *Engine) deleteLabelled(ctx context.Context, obj client.Object, name str
 	if l := obj.GetLabels(); l[ManagedByLabel] != ManagedBy || l[ReleaseLabel] != name {
 		return nil // not written for this release: left alone
 	}
-	if err := e.Client.Delete(ctx, obj, client.Preconditions{UID: ptr(obj.GetUID())}); err != nil && !apierrors.IsNotFound(err) {
+	if err := e.Kube.Delete(ctx, obj, client.Preconditions{UID: ptr(obj.GetUID())}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err)
 	}
 	return nil

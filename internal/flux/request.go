@@ -30,7 +30,7 @@ const (
 // records the token in status.lastHandledForceAt or lastHandledResetAt),
 // and returns the HelmRelease as patched; Wait with the token as
 // RequestedAt waits for the controller's outcome.
-func (e *Engine) Ask(ctx context.Context, hr *helmv2.HelmRelease, req Request, token string) (*helmv2.HelmRelease, error) {
+func (e *Client) Ask(ctx context.Context, hr *helmv2.HelmRelease, req Request, token string) (*helmv2.HelmRelease, error) {
 	key := ForceAtAnnotation
 	if req == RequestReset {
 		key = ResetAtAnnotation
@@ -41,7 +41,7 @@ func (e *Engine) Ask(ctx context.Context, hr *helmv2.HelmRelease, req Request, t
 		asked.Annotations = map[string]string{}
 	}
 	asked.Annotations[key], asked.Annotations[RequestedAtAnnotation] = token, token
-	if err := e.Client.Patch(ctx, asked, patch, client.FieldOwner(RequestFieldManager)); err != nil {
+	if err := e.Kube.Patch(ctx, asked, patch, client.FieldOwner(RequestFieldManager)); err != nil {
 		return nil, fmt.Errorf("annotating HelmRelease %s/%s with the %s request: %w", hr.Namespace, hr.Name, req, err)
 	}
 	return asked, nil

@@ -43,7 +43,7 @@ type Want struct {
 // why, from the HelmRelease's conditions, its source's and the events the
 // controllers recorded since the write (what they ran: remediations
 // included).
-func (e *Engine) Wait(ctx context.Context, namespace, name string, want Want, timeout time.Duration) (*helmv2.HelmRelease, error) {
+func (e *Client) Wait(ctx context.Context, namespace, name string, want Want, timeout time.Duration) (*helmv2.HelmRelease, error) {
 	deadline := time.Now().Add(timeout)
 	var hr *helmv2.HelmRelease
 	for {
@@ -186,7 +186,7 @@ func (e *NotReadyError) Error() string {
 // maxEvents is the number of events a NotReadyError names.
 const maxEvents = 8
 
-func (e *Engine) notReady(ctx context.Context, hr *helmv2.HelmRelease, want Want, timeout time.Duration, stalled bool) *NotReadyError {
+func (e *Client) notReady(ctx context.Context, hr *helmv2.HelmRelease, want Want, timeout time.Duration, stalled bool) *NotReadyError {
 	err := &NotReadyError{
 		Namespace: hr.Namespace, Name: hr.Name, Stalled: stalled, Observed: observed(hr, want), Timeout: timeout,
 		Conditions: hr.Status.Conditions, InstallFailures: hr.Status.InstallFailures, UpgradeFailures: hr.Status.UpgradeFailures,
@@ -204,7 +204,7 @@ func (e *Engine) notReady(ctx context.Context, hr *helmv2.HelmRelease, want Want
 	for i := range kinds {
 		list := &corev1.EventList{}
 		sel := fields.AndSelectors(fields.OneTermEqualSelector("involvedObject.kind", kinds[i]), fields.OneTermEqualSelector("involvedObject.name", names[i]))
-		if e.Client.List(ctx, list, client.InNamespace(hr.Namespace), client.MatchingFieldsSelector{Selector: sel}) == nil {
+		if e.Kube.List(ctx, list, client.InNamespace(hr.Namespace), client.MatchingFieldsSelector{Selector: sel}) == nil {
 			for _, ev := range list.Items {
 				// Seconds: the events' times are whole seconds.
 				if !eventTime(ev).Before(want.Since.Truncate(time.Second)) {
@@ -246,12 +246,12 @@ func sourceOf(hr *helmv2.HelmRelease) (kind, name string) {
 }
 
 // sourceState says whether the source is ready, and if not why.
-func (e *Engine) sourceState(ctx context.Context, namespace, kind, name string) string {
+func (e *Client) sourceState(ctx context.Context, namespace, kind, name string) string {
 	u := &unstructured.Unstructured{}
 	u.SetAPIVersion("source.toolkit.fluxcd.io/v1")
 	u.SetKind(kind)
 	ref := fmt.Sprintf("%s %s/%s", kind, namespace, name)
-	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u); err != nil {
+	if err := e.Kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u); err != nil {
 		return ref + ": not readable: " + err.Error()
 	}
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")

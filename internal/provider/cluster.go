@@ -55,7 +55,7 @@ type cluster struct {
 
 	// fluxMu guards flux, the cluster's Flux engine, made on first use.
 	fluxMu sync.Mutex
-	flux   *flux.Engine
+	flux   *flux.Client
 }
 
 func newCluster(name string, restConfig func() (*rest.Config, error)) *cluster {
@@ -79,7 +79,7 @@ func (c *cluster) known() bool {
 }
 
 // fluxEngine is the cluster's shared Flux engine.
-func (c *cluster) fluxEngine() (*flux.Engine, error) {
+func (c *cluster) fluxEngine() (*flux.Client, error) {
 	c.fluxMu.Lock()
 	defer c.fluxMu.Unlock()
 	if c.flux != nil {

@@ -57,7 +57,7 @@ func clusterNotConfigured(diags *diag.Diagnostics, what string, err error) {
 // does not answer. A wait that ran out of time is never one: its error
 // carries context.DeadlineExceeded too, while the cluster answered all
 // along.
-func unreachable(ctx context.Context, e *reconcile.Engine, err error) bool {
+func unreachable(ctx context.Context, e *reconcile.Reconciler, err error) bool {
 	var waitErr *reconcile.WaitError
 	if err == nil || errors.As(err, &waitErr) || !networkError(err) {
 		return false

@@ -211,7 +211,7 @@ func driftChanges(ctx context.Context, get privateGetter, diags *diag.Diagnostic
 // shownBefore is the current release's objects as resources shows them in
 // full: what an upgrade's planned_changes start from. Nil when the release
 // cannot be read (the changes then show every object as created).
-func (r *releaseResource) shownBefore(e *reconcile.Engine, spec *reconcile.Spec, values map[string]any, red *redactor, show display, diags *diag.Diagnostics) map[string]string {
+func (r *releaseResource) shownBefore(e *reconcile.Reconciler, spec *reconcile.Spec, values map[string]any, red *redactor, show display, diags *diag.Diagnostics) map[string]string {
 	latest, err := e.Helm.LastRelease(spec.GetReleaseName())
 	if err != nil || latest == nil {
 		return nil

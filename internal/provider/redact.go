@@ -84,7 +84,7 @@ func (r *redactor) addURLPassword(repository string) {
 
 // addEngine records the credentials the engine's cluster uses: those of
 // kube_config.secret_ref when set.
-func (r *redactor) addEngine(e *reconcile.Engine) {
+func (r *redactor) addEngine(e *reconcile.Reconciler) {
 	if e == nil || e.Kube == nil {
 		return
 	}

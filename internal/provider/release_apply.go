@@ -166,7 +166,7 @@ func chartChangedSincePlan(m *releaseModel, resolved *chartsource.Resolved, diag
 
 // deployedResources is the resources attribute of the latest release (an
 // empty map when there is none).
-func (r *releaseResource) deployedResources(ctx context.Context, e *reconcile.Engine, latest *helm.Release, sensitive [][]string, diags *diag.Diagnostics) types.Map {
+func (r *releaseResource) deployedResources(ctx context.Context, e *reconcile.Reconciler, latest *helm.Release, sensitive [][]string, diags *diag.Diagnostics) types.Map {
 	empty := types.MapValueMust(types.StringType, nil)
 	if latest == nil {
 		return empty
@@ -215,7 +215,7 @@ func withUnknownsFrom(planned, deployed types.Map) types.Map {
 // settlePlanned makes the planned hooks and CRDs an apply saves known
 // where its plan could not tell them: the hooks of the release it left
 // (none without one), no CRDs.
-func settlePlanned(m *releaseModel, e *reconcile.Engine, latest *helm.Release, sensitive [][]string, diags *diag.Diagnostics) {
+func settlePlanned(m *releaseModel, e *reconcile.Reconciler, latest *helm.Release, sensitive [][]string, diags *diag.Diagnostics) {
 	if !fullyKnown(m.PlannedHooks) {
 		deployed := deployedHooks(e, latest, sensitive, diags)
 		if m.PlannedHooks.IsUnknown() {
@@ -237,7 +237,7 @@ func settlePlanned(m *releaseModel, e *reconcile.Engine, latest *helm.Release, s
 
 // deployedHooks is the hooks of the latest release as planned_hooks shows
 // them (none without a release).
-func deployedHooks(e *reconcile.Engine, latest *helm.Release, sensitive [][]string, diags *diag.Diagnostics) types.Map {
+func deployedHooks(e *reconcile.Reconciler, latest *helm.Release, sensitive [][]string, diags *diag.Diagnostics) types.Map {
 	deployed := types.MapValueMust(types.StringType, nil)
 	if e == nil || latest == nil {
 		return deployed

@@ -99,7 +99,7 @@ func (r *releaseResource) clusterKnown(m *releaseModel) bool {
 // kube_config one); nil with a diagnostic when the cluster cannot be used.
 // The credentials of the engine's cluster join red, and the context
 // returned masks them in log lines, the engine's own included.
-func (r *releaseResource) newEngine(ctx context.Context, m *releaseModel, spec *reconcile.Spec, red *redactor, diags *diag.Diagnostics) (context.Context, *reconcile.Engine) {
+func (r *releaseResource) newEngine(ctx context.Context, m *releaseModel, spec *reconcile.Spec, red *redactor, diags *diag.Diagnostics) (context.Context, *reconcile.Reconciler) {
 	return r.openEngine(ctx, m, spec, red, false, diags)
 }
 
@@ -107,11 +107,11 @@ func (r *releaseResource) newEngine(ctx context.Context, m *releaseModel, spec *
 // is rendered from its newest settled revision (reconcile.Options.Settled):
 // the controller acts on it on its own schedule, and a plan must neither
 // wait for nor be refused by the lock of an upgrade it runs.
-func (r *releaseResource) renderEngine(ctx context.Context, m *releaseModel, spec *reconcile.Spec, red *redactor, diags *diag.Diagnostics) (context.Context, *reconcile.Engine) {
+func (r *releaseResource) renderEngine(ctx context.Context, m *releaseModel, spec *reconcile.Spec, red *redactor, diags *diag.Diagnostics) (context.Context, *reconcile.Reconciler) {
 	return r.openEngine(ctx, m, spec, red, m.handedToFlux(), diags)
 }
 
-func (r *releaseResource) openEngine(ctx context.Context, m *releaseModel, spec *reconcile.Spec, red *redactor, settled bool, diags *diag.Diagnostics) (context.Context, *reconcile.Engine) {
+func (r *releaseResource) openEngine(ctx context.Context, m *releaseModel, spec *reconcile.Spec, red *redactor, settled bool, diags *diag.Diagnostics) (context.Context, *reconcile.Reconciler) {
 	c := r.clusterOf(m, diags)
 	if c == nil {
 		return ctx, nil
@@ -204,7 +204,7 @@ func (r *releaseResource) composeValues(ctx context.Context, m *releaseModel, wo
 // as in helmrelease_template, Secret values hashed with the engine's
 // SecretHashKey, and the strings at the sensitive paths of its values
 // hidden wherever the chart put them.
-func displayResources(ctx context.Context, e *reconcile.Engine, rel *helm.Release, drift *reconcile.DriftReport, sensitive [][]string) (types.Map, error) {
+func displayResources(ctx context.Context, e *reconcile.Reconciler, rel *helm.Release, drift *reconcile.DriftReport, sensitive [][]string) (types.Map, error) {
 	shown, _, err := showManifest(rel.Manifest, rel.Namespace, engineScope(e), drift, display{Key: e.Key, Sensitive: stringsAt(rel.Config, sensitive)})
 	if err != nil {
 		return types.MapNull(types.StringType), err
@@ -217,7 +217,7 @@ func displayResources(ctx context.Context, e *reconcile.Engine, rel *helm.Releas
 }
 
 // engineScope tells the scope of kinds from the release cluster's API.
-func engineScope(e *reconcile.Engine) manifest.Scope {
+func engineScope(e *reconcile.Reconciler) manifest.Scope {
 	mapper, err := e.Kube.ToRESTMapper()
 	if err != nil {
 		return nil

@@ -43,7 +43,7 @@ func (m *releaseModel) fluxSettings(ctx context.Context, diags *diag.Diagnostics
 
 // fluxClient is the Flux client of m's cluster; nil with a diagnostic when
 // the cluster cannot be used or lacks Flux's kinds.
-func (r *releaseResource) fluxClient(m *releaseModel, diags *diag.Diagnostics) *flux.Engine {
+func (r *releaseResource) fluxClient(m *releaseModel, diags *diag.Diagnostics) *flux.Client {
 	c := r.clusterOf(m, diags)
 	if c == nil {
 		return nil

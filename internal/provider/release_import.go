@@ -64,7 +64,7 @@ func (r *releaseResource) ImportState(ctx context.Context, req resource.ImportSt
 // origin labels (else the release's own), chart name and version, values,
 // and a status adopting its latest revision. What the state says already
 // (a state moved from helm_release) is kept.
-func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *reconcile.Engine, latest *helm.Release, resp *resource.ReadResponse) {
+func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *reconcile.Reconciler, latest *helm.Release, resp *resource.ReadResponse) {
 	if latest == nil || latest.Info.Status == helm.StatusUninstalled {
 		resp.Diagnostics.AddError("Release not found",
 			fmt.Sprintf("No release %s is installed in namespace %s.\n\nCheck the import ID: [<cluster>:]<storage_namespace>/<release_name>, as `helm list --namespace <storage_namespace>` shows them.", m.ReleaseName.ValueString(), m.StorageNamespace.ValueString()))
@@ -184,7 +184,7 @@ func singleOriginOf(releaseManifest, namespace, group string) ([2]string, bool) 
 // HelmRelease that still exists, as a resource with engine = "flux": its
 // name, chart (from the HelmRelease and its source), values, interval and
 // the controller's status. False when the release is not such a one.
-func (r *releaseResource) importFlux(ctx context.Context, m *releaseModel, e *reconcile.Engine, latest *helm.Release, resp *resource.ReadResponse) bool {
+func (r *releaseResource) importFlux(ctx context.Context, m *releaseModel, e *reconcile.Reconciler, latest *helm.Release, resp *resource.ReadResponse) bool {
 	owner, ok := singleOriginOf(latest.Manifest, latest.Namespace, postrender.FluxOriginGroup)
 	if !ok {
 		return false

@@ -17,7 +17,7 @@ import (
 const privateInSync = "drift_in_sync"
 
 // loadInSync gives e the record kept in get, if any.
-func loadInSync(ctx context.Context, get privateGetter, e *reconcile.Engine, diags *diag.Diagnostics) {
+func loadInSync(ctx context.Context, get privateGetter, e *reconcile.Reconciler, diags *diag.Diagnostics) {
 	if get == nil {
 		return
 	}
@@ -30,7 +30,7 @@ func loadInSync(ctx context.Context, get privateGetter, e *reconcile.Engine, dia
 }
 
 // saveInSync keeps e's newest record with set; none clears it.
-func saveInSync(ctx context.Context, set privateSetter, e *reconcile.Engine, diags *diag.Diagnostics) {
+func saveInSync(ctx context.Context, set privateSetter, e *reconcile.Reconciler, diags *diag.Diagnostics) {
 	var raw []byte
 	if rec := e.InSync(); rec != nil && len(rec.Versions) > 0 {
 		raw, _ = json.Marshal(rec) // strings
@@ -45,7 +45,7 @@ func saveInSync(ctx context.Context, set privateSetter, e *reconcile.Engine, dia
 const privateValidated = "validated_render"
 
 // saveValidated keeps what e's plan validated with set; none clears it.
-func saveValidated(ctx context.Context, set privateSetter, e *reconcile.Engine, diags *diag.Diagnostics) {
+func saveValidated(ctx context.Context, set privateSetter, e *reconcile.Reconciler, diags *diag.Diagnostics) {
 	var raw []byte
 	if e != nil {
 		if v := e.Validated(); v != nil {
@@ -56,7 +56,7 @@ func saveValidated(ctx context.Context, set privateSetter, e *reconcile.Engine, 
 }
 
 // loadValidated gives e what its plan validated, if the plan kept it.
-func loadValidated(ctx context.Context, get privateGetter, e *reconcile.Engine, diags *diag.Diagnostics) {
+func loadValidated(ctx context.Context, get privateGetter, e *reconcile.Reconciler, diags *diag.Diagnostics) {
 	if get == nil {
 		return
 	}

@@ -134,7 +134,7 @@ func hrExists(diags *diag.Diagnostics, hr *helmv2.HelmRelease, spec *reconcile.S
 // "flux", that neither a HelmRelease of the name nor a release another
 // resource or tool made exists (a replaced resource is gone by now);
 // true with a diagnostic when one does, and nothing is written.
-func fluxCreateRefused(ctx context.Context, fe *flux.Engine, e *reconcile.Engine, spec *reconcile.Spec, id string, diags *diag.Diagnostics) bool {
+func fluxCreateRefused(ctx context.Context, fe *flux.Client, e *reconcile.Reconciler, spec *reconcile.Spec, id string, diags *diag.Diagnostics) bool {
 	hr, err := fe.Get(ctx, spec.Namespace, spec.Name)
 	if err != nil {
 		diags.AddError("HelmRelease not readable", fmt.Sprintf("helmrelease_release %s: %s.\n\nNothing was written; check that the cluster is reachable, then apply again.", id, err))

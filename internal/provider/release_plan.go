@@ -408,7 +408,7 @@ func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo
 // in progress"): the plan goes on with the objects known after apply, and
 // says who holds the lock and what to do. The Flux engine renders from
 // the settled revision and never meets it.
-func lockedWhileRendering(diags *diag.Diagnostics, e *reconcile.Engine, spec *reconcile.Spec, plan *releaseModel) bool {
+func lockedWhileRendering(diags *diag.Diagnostics, e *reconcile.Reconciler, spec *reconcile.Spec, plan *releaseModel) bool {
 	latest, err := e.Helm.LastRelease(spec.GetReleaseName())
 	if err != nil || latest == nil || !latest.Info.Status.IsPending() {
 		return false

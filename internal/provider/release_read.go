@@ -185,7 +185,7 @@ func (h helmEngine) read(ctx context.Context, m *releaseModel, private privateGe
 
 // setDriftPrivate keeps the desired YAML of the drifted and missing objects
 // for the plan, or clears it.
-func (r *releaseResource) setDriftPrivate(ctx context.Context, resp *resource.ReadResponse, e *reconcile.Engine, latest *helm.Release, drift *reconcile.DriftReport, sensitive [][]string) {
+func (r *releaseResource) setDriftPrivate(ctx context.Context, resp *resource.ReadResponse, e *reconcile.Reconciler, latest *helm.Release, drift *reconcile.DriftReport, sensitive [][]string) {
 	if !drift.HasChanges() {
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDrift, nil)...)
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDriftChanges, nil)...)

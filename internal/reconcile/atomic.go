@@ -43,7 +43,7 @@ const maxSteps = 64
 // token not yet handled forces one install or upgrade; a reset
 // token not yet handled, or a new chart version or config digest, resets
 // the failure counters first.
-func (e *Engine) Reconcile(ctx context.Context, req *Request, detect DriftDetector) error {
+func (e *Reconciler) Reconcile(ctx context.Context, req *Request, detect DriftDetector) error {
 	st, s := req.Status, req.Spec
 	if st.HasPlainDigests() {
 		history, err := e.Helm.History(s.GetReleaseName())
@@ -167,7 +167,7 @@ func (e *Engine) Reconcile(ctx context.Context, req *Request, detect DriftDetect
 }
 
 // actionForState picks the next action; nil means in sync.
-func (e *Engine) actionForState(req *Request, state ReleaseState, force bool) (Action, error) {
+func (e *Reconciler) actionForState(req *Request, state ReleaseState, force bool) (Action, error) {
 	s, st := req.Spec, req.Status
 	if force {
 		switch state.Status {
@@ -231,7 +231,7 @@ func (e *Engine) actionForState(req *Request, state ReleaseState, force bool) (A
 	}
 }
 
-func (e *Engine) markReady(req *Request, want Desired) {
+func (e *Reconciler) markReady(req *Request, want Desired) {
 	st := req.Status
 	st.ObservedPostRenderersDigest = want.PostRenderersDigest
 	st.ObservedOptionsDigest = want.OptionsDigest
@@ -253,11 +253,11 @@ func (e *Engine) markReady(req *Request, want Desired) {
 	st.RemoveCondition(ConditionStalled)
 }
 
-func (e *Engine) markNotReady(req *Request, err error) {
+func (e *Reconciler) markNotReady(req *Request, err error) {
 	req.Status.SetCondition(Condition{Type: ConditionReady, Status: false, Reason: reasonOf(req.Status), Message: err.Error()})
 }
 
-func (e *Engine) markStalled(req *Request, err, last error) {
+func (e *Reconciler) markStalled(req *Request, err, last error) {
 	st := req.Status
 	msg := err.Error()
 	if last != nil {

@@ -23,7 +23,7 @@ const TypeDrift ActionType = "drift"
 // reports every object it could not correct; drift correction failures are
 // not release failures and are not counted.
 type CorrectDrift struct {
-	e      *Engine
+	e      *Reconciler
 	report *DriftReport
 }
 

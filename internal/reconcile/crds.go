@@ -9,7 +9,7 @@ import (
 
 // applyCRDs applies the chart's CRDs per policy, with the origin labels;
 // Helm's own CRD handling is off, and CRDs are never deleted.
-func (e *Engine) applyCRDs(_ context.Context, req *Request, policy CRDPolicy) error {
+func (e *Reconciler) applyCRDs(_ context.Context, req *Request, policy CRDPolicy) error {
 	if policy == CRDSkip {
 		return nil
 	}
@@ -19,7 +19,7 @@ func (e *Engine) applyCRDs(_ context.Context, req *Request, policy CRDPolicy) er
 // CRDsToWrite is the chart's CRDs the install (else the upgrade) of req
 // applies under its CRD policy, as a YAML stream (Create: each unless it
 // exists then; CreateReplace: each, replaced); empty under Skip.
-func (e *Engine) CRDsToWrite(req *Request, install bool) (string, error) {
+func (e *Reconciler) CRDsToWrite(req *Request, install bool) (string, error) {
 	policy := req.Spec.UpgradeCRDs()
 	if install {
 		policy = req.Spec.InstallCRDs()

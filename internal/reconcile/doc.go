@@ -1,4 +1,4 @@
-// Package reconcile is the engine that gives a Helm release the semantics of
+// Package reconcile is the reconciler that gives a Helm release the semantics of
 // Flux's HelmRelease (helm-controller API v2), run to completion in one
 // process. It imports no Terraform package and is tested against a real
 // cluster without Terraform.
@@ -6,7 +6,7 @@
 // The state of a release is decided in one function, DetermineReleaseState,
 // by comparing the newest release in Helm storage with the status recorded
 // by the previous run (snapshots with release digests) and the desired
-// chart, values, post-renderers and options. Engine.Reconcile then runs the
+// chart, values, post-renderers and options. Reconciler.Reconcile then runs the
 // atomic loop: it picks the action the state calls for, runs it, and
 // decides again, until the release is in sync or remediation is exhausted:
 //

@@ -35,7 +35,7 @@ const (
 
 // DriftDetector returns the detector of spec's drift detection mode, or nil
 // when it is disabled.
-func (e *Engine) DriftDetector(s *Spec) DriftDetector {
+func (e *Reconciler) DriftDetector(s *Spec) DriftDetector {
 	if s.Drift.Mode != DriftWarn && s.Drift.Mode != DriftEnabled {
 		return nil
 	}
@@ -53,7 +53,7 @@ func (e *Engine) DriftDetector(s *Spec) DriftDetector {
 // compared (a metadata list per kind and namespace, and a full list where
 // there are such objects, say which). The record of this detection
 // replaces it.
-func (e *Engine) DetectDrift(ctx context.Context, rel *helm.Release, ignore []IgnoreRule) (*DriftReport, error) {
+func (e *Reconciler) DetectDrift(ctx context.Context, rel *helm.Release, ignore []IgnoreRule) (*DriftReport, error) {
 	mapper, err := e.Kube.ToRESTMapper()
 	if err != nil {
 		return nil, err
@@ -158,7 +158,7 @@ func keysOf(objs []manifest.Object) string {
 // logger once.
 var discardControllerRuntimeLog sync.Once
 
-func (e *Engine) controllerClient() (client.Client, error) {
+func (e *Reconciler) controllerClient() (client.Client, error) {
 	cfg, err := e.Kube.ToRESTConfig()
 	if err != nil {
 		return nil, err

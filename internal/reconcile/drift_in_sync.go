@@ -60,7 +60,7 @@ func inSyncBasis(rel *helm.Release, ignore []IgnoreRule) string {
 // labels, and a full list of the groups that hold candidates for the
 // second kind; a list that fails (e.g. no RBAC permission to list) leaves
 // its objects to be compared in full.
-func (e *Engine) inSyncWithoutComparing(ctx context.Context, rec *InSyncRecord, objs []manifest.Object, mapper meta.RESTMapper) map[string]string {
+func (e *Reconciler) inSyncWithoutComparing(ctx context.Context, rec *InSyncRecord, objs []manifest.Object, mapper meta.RESTMapper) map[string]string {
 	type group struct {
 		gvr       schema.GroupVersionResource
 		namespace string
@@ -291,7 +291,7 @@ func secretAsStored(obj map[string]any) (map[string]any, bool) {
 
 // InSync returns the record of the newest drift detection, or the one
 // given by SetInSync when none ran; nil when there is neither.
-func (e *Engine) InSync() *InSyncRecord {
+func (e *Reconciler) InSync() *InSyncRecord {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.inSync
@@ -301,7 +301,7 @@ func (e *Engine) InSync() *InSyncRecord {
 // same release (kept by the caller, e.g. in the resource's private
 // state); each detection replaces it with its own. A record of another
 // revision or other ignore rules is not used.
-func (e *Engine) SetInSync(rec *InSyncRecord) {
+func (e *Reconciler) SetInSync(rec *InSyncRecord) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.inSync = rec

@@ -75,8 +75,8 @@ func TestDriftDetectionSkipsUnchangedObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	var seen dryRuns
-	e := &Engine{Kube: kube.NewGetter(seen.wrap(testRESTConfig), f.ns, ""), Helm: f.engine.Helm, Key: testDigests.Key, Logs: helm.NewLogBuffer(helm.DefaultLogLines, nil)}
-	detect := func(e *Engine, ignore []IgnoreRule) []string {
+	e := &Reconciler{Kube: kube.NewGetter(seen.wrap(testRESTConfig), f.ns, ""), Helm: f.engine.Helm, Key: testDigests.Key, Logs: helm.NewLogBuffer(helm.DefaultLogLines, nil)}
+	detect := func(e *Reconciler, ignore []IgnoreRule) []string {
 		t.Helper()
 		r, err := e.DetectDrift(ctx, f.latest(), ignore)
 		if err != nil {
@@ -189,7 +189,7 @@ func TestDriftDetectionSkipsUnchangedObjects(t *testing.T) {
 	if err := json.Unmarshal(raw, &rec); err != nil {
 		t.Fatal(err)
 	}
-	e2 := &Engine{Kube: kube.NewGetter(seen.wrap(testRESTConfig), f.ns, ""), Helm: f.engine.Helm, Key: testDigests.Key}
+	e2 := &Reconciler{Kube: kube.NewGetter(seen.wrap(testRESTConfig), f.ns, ""), Helm: f.engine.Helm, Key: testDigests.Key}
 	e2.SetInSync(&rec)
 	detect(e2, other)
 	if got := stable(seen.take()); !slices.Equal(got, []string{"app-secret"}) {
@@ -215,7 +215,7 @@ func TestDriftDetectionSkipsUnchangedObjects(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e3 := &Engine{Kube: kube.NewGetter(seen.wrap(testRESTConfig), f.ns, kube.ServiceAccountUser(f.ns, "nolist")), Helm: f.engine.Helm, Key: testDigests.Key}
+	e3 := &Reconciler{Kube: kube.NewGetter(seen.wrap(testRESTConfig), f.ns, kube.ServiceAccountUser(f.ns, "nolist")), Helm: f.engine.Helm, Key: testDigests.Key}
 	e3.SetInSync(&rec)
 	// The API server's RBAC cache takes a moment to see the binding.
 	deadline := time.Now().Add(30 * time.Second)

@@ -29,7 +29,7 @@ import (
 // then rendered client-side, with the capabilities the install will see
 // (the cluster's and the new kinds), and only the other objects are
 // validated; the apply validates everything once the CRDs exist.
-func (e *Engine) DryRun(ctx context.Context, req *Request) (*helm.Release, error) {
+func (e *Reconciler) DryRun(ctx context.Context, req *Request) (*helm.Release, error) {
 	rel, install, coming, err := e.renderAsTheAction(ctx, req)
 	if err != nil {
 		return nil, err
@@ -80,7 +80,7 @@ func postRenderHooks(req *Request, rel *helm.Release) error {
 // Validated is what the newest DryRun had the API server validate whole;
 // nil when it skipped objects (kinds or a namespace to come) or did not
 // validate. A plan hands it to its apply (TrustedRender).
-func (e *Engine) Validated() *kube.ValidatedSet {
+func (e *Reconciler) Validated() *kube.ValidatedSet {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.validated
@@ -88,7 +88,7 @@ func (e *Engine) Validated() *kube.ValidatedSet {
 
 // rendersInstall tells whether the next action of req renders as an
 // install (no release, or one uninstalled, or AsInstall) or an upgrade.
-func (e *Engine) rendersInstall(req *Request) (bool, error) {
+func (e *Reconciler) rendersInstall(req *Request) (bool, error) {
 	latest, err := e.Helm.LastRelease(req.Spec.GetReleaseName())
 	if err != nil {
 		return false, err
@@ -99,7 +99,7 @@ func (e *Engine) rendersInstall(req *Request) (bool, error) {
 // crdKindsToCome are the kinds the chart's CRDs define that the cluster
 // does not serve and that the action's CRD policy creates before it
 // installs or upgrades.
-func (e *Engine) crdKindsToCome(req *Request, install bool) ([]schema.GroupVersionKind, error) {
+func (e *Reconciler) crdKindsToCome(req *Request, install bool) ([]schema.GroupVersionKind, error) {
 	policy := req.Spec.UpgradeCRDs()
 	if install {
 		policy = req.Spec.InstallCRDs()
@@ -128,7 +128,7 @@ func (e *Engine) crdKindsToCome(req *Request, install bool) ([]schema.GroupVersi
 // upgrade will once the chart's CRDs exist: .Capabilities hold the
 // cluster's API versions and the kinds coming. Template functions that
 // look objects up see nothing, as in a client-side render.
-func (e *Engine) renderBeforeCRDs(ctx context.Context, req *Request, install bool, coming []schema.GroupVersionKind) (*helm.Release, error) {
+func (e *Reconciler) renderBeforeCRDs(ctx context.Context, req *Request, install bool, coming []schema.GroupVersionKind) (*helm.Release, error) {
 	dc, err := e.Kube.ToDiscoveryClient()
 	if err != nil {
 		return nil, err
@@ -170,7 +170,7 @@ func (e *Engine) renderBeforeCRDs(ctx context.Context, req *Request, install boo
 // but without the API server's validation: to render a chart whose
 // objects need not be valid (a chart whose non-reproducible results were
 // perturbed, to compare).
-func (e *Engine) Render(ctx context.Context, req *Request) (*helm.Release, error) {
+func (e *Reconciler) Render(ctx context.Context, req *Request) (*helm.Release, error) {
 	rel, _, _, err := e.renderAsTheAction(ctx, req)
 	return rel, err
 }
@@ -178,7 +178,7 @@ func (e *Engine) Render(ctx context.Context, req *Request) (*helm.Release, error
 // renderAsTheAction renders the release as the next install or upgrade
 // (install tells which) will: with a dry-run action, or client-side when
 // kinds of the chart's CRDs are to come (coming).
-func (e *Engine) renderAsTheAction(ctx context.Context, req *Request) (rel *helm.Release, install bool, coming []schema.GroupVersionKind, err error) {
+func (e *Reconciler) renderAsTheAction(ctx context.Context, req *Request) (rel *helm.Release, install bool, coming []schema.GroupVersionKind, err error) {
 	if install, err = e.rendersInstall(req); err != nil {
 		return nil, false, nil, err
 	}
@@ -194,7 +194,7 @@ func (e *Engine) renderAsTheAction(ctx context.Context, req *Request) (rel *helm
 }
 
 // render returns the release a dry-run install or upgrade makes.
-func (e *Engine) render(ctx context.Context, req *Request) (rel *helm.Release, err error) {
+func (e *Reconciler) render(ctx context.Context, req *Request) (rel *helm.Release, err error) {
 	s := req.Spec
 	latest, err := e.Helm.LastRelease(s.GetReleaseName())
 	if err != nil {
@@ -236,7 +236,7 @@ func (e *Engine) render(ctx context.Context, req *Request) (rel *helm.Release, e
 // validate has the API server validate the objects of manifest (a
 // server-side dry-run apply each, see kube.Getter.DryRunApply), except those
 // of the kinds coming; it returns the set validated whole, if it was.
-func (e *Engine) validate(ctx context.Context, req *Request, manifestText string, coming []schema.GroupVersionKind, opts kube.DryRunOptions) (*kube.ValidatedSet, error) {
+func (e *Reconciler) validate(ctx context.Context, req *Request, manifestText string, coming []schema.GroupVersionKind, opts kube.DryRunOptions) (*kube.ValidatedSet, error) {
 	objs, err := manifest.Parse(manifestText, req.Spec.GetTargetNamespace(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("reading the rendered manifest of release %s: %w", releaseRef(req), err)
@@ -270,7 +270,7 @@ var _ helm.PostRenderer = (*validatingRenderer)(nil)
 
 // validatingPostRenderer returns the post-renderer of an install or upgrade
 // of req: the spec's, validated on the server unless validation is off.
-func (e *Engine) validatingPostRenderer(ctx context.Context, req *Request, validation bool) (helm.PostRenderer, *validatingRenderer) {
+func (e *Reconciler) validatingPostRenderer(ctx context.Context, req *Request, validation bool) (helm.PostRenderer, *validatingRenderer) {
 	pr := postRenderer(req.Spec)
 	if !validation {
 		return pr, nil

@@ -107,9 +107,9 @@ func TestActionTrustsItsPlan(t *testing.T) {
 	defer cancel()
 	var seen dryRuns
 	// An engine with a discovery of its own: another process's.
-	engine := func() *Engine {
+	engine := func() *Reconciler {
 		t.Helper()
-		e := &Engine{Kube: kube.NewGetter(seen.wrap(testRESTConfig), f.ns, ""), Key: testDigests.Key, Logs: helm.NewLogBuffer(helm.DefaultLogLines, nil)}
+		e := &Reconciler{Kube: kube.NewGetter(seen.wrap(testRESTConfig), f.ns, ""), Key: testDigests.Key, Logs: helm.NewLogBuffer(helm.DefaultLogLines, nil)}
 		c, err := helm.NewClient(helm.ClientOptions{Getter: e.Kube, StorageNamespace: f.ns, Log: e.Logs, Observe: e.Observe})
 		if err != nil {
 			t.Fatal(err)

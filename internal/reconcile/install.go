@@ -15,7 +15,7 @@ import (
 // Released condition is True; on failure it is False and Failures and
 // InstallFailures grow by one. The releases Helm wrote become snapshots
 // either way. A success under RetryOnFailure clears the failure counters.
-type Install struct{ e *Engine }
+type Install struct{ e *Reconciler }
 
 func (a *Install) Name() string     { return "install" }
 func (a *Install) Type() ActionType { return TypeRelease }

@@ -30,11 +30,11 @@ type Options struct {
 	// KubeConfig, when set, names a Secret on the provider's cluster whose
 	// kubeconfig reaches the target cluster instead.
 	KubeConfig *KubeConfigRef
-	// Log receives the engine's progress; nil discards it.
+	// Log receives the reconciler's progress; nil discards it.
 	Log Logger
 	// HelmLog receives each line Helm logs; nil discards them.
 	HelmLog func(string)
-	// ProgressEvery is Engine.ProgressEvery.
+	// ProgressEvery is Reconciler.ProgressEvery.
 	ProgressEvery time.Duration
 	// Discovery, when set, is the shared discovery of Config and the
 	// spec's identity (its service account, else the configuration's
@@ -46,10 +46,10 @@ type Options struct {
 	Settled bool
 }
 
-// New returns the engine of the release spec: clients of its target
+// New returns the reconciler of the release spec: clients of its target
 // cluster (impersonating spec.serviceAccountName when set) and a Helm client
 // of its storage namespace.
-func New(ctx context.Context, s *Spec, o Options) (*Engine, error) {
+func New(ctx context.Context, s *Spec, o Options) (*Reconciler, error) {
 	cfg := o.Config
 	if o.KubeConfig != nil {
 		var err error
@@ -67,7 +67,7 @@ func New(ctx context.Context, s *Spec, o Options) (*Engine, error) {
 	if o.KubeConfig != nil {
 		shared = nil
 	}
-	e := &Engine{
+	e := &Reconciler{
 		Logs:             helm.NewLogBuffer(helm.DefaultLogLines, o.HelmLog),
 		Log:              o.Log,
 		ProgressEvery:    o.ProgressEvery,

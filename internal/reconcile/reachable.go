@@ -16,7 +16,7 @@ const reachableTimeout = 5 * time.Second
 // An answer that refuses the request (401, 403) still shows a reachable
 // server. Errors of timed-out waits look like network errors (both carry
 // context.DeadlineExceeded): asking the server tells them apart.
-func (e *Engine) Reachable(ctx context.Context) error {
+func (e *Reconciler) Reachable(ctx context.Context) error {
 	cs, err := e.Helm.Clientset()
 	if err != nil {
 		return err

@@ -15,7 +15,7 @@ var errNoRollbackTarget = errors.New("no earlier successful revision to roll bac
 // RollbackRemediation remediates a failed upgrade by rolling back to the
 // newest earlier revision that was deployed successfully. On success the
 // Remediated condition is True; on failure it is False and Failures grows.
-type RollbackRemediation struct{ e *Engine }
+type RollbackRemediation struct{ e *Reconciler }
 
 func (a *RollbackRemediation) Name() string     { return "rollback" }
 func (a *RollbackRemediation) Type() ActionType { return TypeRemediate }

@@ -14,7 +14,7 @@ import (
 // True. On failure it is False and, unless the active remediation ignores
 // test failures, Failures and the active action's counter grow by one, so
 // that the failure is remediated like a failed install or upgrade.
-type Test struct{ e *Engine }
+type Test struct{ e *Reconciler }
 
 func (a *Test) Name() string     { return "test" }
 func (a *Test) Type() ActionType { return TypeTest }

@@ -17,7 +17,7 @@ import (
 // status holds the uninstalling revision with the same digest), one this
 // engine ran, or one older than the uninstall timeout. It counts no
 // failure: the uninstall was not a release action.
-type UndoUninstall struct{ e *Engine }
+type UndoUninstall struct{ e *Reconciler }
 
 func (a *UndoUninstall) Name() string     { return "undo-uninstall" }
 func (a *UndoUninstall) Type() ActionType { return TypeUnlock }

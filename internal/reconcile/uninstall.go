@@ -15,7 +15,7 @@ import (
 // run that the uninstall was this resource's own (UndoUninstall).
 // It returns what the uninstall left in the cluster by design (see
 // leftBehind).
-func (e *Engine) Uninstall(ctx context.Context, spec *Spec, st *Status) ([]LeftBehind, error) {
+func (e *Reconciler) Uninstall(ctx context.Context, spec *Spec, st *Status) ([]LeftBehind, error) {
 	name := spec.GetReleaseName()
 	rel, err := e.Helm.LastRelease(name)
 	if err != nil {

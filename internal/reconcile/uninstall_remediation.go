@@ -11,7 +11,7 @@ import (
 // uninstall strategy) by uninstalling the release per spec.uninstall, after
 // which an install takes over. On success the Remediated condition is
 // True; on failure it is False and Failures grows.
-type UninstallRemediation struct{ e *Engine }
+type UninstallRemediation struct{ e *Reconciler }
 
 func (a *UninstallRemediation) Name() string     { return "uninstall remediation" }
 func (a *UninstallRemediation) Type() ActionType { return TypeRemediate }

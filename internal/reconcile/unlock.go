@@ -14,7 +14,7 @@ import (
 // earlier run that was killed (see ownLock), or one older than the timeout
 // of the action that took it, so that an action running elsewhere is never
 // disturbed.
-type Unlock struct{ e *Engine }
+type Unlock struct{ e *Reconciler }
 
 func (a *Unlock) Name() string     { return "unlock" }
 func (a *Unlock) Type() ActionType { return TypeUnlock }

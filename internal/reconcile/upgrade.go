@@ -13,7 +13,7 @@ import (
 // failure it is False and Failures and UpgradeFailures grow by one. The
 // releases Helm wrote become snapshots either way. A success under
 // RetryOnFailure clears the failure counters.
-type Upgrade struct{ e *Engine }
+type Upgrade struct{ e *Reconciler }
 
 func (a *Upgrade) Name() string     { return "upgrade" }
 func (a *Upgrade) Type() ActionType { return TypeRelease }

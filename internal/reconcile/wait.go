@@ -108,7 +108,7 @@ func (e *WaitError) Causes() []kube.Cause {
 // that failed or did not complete, or the wait for the release's objects
 // running out of time. Otherwise, or when the cluster cannot tell, err is
 // returned as it is.
-func (e *Engine) explainFailure(ctx context.Context, req *Request, err error, started time.Time, timeout time.Duration, waitForJobs bool) error {
+func (e *Reconciler) explainFailure(ctx context.Context, req *Request, err error, started time.Time, timeout time.Duration, waitForJobs bool) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), explainTimeout)
 	defer cancel()
 	rel, rerr := e.Helm.LastRelease(req.Spec.GetReleaseName())
@@ -200,7 +200,7 @@ const progressExplained = 3
 // watchProgress logs, every e.ProgressEvery while an action waits, which
 // objects of the release it applies are not ready yet and why; the
 // returned function stops it. It does nothing when ProgressEvery is 0.
-func (e *Engine) watchProgress(ctx context.Context, req *Request, action string, timeout time.Duration, waitForJobs bool) (stop func()) {
+func (e *Reconciler) watchProgress(ctx context.Context, req *Request, action string, timeout time.Duration, waitForJobs bool) (stop func()) {
 	if e.ProgressEvery <= 0 {
 		return func() {}
 	}
@@ -227,7 +227,7 @@ func (e *Engine) watchProgress(ctx context.Context, req *Request, action string,
 	}
 }
 
-func (e *Engine) logProgress(ctx context.Context, req *Request, action string, elapsed, timeout time.Duration, waitForJobs bool) {
+func (e *Reconciler) logProgress(ctx context.Context, req *Request, action string, elapsed, timeout time.Duration, waitForJobs bool) {
 	manifest := e.applying()
 	if manifest == "" {
 		return

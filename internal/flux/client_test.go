@@ -211,7 +211,7 @@ func TestControllerLifecycle(t *testing.T) {
 				// Deleted: gone once source-controller has removed its
 				// finalizer.
 				if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-					err := e.Client.Get(ctx, client.ObjectKeyFromObject(objs.Source), objs.Source)
+					err := e.Kube.Get(ctx, client.ObjectKeyFromObject(objs.Source), objs.Source)
 					return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 				}); err != nil {
 					t.Errorf("source %s after delete: %v (deletion requested: %t), want not found", objs.Source.GetName(), err, objs.Source.GetDeletionTimestamp() != nil)
@@ -221,8 +221,8 @@ func TestControllerLifecycle(t *testing.T) {
 	})
 }
 
-// TestCheckCRDs: on a cluster without Flux, the engine names the kinds
-// missing; once the controllers' CRDs are installed, the same engine (a
+// TestCheckCRDs: on a cluster without Flux, the client names the kinds
+// missing; once the controllers' CRDs are installed, the same client (a
 // provider process that outlives the install) finds them.
 func TestCheckCRDs(t *testing.T) {
 	if testing.Short() {
@@ -327,7 +327,7 @@ func applyWritesBack(t *testing.T) {
 	}
 	edited := first.DeepCopy()
 	edited.Spec.Values = mustValues(t, map[string]any{"message": "by hand", "hook": true})
-	if err := e.Client.Patch(ctx, edited, client.MergeFrom(first), client.FieldOwner("kubectl-edit")); err != nil {
+	if err := e.Kube.Patch(ctx, edited, client.MergeFrom(first), client.FieldOwner("kubectl-edit")); err != nil {
 		t.Fatal(err)
 	}
 	written, err := e.Apply(ctx, objs)

@@ -121,7 +121,7 @@ spec:
 type fixture struct {
 	t      *testing.T
 	ns     string
-	engine *Engine
+	engine *Reconciler
 	cs     kubernetes.Interface
 }
 
@@ -139,7 +139,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-	e := &Engine{Logs: helm.NewLogBuffer(helm.DefaultLogLines, nil), Kube: kube.NewGetter(testRESTConfig, ns, ""), Key: testDigests.Key}
+	e := &Reconciler{Logs: helm.NewLogBuffer(helm.DefaultLogLines, nil), Kube: kube.NewGetter(testRESTConfig, ns, ""), Key: testDigests.Key}
 	c, err := helm.NewClient(helm.ClientOptions{
 		Getter:           e.Kube,
 		StorageNamespace: ns,

@@ -11,7 +11,7 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 )
 
-// Logger receives what the engine does; the provider maps it to tflog.
+// Logger receives what the reconciler does; the provider maps it to tflog.
 type Logger interface {
 	Info(msg string, kv ...any)
 	Debug(msg string, kv ...any)
@@ -59,10 +59,10 @@ type ActionRecord struct {
 	Err error
 }
 
-// Engine runs the actions of one release against one cluster.
-type Engine struct {
+// Reconciler runs the actions of one release against one cluster.
+type Reconciler struct {
 	// Helm is the Helm client of the release's storage namespace; its
-	// observer must be Engine.Observe.
+	// observer must be Reconciler.Observe.
 	Helm helm.Actions
 	// Kube serves the target cluster's clients (the Helm client's getter).
 	Kube *kube.Getter
@@ -73,7 +73,7 @@ type Engine struct {
 	// hashes that drift reports show of Secret values (manifest.Hash),
 	// which show none without it.
 	Key []byte
-	// Log receives the engine's progress; nil discards it.
+	// Log receives the reconciler's progress; nil discards it.
 	Log Logger
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
@@ -98,7 +98,7 @@ type Engine struct {
 	inSync *InSyncRecord
 	// validated is what DryRun's validation last passed whole.
 	validated *kube.ValidatedSet
-	// written are the revisions this engine wrote, by "<name>.v<version>":
+	// written are the revisions this reconciler wrote, by "<name>.v<version>":
 	// a pending one among them is no other operation's lock.
 	written map[string]bool
 }
@@ -112,7 +112,7 @@ type observation struct {
 
 // Observe records a release written to storage; pass it as the Helm
 // client's observer.
-func (e *Engine) Observe(rel *helm.Release) {
+func (e *Reconciler) Observe(rel *helm.Release) {
 	snap, err := e.Digests().snapshotOf(rel)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -123,7 +123,7 @@ func (e *Engine) Observe(rel *helm.Release) {
 }
 
 // applying is the manifest of the newest pending revision written.
-func (e *Engine) applying() string {
+func (e *Reconciler) applying() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.pendingManifest
@@ -133,7 +133,7 @@ func (e *Engine) applying() string {
 // snapshots of req.Status.History, newest first. New revisions record
 // chartDigest as the digest of the chart they were made from; revisions
 // already recorded keep theirs.
-func (e *Engine) recordObserved(req *Request, chartDigest string, action ReleaseAction) (int, error) {
+func (e *Reconciler) recordObserved(req *Request, chartDigest string, action ReleaseAction) (int, error) {
 	e.mu.Lock()
 	observed := e.observed
 	e.observed = nil
@@ -171,7 +171,7 @@ func (e *StorageUntouchedError) Error() string { return e.Err.Error() }
 
 func (e *StorageUntouchedError) Unwrap() error { return e.Err }
 
-func (e *Engine) logger() Logger {
+func (e *Reconciler) logger() Logger {
 	if e.Log == nil {
 		return discardLogger{}
 	}
@@ -179,7 +179,7 @@ func (e *Engine) logger() Logger {
 }
 
 // failure wraps a Helm error with the last lines Helm logged.
-func (e *Engine) failure(format string, err error, args ...any) error {
+func (e *Reconciler) failure(format string, err error, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
 	if e.Logs != nil {
 		if lines := e.Logs.String(); lines != "" {
@@ -199,7 +199,7 @@ func postRenderer(s *Spec) postrender.Chain {
 }
 
 // Digests computes the digests of values and releases under the key.
-func (e *Engine) Digests() Digests { return Digests{Key: e.Key} }
+func (e *Reconciler) Digests() Digests { return Digests{Key: e.Key} }
 
 // snapshotOf describes a release as stored, with its digests.
 func (d Digests) snapshotOf(rel *helm.Release) (Snapshot, error) {
@@ -282,15 +282,15 @@ func (s *Status) recordSnapshot(snap Snapshot, max int) {
 	}
 }
 
-func (e *Engine) now() time.Time {
+func (e *Reconciler) now() time.Time {
 	if e.Now == nil {
 		return time.Now()
 	}
 	return e.Now()
 }
 
-// wrote reports whether this engine wrote the revision rel.
-func (e *Engine) wrote(rel *helm.Release) bool {
+// wrote reports whether this reconciler wrote the revision rel.
+func (e *Reconciler) wrote(rel *helm.Release) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.written[fmt.Sprintf("%s.v%d", rel.Name, rel.Version)]

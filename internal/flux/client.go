@@ -33,17 +33,17 @@ const FieldManager = "terraform-provider-helmrelease"
 // DefaultPollInterval is how often a wait reads the HelmRelease.
 const DefaultPollInterval = 500 * time.Millisecond
 
-// Engine writes, waits for and deletes the Flux objects of releases on one
+// Client writes, waits for and deletes the Flux objects of releases on one
 // cluster. Safe for concurrent use.
-type Engine struct {
-	Client client.Client
+type Client struct {
+	Kube client.Client
 	// PollInterval of waits; zero is DefaultPollInterval.
 	PollInterval time.Duration
 	// specFields holds the fields HasSpecField found.
 	specFields sync.Map
 }
 
-// NewScheme is a scheme of the kinds the engine reads and writes.
+// NewScheme is a scheme of the kinds the client reads and writes.
 func NewScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, helmv2.AddToScheme, sourcev1.AddToScheme} {
@@ -54,8 +54,8 @@ func NewScheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
-// New returns an engine on the cluster of cfg.
-func New(cfg *rest.Config) (*Engine, error) {
+// New returns a client of the Flux objects on the cluster of cfg.
+func New(cfg *rest.Config) (*Client, error) {
 	s, err := NewScheme()
 	if err != nil {
 		return nil, err
@@ -64,10 +64,10 @@ func New(cfg *rest.Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the Flux client: %w", err)
 	}
-	return &Engine{Client: c}, nil
+	return &Client{Kube: c}, nil
 }
 
-func (e *Engine) poll() time.Duration {
+func (e *Client) poll() time.Duration {
 	if e.PollInterval > 0 {
 		return e.PollInterval
 	}
@@ -80,8 +80,8 @@ var ErrCRDsMissing = errors.New("the cluster does not serve Flux's kinds")
 
 // CheckCRDs returns an error wrapping ErrCRDsMissing, naming the kinds,
 // when the cluster lacks the HelmRelease, HelmRepository or OCIRepository
-// kinds of the versions the engine writes.
-func (e *Engine) CheckCRDs() error {
+// kinds of the versions the client writes.
+func (e *Client) CheckCRDs() error {
 	var missing []string
 	for _, gvk := range []struct{ group, version, kind string }{
 		{helmv2.GroupVersion.Group, helmv2.GroupVersion.Version, helmv2.HelmReleaseKind},
@@ -90,7 +90,7 @@ func (e *Engine) CheckCRDs() error {
 	} {
 		gv := helmv2.GroupVersion
 		gv.Group, gv.Version = gvk.group, gvk.version
-		if _, err := e.Client.RESTMapper().RESTMapping(gv.WithKind(gvk.kind).GroupKind(), gvk.version); err != nil {
+		if _, err := e.Kube.RESTMapper().RESTMapping(gv.WithKind(gvk.kind).GroupKind(), gvk.version); err != nil {
 			if !meta.IsNoMatchError(err) {
 				return fmt.Errorf("looking up %s %s: %w", gv, gvk.kind, err)
 			}
@@ -110,8 +110,8 @@ func (e *Engine) CheckCRDs() error {
 // drop silently; v1.6 postRenderStrategy, valuesFrom[].literal and
 // upgrade.chartNameChangeStrategy. A CRD gains fields as Flux is upgraded, which a
 // provider process may outlive: a field found is remembered for the
-// engine's life, one missing is looked up again.
-func (e *Engine) HasSpecField(ctx context.Context, field string) (bool, error) {
+// client's life, one missing is looked up again.
+func (e *Client) HasSpecField(ctx context.Context, field string) (bool, error) {
 	if _, ok := e.specFields.Load(field); ok {
 		return true, nil
 	}
@@ -122,12 +122,12 @@ func (e *Engine) HasSpecField(ctx context.Context, field string) (bool, error) {
 	return found, err
 }
 
-func (e *Engine) hasSpecField(ctx context.Context, field string) (bool, error) {
+func (e *Client) hasSpecField(ctx context.Context, field string) (bool, error) {
 	crd := &unstructured.Unstructured{}
 	crd.SetAPIVersion("apiextensions.k8s.io/v1")
 	crd.SetKind("CustomResourceDefinition")
 	name := "helmreleases." + helmv2.GroupVersion.Group
-	if err := e.Client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+	if err := e.Kube.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
 		return false, fmt.Errorf("reading CRD %s: %w", name, err)
 	}
 	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
@@ -160,7 +160,7 @@ func (e *Engine) hasSpecField(ctx context.Context, field string) (bool, error) {
 // release's apply keeps, and Kubernetes deletes them with their last
 // owner. The sources and credentials the release used before and no
 // longer does are let go (Release).
-func (e *Engine) Apply(ctx context.Context, objs *Objects) (*helmv2.HelmRelease, error) {
+func (e *Client) Apply(ctx context.Context, objs *Objects) (*helmv2.HelmRelease, error) {
 	ns, name := objs.HelmRelease.Namespace, objs.HelmRelease.Name
 	var owner *metav1.OwnerReference
 	if objs.Shared {
@@ -184,7 +184,7 @@ func (e *Engine) Apply(ctx context.Context, objs *Objects) (*helmv2.HelmRelease,
 		}
 		// The apply writes the object as it is now into its argument.
 		want := u.DeepCopy()
-		if err := e.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		if err := e.Kube.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 			return nil, fmt.Errorf("applying %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 		}
 		live, err := e.replaceForeignFields(ctx, want)
@@ -249,7 +249,7 @@ func ownerOf(hr *helmv2.HelmRelease) *metav1.OwnerReference {
 // manager, with owner among its owner references when known. Every
 // release writes the same content; a rotated password is the newest
 // apply's.
-func (e *Engine) applyShared(ctx context.Context, obj client.Object, release string, owner *metav1.OwnerReference) error {
+func (e *Client) applyShared(ctx context.Context, obj client.Object, release string, owner *metav1.OwnerReference) error {
 	u, err := applied(obj)
 	if err != nil {
 		return err
@@ -257,7 +257,7 @@ func (e *Engine) applyShared(ctx context.Context, obj client.Object, release str
 	if owner != nil {
 		u.SetOwnerReferences([]metav1.OwnerReference{*owner})
 	}
-	if err := e.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(SharedManager(release)), client.ForceOwnership); err != nil {
+	if err := e.Kube.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(SharedManager(release)), client.ForceOwnership); err != nil {
 		return fmt.Errorf("applying the shared %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 	}
 	return nil
@@ -273,12 +273,12 @@ var contentFields = []string{"spec", "data", "stringData", "type"}
 // kubectl edit stays). When another manager owns content fields, the
 // object is replaced with u's content, its metadata merged. It returns
 // the object as it is now.
-func (e *Engine) replaceForeignFields(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func (e *Client) replaceForeignFields(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	var live *unstructured.Unstructured
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		live = &unstructured.Unstructured{}
 		live.SetGroupVersionKind(u.GroupVersionKind())
-		if err := e.Client.Get(ctx, client.ObjectKeyFromObject(u), live); err != nil {
+		if err := e.Kube.Get(ctx, client.ObjectKeyFromObject(u), live); err != nil {
 			return err
 		}
 		if !foreignContent(live) {
@@ -302,7 +302,7 @@ func (e *Engine) replaceForeignFields(ctx context.Context, u *unstructured.Unstr
 		maps.Copy(annotations, u.GetAnnotations())
 		live.SetLabels(labels)
 		live.SetAnnotations(annotations)
-		return e.Client.Update(ctx, live, client.FieldOwner(FieldManager))
+		return e.Kube.Update(ctx, live, client.FieldOwner(FieldManager))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("writing back %s %s/%s over another writer's fields: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
@@ -342,9 +342,9 @@ func applied(obj client.Object) (*unstructured.Unstructured, error) {
 }
 
 // Get returns the HelmRelease, nil when there is none.
-func (e *Engine) Get(ctx context.Context, namespace, name string) (*helmv2.HelmRelease, error) {
+func (e *Client) Get(ctx context.Context, namespace, name string) (*helmv2.HelmRelease, error) {
 	hr := &helmv2.HelmRelease{}
-	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, hr); err != nil {
+	if err := e.Kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, hr); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}
@@ -357,9 +357,9 @@ func (e *Engine) Get(ctx context.Context, namespace, name string) (*helmv2.HelmR
 // HelmRelease of a release installed with createNamespace (the controller
 // creates only the release's target namespace, in which the HelmRelease
 // need not be).
-func (e *Engine) CreateNamespace(ctx context.Context, name string) error {
+func (e *Client) CreateNamespace(ctx context.Context, name string) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"name": name}}}
-	if err := e.Client.Create(ctx, ns, client.FieldOwner(FieldManager)); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := e.Kube.Create(ctx, ns, client.FieldOwner(FieldManager)); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s: %w", name, err)
 	}
 	return nil
@@ -394,9 +394,9 @@ func Managers(hr *helmv2.HelmRelease) string {
 // (app.kubernetes.io/component=helm-controller), else the Flux version
 // its HelmRelease CRD is labelled with; "helm-controller of unknown
 // version" when neither can be read.
-func (e *Engine) ControllerVersion(ctx context.Context) string {
+func (e *Client) ControllerVersion(ctx context.Context) string {
 	list := &appsv1.DeploymentList{}
-	if e.Client.List(ctx, list, client.MatchingLabels{"app.kubernetes.io/component": "helm-controller"}) == nil {
+	if e.Kube.List(ctx, list, client.MatchingLabels{"app.kubernetes.io/component": "helm-controller"}) == nil {
 		for _, d := range list.Items {
 			for _, c := range d.Spec.Template.Spec.Containers {
 				if strings.Contains(c.Image, "helm-controller") {
@@ -408,7 +408,7 @@ func (e *Engine) ControllerVersion(ctx context.Context) string {
 	crd := &unstructured.Unstructured{}
 	crd.SetAPIVersion("apiextensions.k8s.io/v1")
 	crd.SetKind("CustomResourceDefinition")
-	if e.Client.Get(ctx, client.ObjectKey{Name: "helmreleases." + helmv2.GroupVersion.Group}, crd) == nil {
+	if e.Kube.Get(ctx, client.ObjectKey{Name: "helmreleases." + helmv2.GroupVersion.Group}, crd) == nil {
 		if v := crd.GetLabels()["app.kubernetes.io/version"]; v != "" {
 			return "helm-controller of Flux " + v
 		}
