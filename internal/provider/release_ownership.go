@@ -1,16 +1,13 @@
 package provider
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
@@ -47,23 +44,6 @@ func ownershipConflict(diags *diag.Diagnostics, err error, spec *reconcile.Spec)
 	return false
 }
 
-func (h helmEngine) allowCreate(_ context.Context, plan *releaseModel, spec *reconcile.Spec, latest *helm.Release, diags *diag.Diagnostics) (asInstall, ok bool) {
-	return releaseCreateAllowed(plan, spec, latest, diags)
-}
-
-func (f fluxEngine) allowCreate(ctx context.Context, plan *releaseModel, spec *reconcile.Spec, latest *helm.Release, diags *diag.Diagnostics) (asInstall, ok bool) {
-	written, ok := f.r.fluxCreateAllowed(ctx, plan, spec, diags)
-	if !ok {
-		return false, false
-	}
-	if written {
-		// The release is its HelmRelease's, warned about above: planned
-		// as the fresh install the apply makes, if any.
-		return true, true
-	}
-	return releaseCreateAllowed(plan, spec, latest, diags)
-}
-
 // releaseCreateAllowed checks the release of the name at the plan of a
 // create, for both engines (see releaseEngine.allowCreate).
 func releaseCreateAllowed(plan *releaseModel, spec *reconcile.Spec, latest *helm.Release, diags *diag.Diagnostics) (asInstall, ok bool) {
@@ -92,71 +72,4 @@ func releaseCreateAllowed(plan *releaseModel, spec *reconcile.Spec, latest *helm
 	// so that the plan Terraform makes again during the apply, when
 	// another apply took the name meanwhile, plans the same.
 	return err != nil || latest.Info.Status.IsPending(), true
-}
-
-// fluxCreateAllowed checks, at the plan of a create with engine = "flux",
-// the HelmRelease of the name: one written by another tool is refused,
-// one written by this provider warned about (see above). It reports
-// whether one written by this provider exists, and whether the plan may
-// go on.
-func (r *releaseResource) fluxCreateAllowed(ctx context.Context, m *releaseModel, spec *reconcile.Spec, diags *diag.Diagnostics) (written, ok bool) {
-	fe := r.fluxClient(m, diags)
-	if fe == nil {
-		return false, false
-	}
-	hr, err := fe.Get(ctx, spec.Namespace, spec.Name)
-	if err != nil {
-		clusterUnavailable(diags, path.Root("name"), err)
-		return false, false
-	}
-	switch {
-	case hr == nil:
-		return false, true
-	case flux.WrittenByProvider(hr):
-		diags.AddAttributeWarning(path.Root("name"), "HelmRelease managed in another state",
-			fmt.Sprintf("HelmRelease %s/%s was written by a helmrelease_release that this state does not hold. If this plan replaces this resource (tainted, -replace, or a changed release attribute), it is deleted first and written again; otherwise the apply refuses it: another Terraform state manages it, or this one lost it.\n\nTo manage it from this state, import it (terraform import <address> %s/%s) and remove it from the other state; otherwise give this resource another name.",
-				hr.Namespace, hr.Name, spec.GetStorageNamespace(), spec.GetReleaseName()))
-		return true, true
-	default:
-		hrExists(diags, hr, spec)
-		return false, false
-	}
-}
-
-// hrExists refuses a HelmRelease another tool wrote.
-func hrExists(diags *diag.Diagnostics, hr *helmv2.HelmRelease, spec *reconcile.Spec) {
-	attrError(diags, path.Root("name"), "HelmRelease already exists",
-		fmt.Sprintf("HelmRelease %s/%s exists and was not written by a helmrelease_release: %s manages it.", hr.Namespace, hr.Name, flux.Managers(hr)),
-		fmt.Sprintf("Import it (terraform import <address> %s/%s) and remove it from where it is declared to manage it with this resource, or give this resource another name.", spec.GetStorageNamespace(), spec.GetReleaseName()))
-}
-
-// fluxCreateRefused checks, at the apply of a create with engine =
-// "flux", that neither a HelmRelease of the name nor a release another
-// resource or tool made exists (a replaced resource is gone by now);
-// true with a diagnostic when one does, and nothing is written.
-func fluxCreateRefused(ctx context.Context, fe *flux.Client, e *reconcile.Reconciler, spec *reconcile.Spec, id string, diags *diag.Diagnostics) bool {
-	hr, err := fe.Get(ctx, spec.Namespace, spec.Name)
-	if err != nil {
-		diags.AddError("HelmRelease not readable", fmt.Sprintf("helmrelease_release %s: %s.\n\nNothing was written; check that the cluster is reachable, then apply again.", id, err))
-		return true
-	}
-	if hr != nil && !flux.WrittenByProvider(hr) {
-		hrExists(diags, hr, spec)
-		return true
-	}
-	if hr != nil {
-		diags.AddAttributeError(path.Root("name"), "HelmRelease managed in another state",
-			fmt.Sprintf("helmrelease_release %s: HelmRelease %s/%s was written by a helmrelease_release that this state does not hold: another Terraform state manages it, or this one lost it. Nothing was written.\n\nTo manage it from this state, import it (terraform import <address> %s/%s) and remove it from the other state; otherwise give this resource another name.",
-				id, hr.Namespace, hr.Name, spec.GetStorageNamespace(), spec.GetReleaseName()))
-		return true
-	}
-	latest, err := e.Helm.LastRelease(spec.GetReleaseName())
-	if err == nil {
-		err = reconcile.CheckCreate(latest, spec)
-	}
-	if err != nil {
-		reportRun(diags, id, nil, err, runNotCreated, false)
-		return true
-	}
-	return false
 }

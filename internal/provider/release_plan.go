@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	fluxmeta "github.com/fluxcd/pkg/apis/meta"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -422,17 +421,6 @@ func lockedWhileRendering(diags *diag.Diagnostics, e *reconcile.Reconciler, spec
 	return true
 }
 
-// hooksManifest is the manifests of hooks as one YAML stream.
-func hooksManifest(hooks []*helm.Hook) string {
-	var b strings.Builder
-	for _, h := range hooks {
-		b.WriteString("---\n")
-		b.WriteString(h.Manifest)
-		b.WriteString("\n")
-	}
-	return b.String()
-}
-
 // planDriftCorrection plans the objects Read found drifted or missing back
 // to their desired YAML; nothing else changes.
 func (r *releaseResource) planDriftCorrection(ctx context.Context, req resource.ModifyPlanRequest, plan, state *releaseModel, diags *diag.Diagnostics) {
@@ -479,18 +467,6 @@ func (r *releaseResource) planDriftCorrection(ctx context.Context, req resource.
 	if plan.showsChanges() {
 		plan.PlannedChanges = driftChanges(ctx, req.Private, diags)
 	}
-}
-
-// controllerAtWork says what helm-controller is running on a release
-// handed to it, as its status says (Reconciling, Progressing: an install,
-// upgrade, test or remediation under way); empty when it runs nothing.
-func controllerAtWork(st *reconcile.Status) string {
-	c := st.Condition(fluxmeta.ReconcilingCondition)
-	ready := st.Condition(reconcile.ConditionReady)
-	if c == nil || !c.Status || c.Reason != fluxmeta.ProgressingReason || ready != nil && ready.Status {
-		return ""
-	}
-	return c.Message
 }
 
 // resetRequested reports whether spec carries a reset token (reset_at, or

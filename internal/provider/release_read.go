@@ -2,17 +2,13 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
 // Read refreshes the release from Helm storage and the cluster, writing
@@ -58,175 +54,6 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 		return
 	}
 	r.engineOf(&m).read(ctx, &m, req.Private, resp)
-}
-
-// read refreshes the release from Helm storage and the cluster (see Read).
-func (h helmEngine) read(ctx context.Context, m *releaseModel, private privateGetter, resp *resource.ReadResponse) {
-	r := h.r
-	importing := m.Status.IsNull()
-	red := r.redactorFor(ctx, m, writeOnly{})
-	ctx = red.context(ctx)
-	defer red.finish(ctx, &resp.State, &resp.Diagnostics)
-	spec := m.spec(ctx, &resp.Diagnostics)
-	ctx, e := r.newEngine(ctx, m, spec, red, &resp.Diagnostics)
-	if e == nil {
-		return
-	}
-	e.Key = secretHashKeyOf(ctx, private, resp.Private, &resp.Diagnostics)
-	latest, err := e.Helm.LastRelease(spec.GetReleaseName())
-	if err != nil {
-		summary := "Release not readable"
-		if unreachable(ctx, e, err) {
-			summary = "Kubernetes cluster unreachable"
-		}
-		resp.Diagnostics.AddError(summary,
-			fmt.Sprintf("Reading release %s from Helm storage failed: %s.\n\nThe state is kept as it is; check that the cluster is reachable and the provider's credentials may read Secrets in namespace %q, then refresh again.", m.ID.ValueString(), err, spec.GetStorageNamespace()))
-		return
-	}
-	if latest != nil && latest.Info.Status != helm.StatusDeployed && !isEmpty(m.ValuesFrom) {
-		// Only a release that is not deployed carries an error in its
-		// description, which may quote values read from Secrets: read
-		// them for their strings (their errors are the plan's).
-		r.composeValues(ctx, m, writeOnly{}, red, &diag.Diagnostics{})
-	}
-	if importing {
-		r.readImported(ctx, m, e, latest, resp)
-		return
-	}
-	st, d := statusOf(ctx, m.Status)
-	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ready := st.Condition(reconcile.ConditionReady)
-	if latest == nil || latest.Info.Status == helm.StatusUninstalled {
-		if st.LastAttemptedReleaseAction == reconcile.ActionInstall && (ready == nil || !ready.Status) {
-			// A failed install, uninstalled by its remediation: the state
-			// keeps the failure counters.
-			return
-		}
-		resp.State.RemoveResource(ctx)
-		return
-	}
-
-	if st.HasPlainDigests() {
-		// A status an older version recorded: its plain digests give a
-		// way to confirm guessed values; keyed from now on.
-		history, err := e.Helm.History(spec.GetReleaseName())
-		if err == nil {
-			err = e.Digests().Upgrade(st, history, nil)
-		}
-		if err != nil {
-			resp.Diagnostics.AddWarning("Release not fully refreshed",
-				fmt.Sprintf("helmrelease_release %s: replacing the digests an older version of the provider recorded: %s.\n\nThe state is kept as it is.", m.ID.ValueString(), err))
-			return
-		}
-	}
-	want := reconcile.Desired{
-		Spec:                spec,
-		Digests:             e.Digests(),
-		ChartVersion:        st.LastAttemptedRevision,
-		ConfigDigest:        st.LastAttemptedConfigDigest,
-		PostRenderersDigest: st.ObservedPostRenderersDigest,
-		OptionsDigest:       st.ObservedOptionsDigest,
-	}
-	if cur := st.Latest(); cur != nil {
-		want.ChartName = cur.ChartName
-	}
-	loadInSync(ctx, private, e, &resp.Diagnostics)
-	state, err := reconcile.DetermineReleaseState(ctx, latest, st, want, e.DriftDetector(spec))
-	saveInSync(ctx, resp.Private, e, &resp.Diagnostics)
-	if err != nil {
-		resp.Diagnostics.AddWarning("Release not fully refreshed",
-			fmt.Sprintf("helmrelease_release %s: %s.\n\nThe state is kept as it is.", m.ID.ValueString(), err))
-		return
-	}
-	reconcile.MarkDrift(st, spec, state)
-	var drift *reconcile.DriftReport
-	switch state.Status {
-	case reconcile.StateUnmanaged:
-		st.SetCondition(reconcile.Condition{Type: reconcile.ConditionReady, Status: false, Reason: reasonUnmanaged, Message: state.Reason})
-	case reconcile.StateLocked, reconcile.StateUninstalling:
-		st.SetCondition(reconcile.Condition{Type: reconcile.ConditionReady, Status: false, Reason: reasonLocked, Message: state.Reason})
-	case reconcile.StateDrifted:
-		if spec.Drift.Mode == reconcile.DriftWarn {
-			resp.Diagnostics.AddWarning("Release drifted",
-				fmt.Sprintf("helmrelease_release %s: %s.\n\n%s\nDrift detection is in warn mode: nothing is corrected. Set drift_detection.mode = \"enabled\" to correct it on apply, or add ignore rules for fields other controllers own.", m.ID.ValueString(), state.Reason, driftDetails(state.Drift)))
-		} else {
-			drift = state.Drift
-		}
-	case reconcile.StateInSync:
-		if ready != nil && !ready.Status && (ready.Reason == reasonUnmanaged || ready.Reason == reasonLocked) {
-			// Back to what this resource made (e.g. rolled back by hand).
-			st.SetCondition(reconcile.Condition{Type: reconcile.ConditionReady, Status: true, Reason: string(reconcile.StateInSync), Message: "release is in sync"})
-		}
-	}
-	sensitive := readSensitivePaths(ctx, private, latest, red, &resp.Diagnostics)
-	resources, err := displayResources(ctx, e, latest, drift, sensitive)
-	if err != nil {
-		resp.Diagnostics.AddWarning("Release objects not readable", err.Error())
-		return
-	}
-	r.setDriftPrivate(ctx, resp, e, latest, drift, sensitive)
-	requests := []byte(nil)
-	if rq := reconcile.RequestsOf(latest); rq != (reconcile.Requests{}) {
-		requests, _ = json.Marshal(rq) // strings
-	}
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateRequests, requests)...)
-	status, d := statusObject(ctx, st)
-	resp.Diagnostics.Append(d...)
-	m.Status, m.Resources = status, resources
-	m.Notes, m.Description = releaseInfo(latest, nil, m.Notes, m.Description)
-	m.PlannedAction = types.StringNull() // describes the last plan, not the release
-	m.PlannedHooks, m.PlannedCRDs = types.MapNull(types.StringType), types.MapNull(types.StringType)
-	m.PlannedChanges = types.MapNull(types.StringType)
-	resp.Diagnostics.Append(setRelease(ctx, &resp.State.Raw, m)...)
-}
-
-// setDriftPrivate keeps the desired YAML of the drifted and missing objects
-// for the plan, or clears it.
-func (r *releaseResource) setDriftPrivate(ctx context.Context, resp *resource.ReadResponse, e *reconcile.Reconciler, latest *helm.Release, drift *reconcile.DriftReport, sensitive [][]string) {
-	if !drift.HasChanges() {
-		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDrift, nil)...)
-		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDriftChanges, nil)...)
-		return
-	}
-	entries, _ := json.Marshal(driftEntries(drift)) // a map of strings
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDriftChanges, entries)...)
-	desired, err := displayResources(ctx, e, latest, nil, sensitive)
-	if err != nil {
-		return
-	}
-	out := map[string]string{}
-	for _, o := range drift.Objects {
-		if v, ok := desired.Elements()[o.Key].(types.String); ok {
-			out[o.Key] = v.ValueString()
-		}
-	}
-	b, _ := json.Marshal(out) // map of strings
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDrift, b)...)
-}
-
-// driftDetails lists the drifted fields, Secret values as hashes.
-func driftDetails(r *reconcile.DriftReport) string {
-	s := ""
-	for _, o := range r.Objects {
-		if o.Missing {
-			s += fmt.Sprintf("- %s: missing\n", o.Key)
-			continue
-		}
-		for _, c := range o.Changes {
-			s += fmt.Sprintf("- %s %s: %s (desired: %s)\n", o.Key, c.Path, orNone(c.Live), orNone(c.Desired))
-		}
-	}
-	return s
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
 }
 
 // stringOrNull is s, or null when it is empty (an attribute left unset).

@@ -134,3 +134,20 @@ func mergeSensitive(inputs []sensitiveInput, diags *diag.Diagnostics) map[string
 	}
 	return sensitive
 }
+
+// composeValues composes the values of the model, its write-only ones
+// included.
+func (r *releaseResource) composeValues(ctx context.Context, m *releaseModel, wo writeOnly, red *redactor, diags *diag.Diagnostics) map[string]any {
+	var refs []valuesFromModel
+	if !m.ValuesFrom.IsNull() {
+		diags.Append(m.ValuesFrom.ElementsAs(ctx, &refs, false)...)
+	}
+	if diags.HasError() {
+		return nil
+	}
+	c := r.clusterOf(m, diags)
+	if c == nil {
+		return nil
+	}
+	return composeValues(ctx, c, m.Namespace.ValueString(), m.Values, []sensitiveInput{{path.Root("sensitive_values"), m.SensitiveValues}, {path.Root("sensitive_values_wo"), wo.SensitiveValues}}, refs, red, diags)
+}

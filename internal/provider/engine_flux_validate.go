@@ -9,8 +9,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
 // validateEngine refuses, with engine = "flux", what Flux's controller
@@ -49,27 +47,6 @@ func validateEngine(ctx context.Context, m *releaseModel, diags *diag.Diagnostic
 		attrError(diags, chart.AtName("insecure_skip_tls_verify"), "TLS verification off with the Flux engine",
 			"Flux's source-controller always verifies the TLS certificates of chart repositories.",
 			"Give the repository's CA with chart.ca_file (it is written into the credentials Secret), or keep engine = \""+engineHelm+"\".")
-	}
-}
-
-// validateHelm3 refuses, with the in-process engine, the settings only a
-// Helm 4 controller honours: Helm 3 post-renders no hook and writes objects
-// client-side.
-func validateHelm3(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) {
-	const remedy = "Set engine = \"" + engineFlux + "\" to hand the release to a helm-controller that runs Helm 4, or remove the setting."
-	if v := m.PostRenderStrategy.ValueString(); reconcile.PostRenderStrategy(v).PostRendersHooks() {
-		attrError(diags, path.Root("post_render_strategy"), "Hooks not post-rendered by Helm 3",
-			fmt.Sprintf("post_render_strategy = %q sends the hooks through the post-renderers, which Helm 4.2 does (helm-controller v1.6 and later); the in-process engine runs Helm 3, which post-renders no hook.", v), remedy)
-	}
-	const ssa = "The in-process engine runs Helm 3, which writes objects client-side; server-side apply is Helm 4's (helm-controller v1.5 and later)."
-	if in := objectAs[installModel](ctx, m.Install, path.Root("install"), diags); in != nil && in.ServerSideApply.ValueBool() {
-		attrError(diags, path.Root("install").AtName("server_side_apply"), "Server-side apply needs Helm 4", ssa, remedy)
-	}
-	if up := objectAs[upgradeModel](ctx, m.Upgrade, path.Root("upgrade"), diags); up != nil && up.ServerSideApply.ValueString() == ssaEnabled {
-		attrError(diags, path.Root("upgrade").AtName("server_side_apply"), "Server-side apply needs Helm 4", ssa, remedy)
-	}
-	if r := objectAs[rollbackModel](ctx, m.Rollback, path.Root("rollback"), diags); r != nil && r.ServerSideApply.ValueString() == ssaEnabled {
-		attrError(diags, path.Root("rollback").AtName("server_side_apply"), "Server-side apply needs Helm 4", ssa, remedy)
 	}
 }
 

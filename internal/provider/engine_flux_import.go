@@ -1,0 +1,87 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+)
+
+// importFlux imports a release that Flux's helm-controller made for a
+// HelmRelease that still exists, as a resource with engine = "flux": its
+// name, chart (from the HelmRelease and its source), values, interval and
+// the controller's status. False when the release is not such a one.
+func (r *releaseResource) importFlux(ctx context.Context, m *releaseModel, e *reconcile.Reconciler, latest *helm.Release, resp *resource.ReadResponse) bool {
+	owner, ok := singleOriginOf(latest.Manifest, latest.Namespace, postrender.FluxOriginGroup)
+	if !ok {
+		return false
+	}
+	on, err := r.data.cluster(m.Cluster)
+	if err != nil {
+		return false
+	}
+	fe, err := on.fluxEngine()
+	if err != nil || fe.CheckCRDs() != nil {
+		return false
+	}
+	hr, err := fe.Get(ctx, owner[0], owner[1])
+	if err != nil || hr == nil {
+		return false
+	}
+	diags := &resp.Diagnostics
+	m.Namespace, m.Name = types.StringValue(hr.Namespace), types.StringValue(hr.Name)
+	diags.Append(adoptRelease(ctx, m, latest, engineScope(e), e.Key)...)
+	if diags.HasError() {
+		return true
+	}
+	chart, err := fe.ChartOf(ctx, hr)
+	if err != nil {
+		diags.AddError("HelmRelease not importable", fmt.Sprintf("HelmRelease %s/%s: %s.\n\nImport a HelmRelease whose chart source (HelmRepository or OCIRepository) exists.", hr.Namespace, hr.Name, err))
+		return true
+	}
+	attrs := m.Chart.Attributes()
+	attrs["name"], attrs["repository"], attrs["version"] = types.StringValue(chart.Name), types.StringValue(chart.Repository), stringOrNull(chart.Version)
+	attrs["reconcile_strategy"] = stringOrNull(string(chart.ReconcileStrategy))
+	if len(chart.ValuesFiles) > 0 {
+		files, d := types.ListValueFrom(ctx, types.StringType, chart.ValuesFiles)
+		diags.Append(d...)
+		attrs["values_files"] = files
+	}
+	c, d := types.ObjectValue(releaseChartAttribute().GetType().(types.ObjectType).AttrTypes, attrs)
+	diags.Append(d...)
+	m.Chart = c
+	m.Engine = types.StringValue(engineFlux)
+	settings := fluxModel{Interval: types.StringNull(), UninstallOnDestroy: types.BoolNull(), DependsOn: types.ListNull(dependencyType)}
+	if iv := hr.Spec.Interval.Duration; iv != flux.DefaultInterval && iv > 0 {
+		settings.Interval = types.StringValue(iv.String())
+	}
+	if len(hr.Spec.DependsOn) > 0 {
+		deps := make([]dependencyModel, 0, len(hr.Spec.DependsOn))
+		for _, dep := range hr.Spec.DependsOn {
+			deps = append(deps, dependencyModel{Name: types.StringValue(dep.Name), Namespace: stringOrNull(dep.Namespace), ReadyExpr: stringOrNull(dep.ReadyExpr)})
+		}
+		l, d := types.ListValueFrom(ctx, dependencyType, deps)
+		diags.Append(d...)
+		settings.DependsOn = l
+	}
+	if !settings.Interval.IsNull() || !settings.DependsOn.IsNull() {
+		f, d := objectFrom(ctx, m.Flux.AttributeTypes(ctx), settings)
+		diags.Append(d...)
+		m.Flux = f
+	}
+	adopted, d := statusOf(ctx, m.Status)
+	diags.Append(d...)
+	status, d := statusObject(ctx, fluxStatus(hr, adopted))
+	diags.Append(d...)
+	m.Status = status
+	if !diags.HasError() {
+		diags.Append(setRelease(ctx, &resp.State.Raw, m)...)
+	}
+	return true
+}

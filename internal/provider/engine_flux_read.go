@@ -1,0 +1,76 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+)
+
+// read refreshes a release handed to Flux: the controller's status of
+// the HelmRelease, the objects of the release as stored. A HelmRelease
+// changed by someone else since the last apply is marked not ready, so
+// that the plan writes it back; one deleted removes the resource (the
+// controller uninstalled the release, or will), so that the plan makes it
+// again.
+func (f fluxEngine) read(ctx context.Context, m *releaseModel, private privateGetter, resp *resource.ReadResponse) {
+	r := f.r
+	diags := &resp.Diagnostics
+	spec := m.spec(ctx, diags)
+	red := r.redactorFor(ctx, m, writeOnly{})
+	ctx = red.context(ctx)
+	defer red.finish(ctx, &resp.State, diags)
+	fe := r.fluxClient(m, diags)
+	if fe == nil {
+		return
+	}
+	hr, err := fe.Get(ctx, spec.Namespace, spec.Name)
+	if err != nil {
+		diags.AddError("HelmRelease not readable", fmt.Sprintf("helmrelease_release %s: %s.\n\nThe state is kept as it is; check that the cluster is reachable and the provider's credentials may read HelmReleases in namespace %q, then refresh again.", m.ID.ValueString(), err, spec.Namespace))
+		return
+	}
+	if hr == nil {
+		if m.Status.IsNull() {
+			diags.AddError("HelmRelease not found", fmt.Sprintf("No HelmRelease %s/%s exists to import.\n\nCheck the import ID and the namespace.", spec.Namespace, spec.Name))
+			return
+		}
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	prev, d := statusOf(ctx, m.Status)
+	diags.Append(d...)
+	st := keepHandled(fluxStatus(hr, prev), prev, spec)
+	raw, d := private.GetKey(ctx, privateFlux)
+	diags.Append(d...)
+	var w fluxWritten
+	if len(raw) > 0 && json.Unmarshal(raw, &w) == nil && w.Generation != hr.Generation {
+		st.SetCondition(reconcile.Condition{Type: reconcile.ConditionReady, Status: false, Reason: reasonChangedOutside,
+			Message: fmt.Sprintf("HelmRelease %s/%s was changed outside Terraform (generation %d, written at %d): the next apply writes it back", spec.Namespace, spec.Name, hr.Generation, w.Generation)})
+	}
+	ctx, e := r.newEngine(ctx, m, spec, red, diags)
+	if e == nil {
+		return
+	}
+	e.Key = secretHashKeyOf(ctx, private, resp.Private, diags)
+	latest, err := e.Helm.LastRelease(spec.GetReleaseName())
+	if err != nil {
+		diags.AddWarning("Release objects not readable", err.Error())
+	} else {
+		m.Resources = r.deployedResources(ctx, e, latest, readSensitivePaths(ctx, private, latest, red, diags), diags)
+		m.Notes, m.Description = releaseInfo(latest, nil, m.Notes, m.Description)
+	}
+	status, d := statusObject(ctx, st)
+	diags.Append(d...)
+	m.Status = status
+	m.PlannedAction = types.StringNull()
+	m.PlannedHooks, m.PlannedCRDs = types.MapNull(types.StringType), types.MapNull(types.StringType)
+	m.PlannedChanges = types.MapNull(types.StringType)
+	diags.Append(setRelease(ctx, &resp.State.Raw, m)...)
+}
+
+// reasonChangedOutside: the HelmRelease was changed by someone else.
+const reasonChangedOutside = "ChangedOutsideTerraform"

@@ -1,0 +1,61 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+)
+
+// chartChangedSincePlan refuses, in both engines, an apply whose chart
+// resolves to another revision or digest than its plan did.
+func chartChangedSincePlan(m *releaseModel, resolved *chartsource.Resolved, diags *diag.Diagnostics) bool {
+	if !m.ChartVersion.IsUnknown() && m.ChartVersion.ValueString() != resolved.Version {
+		attrError(diags, path.Root("chart").AtName("version"), "Chart changed since the plan",
+			fmt.Sprintf("The plan was made with chart revision %s, but the chart now resolves to %s (%s).", m.ChartVersion.ValueString(), resolved.Version, strings.Join(resolved.RevisionChanges(m.ChartVersion.ValueString()), "; ")),
+			"Plan again to review the change, or pin chart.version to the version you reviewed; a local chart must not change between plan and apply.")
+		return true
+	}
+	// An empty planned digest with a known one now: an adopted release
+	// planned without a Helm action (planDriftCorrection).
+	if !m.ChartDigest.IsUnknown() && m.ChartDigest.ValueString() != "" && m.ChartDigest.ValueString() != resolved.Digest {
+		attrError(diags, path.Root("chart").AtName("version"), "Chart changed since the plan",
+			fmt.Sprintf("The plan was made with chart %s of digest %s, but it was published again with digest %s.", resolved.Version, m.ChartDigest.ValueString(), resolved.Digest),
+			"Plan again to review the chart published again.")
+		return true
+	}
+	return false
+}
+
+// resolveChart resolves the chart of the model; nil with a diagnostic on
+// failure. With versionOnly, a chart of a Helm repository is resolved from
+// the index alone (Chart nil): what a plan without a Helm action needs.
+func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, wo writeOnly, versionOnly bool, diags *diag.Diagnostics) *chartsource.Resolved {
+	c := objectAs[releaseChartModel](ctx, m.Chart, path.Root("chart"), diags)
+	if c == nil {
+		return nil
+	}
+	src, d := c.source(ctx, r.data)
+	diags.Append(d...)
+	if diags.HasError() {
+		return nil
+	}
+	if p := wo.ChartPassword.ValueString(); p != "" {
+		src.Auth.Password = p
+	}
+	resolve := r.data.charts.Resolve
+	if versionOnly {
+		resolve = r.data.charts.Version
+	}
+	resolved, err := resolve(ctx, src)
+	if err != nil {
+		chartError(diags, path.Root("chart"), err)
+		return nil
+	}
+	staleIndexWarning(diags, path.Root("chart").AtName("repository"), resolved.StaleIndex)
+	return resolved
+}

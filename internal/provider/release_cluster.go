@@ -1,0 +1,89 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+)
+
+// clusterOf is the cluster m is on; nil with a diagnostic on cluster when
+// the provider does not configure it.
+func (r *releaseResource) clusterOf(m *releaseModel, diags *diag.Diagnostics) *cluster {
+	c, err := r.data.cluster(m.Cluster)
+	if err != nil {
+		clusterNotConfigured(diags, "helmrelease_release "+m.ID.ValueString(), err)
+		return nil
+	}
+	return c
+}
+
+// clusterKnown reports whether the settings of m's cluster are known (they
+// are not at plan when the cluster is made in the same apply). A cluster
+// the provider does not configure counts as known: using it reports it.
+func (r *releaseResource) clusterKnown(m *releaseModel) bool {
+	c, err := r.data.cluster(m.Cluster)
+	return err != nil || c.known()
+}
+
+// newEngine returns the engine of spec on the provider's cluster (or the
+// kube_config one); nil with a diagnostic when the cluster cannot be used.
+// The credentials of the engine's cluster join red, and the context
+// returned masks them in log lines, the engine's own included.
+func (r *releaseResource) newEngine(ctx context.Context, m *releaseModel, spec *reconcile.Spec, red *redactor, diags *diag.Diagnostics) (context.Context, *reconcile.Reconciler) {
+	return r.openEngine(ctx, m, spec, red, false, diags)
+}
+
+// renderEngine is newEngine for a plan's render. A release handed to Flux
+// is rendered from its newest settled revision (reconcile.Options.Settled):
+// the controller acts on it on its own schedule, and a plan must neither
+// wait for nor be refused by the lock of an upgrade it runs.
+func (r *releaseResource) renderEngine(ctx context.Context, m *releaseModel, spec *reconcile.Spec, red *redactor, diags *diag.Diagnostics) (context.Context, *reconcile.Reconciler) {
+	return r.openEngine(ctx, m, spec, red, m.handedToFlux(), diags)
+}
+
+func (r *releaseResource) openEngine(ctx context.Context, m *releaseModel, spec *reconcile.Spec, red *redactor, settled bool, diags *diag.Diagnostics) (context.Context, *reconcile.Reconciler) {
+	c := r.clusterOf(m, diags)
+	if c == nil {
+		return ctx, nil
+	}
+	cfg, err := c.clients.RESTConfig()
+	if err != nil {
+		clusterUnavailable(diags, path.Root("name"), err)
+		return ctx, nil
+	}
+	ref := m.kubeConfigRef(ctx, diags)
+	if diags.HasError() {
+		return ctx, nil
+	}
+	log := newEngineLogger(ctx)
+	impersonate := ""
+	if spec.ServiceAccountName != "" {
+		impersonate = kube.ServiceAccountUser(spec.Namespace, spec.ServiceAccountName)
+	}
+	e, err := reconcile.New(ctx, spec, reconcile.Options{
+		Config:     cfg,
+		KubeConfig: ref,
+		Log:        log,
+		HelmLog:    log.helm,
+		// Terraform shows only "Still creating…": the log says for what.
+		ProgressEvery: waitProgressEvery(),
+		Discovery:     c.discovery(cfg, impersonate),
+		Settled:       settled,
+	})
+	if err != nil {
+		p := path.Root("name")
+		if ref != nil {
+			p = path.Root("kube_config")
+		}
+		attrError(diags, p, "Release cluster unavailable", err.Error()+".", "Check the provider's kubernetes settings and, with kube_config, that the Secret holds a kubeconfig of a reachable cluster.")
+		return ctx, nil
+	}
+	red.addEngine(e)
+	ctx = red.context(ctx)
+	log.setContext(ctx)
+	return ctx, e
+}
