@@ -30,7 +30,9 @@ func (a *actionData) Configure(_ context.Context, req action.ConfigureRequest, r
 // actionRelease is the release an action names by its identity, with a
 // Helm client of its storage.
 type actionRelease struct {
-	ref     string
+	ref string
+	// namespace is the namespace of the release's Helm storage.
+	namespace string
 	cluster *cluster
 	client  *helm.Client
 	// latest is the newest revision in storage; nil when there is none.
@@ -47,7 +49,7 @@ func (a *actionData) openRelease(clusterName, namespace, name types.String, logs
 		return nil
 	}
 	ns := namespace.ValueString()
-	r := &actionRelease{ref: releaseID(clusterName.ValueString(), ns, name.ValueString())}
+	r := &actionRelease{ref: releaseID(clusterName.ValueString(), ns, name.ValueString()), namespace: ns}
 	var err error
 	if r.cluster, err = a.data.cluster(clusterName); err != nil {
 		clusterNotConfigured(diags, "Release "+r.ref, err)

@@ -78,8 +78,8 @@ func (c *cluster) known() bool {
 	return !errors.Is(err, errConfigUnknown)
 }
 
-// fluxEngine is the cluster's shared Flux engine.
-func (c *cluster) fluxEngine() (*flux.Client, error) {
+// fluxClient is the cluster's shared client of Flux's objects.
+func (c *cluster) fluxClient() (*flux.Client, error) {
 	c.fluxMu.Lock()
 	defer c.fluxMu.Unlock()
 	if c.flux != nil {

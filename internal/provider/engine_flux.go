@@ -13,8 +13,24 @@ import (
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
+
+// fluxEngine hands releases to Flux's helm-controller (engine = "flux"):
+// the apply writes a HelmRelease with its chart source and Secrets, and
+// waits for the controller's result.
+type fluxEngine struct{ r *releaseResource }
+
+func (fluxEngine) name() string { return engineFlux }
+
+// spec is the reconciler's view of m, rendered as helm-controller renders
+// it: its objects carry the controller's origin labels.
+func (fluxEngine) spec(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) *reconcile.Spec {
+	s := m.spec(ctx, diags)
+	s.OriginGroup = postrender.FluxOriginGroup
+	return s
+}
 
 // fluxWritten is what an apply wrote: a HelmRelease of another generation
 // was changed by someone else since.
@@ -45,7 +61,7 @@ func (r *releaseResource) fluxClient(m *releaseModel, diags *diag.Diagnostics) *
 	if c == nil {
 		return nil
 	}
-	e, err := c.fluxEngine()
+	e, err := c.fluxClient()
 	if err != nil {
 		clusterUnavailable(diags, path.Root("engine"), err)
 		return nil

@@ -5,46 +5,19 @@ import (
 	"fmt"
 	"time"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/hashicorp/terraform-plugin-framework/action"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 )
 
-// handedToFlux is the HelmRelease whose helm-controller made the release,
-// when it exists: the release is then the controller's, and the request
-// goes to it.
-func (a *requestAction) handedToFlux(ctx context.Context, c *cluster, latest *helm.Release) *helmv2.HelmRelease {
-	owner, ok := singleOriginOf(latest.Manifest, latest.Namespace, postrender.FluxOriginGroup)
-	if !ok {
-		return nil
-	}
-	fe, err := c.fluxEngine()
-	if err != nil || fe.CheckCRDs() != nil {
-		return nil
-	}
-	hr, err := fe.Get(ctx, owner[0], owner[1])
-	if err != nil {
-		return nil
-	}
-	return hr
-}
-
-// invokeFlux asks helm-controller, as `flux reconcile helmrelease --force`
+// ask asks helm-controller, as `flux reconcile helmrelease --force`
 // or `--reset` does (the HelmRelease's forceAt or resetAt annotation with
 // a requestedAt of the same token), and waits for its outcome: the
 // controller acts at once, so the request is done when the action ends,
 // and nothing is left for the next apply. Helm storage, which the
 // controller owns, is not written.
-func (a *requestAction) invokeFlux(ctx context.Context, c *cluster, hr *helmv2.HelmRelease, resp *action.InvokeResponse) {
-	fe, err := c.fluxEngine()
-	if err != nil {
-		clusterUnavailable(&resp.Diagnostics, path.Root("namespace"), err)
-		return
-	}
+func (f fluxFound) ask(ctx context.Context, a *requestAction, _ *actionRelease, resp *action.InvokeResponse) {
+	hr, fe := f.hr, f.client
 	ref := hr.Namespace + "/" + hr.Name
 	token := time.Now().UTC().Format(time.RFC3339Nano)
 	since := time.Now()

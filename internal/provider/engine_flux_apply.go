@@ -22,7 +22,10 @@ import (
 func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 	r, m, config, st, diags := f.r, op.m, op.config, op.st, op.diags
 	create, priorPrivate, out, private, identity := op.prior == nil, op.priorPrivate, op.out, op.private, op.identity
-	spec := m.spec(ctx, diags)
+	if _, ok := handOver(ctx, r, f, op); !ok {
+		return
+	}
+	spec := f.spec(ctx, m, diags)
 	wo := writeOnlyOf(ctx, config, diags)
 	red := r.redactorFor(ctx, m, wo)
 	ctx = red.context(ctx)
@@ -196,15 +199,16 @@ func reportFluxWait(diags *diag.Diagnostics, id string, err error) {
 	diags.AddError(summary, fmt.Sprintf("helmrelease_release %s: %s\n\n%s", id, err, remedy))
 }
 
-// releaseFromFlux makes Flux's controller let go of the release of a
-// resource that was handed to it, without uninstalling it (suspend, then
-// delete the HelmRelease and what was written for it); false with a
-// diagnostic when it could not.
-func (r *releaseResource) releaseFromFlux(ctx context.Context, previous *releaseModel, diags *diag.Diagnostics) bool {
-	spec := previous.spec(ctx, diags)
+// letGo makes Flux's controller let go of the release of a resource that
+// was handed to it, without uninstalling it (suspend, then delete the
+// HelmRelease and what was written for it). The release keeps the
+// controller's labels, for the next engine to adopt.
+func (f fluxEngine) letGo(ctx context.Context, previous *releaseModel, diags *diag.Diagnostics) (adopt, ok bool) {
+	r := f.r
+	spec := f.spec(ctx, previous, diags)
 	fe := r.fluxClient(previous, diags)
 	if fe == nil {
-		return false
+		return false, false
 	}
 	err := fe.Delete(ctx, spec.Namespace, spec.Name, false, 2*time.Minute)
 	if cleanupLeft(diags, err, previous.ID.ValueString(), spec.Namespace) {
@@ -212,9 +216,9 @@ func (r *releaseResource) releaseFromFlux(ctx context.Context, previous *release
 	}
 	if err != nil {
 		diags.AddError("Release not taken back from Flux", fmt.Sprintf("helmrelease_release %s: %s.\n\nNothing was uninstalled. Check that helm-controller runs (it must see the HelmRelease suspended before it is deleted), then apply again.", previous.ID.ValueString(), err))
-		return false
+		return false, false
 	}
-	return true
+	return true, true
 }
 
 // fluxCreateRefused checks, at the apply of a create with engine =

@@ -12,7 +12,7 @@ import (
 // uninstall as flux.uninstall_on_destroy says, and what was written for it.
 func (f fluxEngine) remove(ctx context.Context, m *releaseModel, _ privateGetter, resp *resource.DeleteResponse) {
 	r, diags := f.r, &resp.Diagnostics
-	spec := m.spec(ctx, diags)
+	spec := f.spec(ctx, m, diags)
 	_, uninstall := m.fluxSettings(ctx, diags)
 	if diags.HasError() {
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -13,37 +14,47 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
-// importFlux imports a release that Flux's helm-controller made for a
-// HelmRelease that still exists, as a resource with engine = "flux": its
-// name, chart (from the HelmRelease and its source), values, interval and
-// the controller's status. False when the release is not such a one.
-func (r *releaseResource) importFlux(ctx context.Context, m *releaseModel, e *reconcile.Reconciler, latest *helm.Release, resp *resource.ReadResponse) bool {
+// fluxFound is a release Flux's helm-controller made for a HelmRelease
+// that still exists: the controller runs it.
+type fluxFound struct {
+	hr     *helmv2.HelmRelease
+	client *flux.Client
+}
+
+// fluxFoundOf is the HelmRelease whose helm-controller made latest, when
+// the release's objects carry one HelmRelease's origin labels and it still
+// exists on c.
+func fluxFoundOf(ctx context.Context, c *cluster, latest *helm.Release) (fluxFound, bool) {
 	owner, ok := singleOriginOf(latest.Manifest, latest.Namespace, postrender.FluxOriginGroup)
 	if !ok {
-		return false
+		return fluxFound{}, false
 	}
-	on, err := r.data.cluster(m.Cluster)
-	if err != nil {
-		return false
+	fc, err := c.fluxClient()
+	if err != nil || fc.CheckCRDs() != nil {
+		return fluxFound{}, false
 	}
-	fe, err := on.fluxEngine()
-	if err != nil || fe.CheckCRDs() != nil {
-		return false
-	}
-	hr, err := fe.Get(ctx, owner[0], owner[1])
+	hr, err := fc.Get(ctx, owner[0], owner[1])
 	if err != nil || hr == nil {
-		return false
+		return fluxFound{}, false
 	}
+	return fluxFound{hr: hr, client: fc}, true
+}
+
+// adopt imports the release as a resource with engine = "flux": its
+// name, chart (from the HelmRelease and its source), values, interval and
+// the controller's status.
+func (f fluxFound) adopt(ctx context.Context, _ *releaseResource, m *releaseModel, e *reconcile.Reconciler, latest *helm.Release, resp *resource.ReadResponse) {
+	hr, fe := f.hr, f.client
 	diags := &resp.Diagnostics
 	m.Namespace, m.Name = types.StringValue(hr.Namespace), types.StringValue(hr.Name)
 	diags.Append(adoptRelease(ctx, m, latest, engineScope(e), e.Key)...)
 	if diags.HasError() {
-		return true
+		return
 	}
 	chart, err := fe.ChartOf(ctx, hr)
 	if err != nil {
 		diags.AddError("HelmRelease not importable", fmt.Sprintf("HelmRelease %s/%s: %s.\n\nImport a HelmRelease whose chart source (HelmRepository or OCIRepository) exists.", hr.Namespace, hr.Name, err))
-		return true
+		return
 	}
 	attrs := m.Chart.Attributes()
 	attrs["name"], attrs["repository"], attrs["version"] = types.StringValue(chart.Name), types.StringValue(chart.Repository), stringOrNull(chart.Version)
@@ -83,5 +94,4 @@ func (r *releaseResource) importFlux(ctx context.Context, m *releaseModel, e *re
 	if !diags.HasError() {
 		diags.Append(setRelease(ctx, &resp.State.Raw, m)...)
 	}
-	return true
 }

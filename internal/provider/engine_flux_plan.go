@@ -176,3 +176,32 @@ func controllerAtWork(st *reconcile.Status) string {
 	}
 	return c.Message
 }
+
+// planSupported checks that the cluster's Flux can run m (fluxSupports).
+func (f fluxEngine) planSupported(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) bool {
+	return f.r.fluxSupports(ctx, m, diags)
+}
+
+func (fluxEngine) handOverChange() string { return "handed to Flux's helm-controller" }
+
+// atWork is what helm-controller runs on a release it was running before
+// the plan (controllerAtWork).
+func (fluxEngine) atWork(st *reconcile.Status, continuing bool) string {
+	if !continuing {
+		return ""
+	}
+	return controllerAtWork(st)
+}
+
+// asDeployed renders, for a release the controller was running before the
+// plan, the fields it is known to render otherwise as it will.
+func (fluxEngine) asDeployed(ctx context.Context, private privateGetter, continuing bool, diags *diag.Diagnostics) func(types.Map) types.Map {
+	if !continuing {
+		return nil
+	}
+	known := renderDifferencesOf(ctx, private, diags)
+	return func(planned types.Map) types.Map { return asTheControllerRenders(planned, known) }
+}
+
+// settledRender: the controller acts on the release on its own schedule.
+func (fluxEngine) settledRender() bool { return true }

@@ -20,7 +20,7 @@ import (
 func (f fluxEngine) read(ctx context.Context, m *releaseModel, private privateGetter, resp *resource.ReadResponse) {
 	r := f.r
 	diags := &resp.Diagnostics
-	spec := m.spec(ctx, diags)
+	spec := f.spec(ctx, m, diags)
 	red := r.redactorFor(ctx, m, writeOnly{})
 	ctx = red.context(ctx)
 	defer red.finish(ctx, &resp.State, diags)

@@ -11,22 +11,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
-// validateEngine refuses, with engine = "flux", what Flux's controller
-// cannot do or has no use for, and the flux settings with the helm
-// engine. Values not known yet are checked when they are.
-func validateEngine(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) {
-	if m.Engine.IsUnknown() {
-		return
-	}
-	if !m.handedToFlux() {
-		if !m.Flux.IsNull() && !m.Flux.IsUnknown() {
-			attrError(diags, path.Root("flux"), "Flux settings without the Flux engine",
-				"flux settings are used only by Flux's controller, and engine is not \""+engineFlux+"\".",
-				"Set engine = \""+engineFlux+"\" to hand the release to Flux's helm-controller, or remove the flux block.")
-		}
-		validateHelm3(ctx, m, diags)
-		return
-	}
+// validate refuses what Flux's controller cannot do or has no use for:
+// a chart it cannot fetch, a provenance keyring, TLS verification off,
+// dependencies it could not honour.
+func (fluxEngine) validate(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) {
 	validateDependencies(ctx, m, diags)
 	c := objectAs[releaseChartModel](ctx, m.Chart, path.Root("chart"), diags)
 	if c == nil {

@@ -21,8 +21,8 @@ func (h helmEngine) apply(ctx context.Context, op *applyOp) {
 	prior, priorPrivate, out, private, identity := op.prior, op.priorPrivate, op.out, op.private, op.identity
 	diags.Append(private.SetKey(ctx, privateFlux, nil)...)
 	diags.Append(private.SetKey(ctx, privateFluxRender, nil)...)
-	takeBack := prior != nil && prior.handedToFlux()
-	if takeBack && !r.releaseFromFlux(ctx, prior, diags) {
+	takeBack, ok := handOver(ctx, r, h, op)
+	if !ok {
 		return
 	}
 
@@ -31,12 +31,13 @@ func (h helmEngine) apply(ctx context.Context, op *applyOp) {
 		diags.Append(setIdentity(ctx, identity, m)...)
 		return
 	}
-	spec := m.spec(ctx, diags)
+	spec := h.spec(ctx, m, diags)
 	if prior != nil && priorPrivate != nil {
 		requestsOf(ctx, priorPrivate, diags).Apply(spec)
 	}
-	// Taken back from Flux: the release is the controller's, labelled as
-	// its own, and becomes this resource's with the next upgrade.
+	// Taken back from another engine (Flux's controller): the release is
+	// labelled as the controller's, and becomes this resource's with the
+	// next upgrade.
 	spec.Adopt = spec.Adopt || takeBack
 	wo := writeOnlyOf(ctx, config, diags)
 	red := r.redactorFor(ctx, m, wo)

@@ -23,7 +23,7 @@ func (h helmEngine) remove(ctx context.Context, m *releaseModel, private private
 	red := r.redactorFor(ctx, m, writeOnly{})
 	ctx = red.context(ctx)
 	defer red.finish(ctx, &resp.State, &resp.Diagnostics)
-	spec := m.spec(ctx, &resp.Diagnostics)
+	spec := h.spec(ctx, m, &resp.Diagnostics)
 	st, d := statusOf(ctx, m.Status)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {

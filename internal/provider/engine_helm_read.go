@@ -20,7 +20,7 @@ func (h helmEngine) read(ctx context.Context, m *releaseModel, private privateGe
 	red := r.redactorFor(ctx, m, writeOnly{})
 	ctx = red.context(ctx)
 	defer red.finish(ctx, &resp.State, &resp.Diagnostics)
-	spec := m.spec(ctx, &resp.Diagnostics)
+	spec := h.spec(ctx, m, &resp.Diagnostics)
 	ctx, e := r.newEngine(ctx, m, spec, red, &resp.Diagnostics)
 	if e == nil {
 		return

@@ -21,14 +21,6 @@ func (r *releaseResource) clusterOf(m *releaseModel, diags *diag.Diagnostics) *c
 	return c
 }
 
-// clusterKnown reports whether the settings of m's cluster are known (they
-// are not at plan when the cluster is made in the same apply). A cluster
-// the provider does not configure counts as known: using it reports it.
-func (r *releaseResource) clusterKnown(m *releaseModel) bool {
-	c, err := r.data.cluster(m.Cluster)
-	return err != nil || c.known()
-}
-
 // newEngine returns the engine of spec on the provider's cluster (or the
 // kube_config one); nil with a diagnostic when the cluster cannot be used.
 // The credentials of the engine's cluster join red, and the context
@@ -42,7 +34,7 @@ func (r *releaseResource) newEngine(ctx context.Context, m *releaseModel, spec *
 // the controller acts on it on its own schedule, and a plan must neither
 // wait for nor be refused by the lock of an upgrade it runs.
 func (r *releaseResource) renderEngine(ctx context.Context, m *releaseModel, spec *reconcile.Spec, red *redactor, diags *diag.Diagnostics) (context.Context, *reconcile.Reconciler) {
-	return r.openEngine(ctx, m, spec, red, m.handedToFlux(), diags)
+	return r.openEngine(ctx, m, spec, red, r.engineOf(m).settledRender(), diags)
 }
 
 func (r *releaseResource) openEngine(ctx context.Context, m *releaseModel, spec *reconcile.Spec, red *redactor, settled bool, diags *diag.Diagnostics) (context.Context, *reconcile.Reconciler) {

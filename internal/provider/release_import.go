@@ -64,12 +64,11 @@ func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *
 			fmt.Sprintf("No release %s is installed in namespace %s.\n\nCheck the import ID: [<cluster>:]<storage_namespace>/<release_name>, as `helm list --namespace <storage_namespace>` shows them.", m.ReleaseName.ValueString(), m.StorageNamespace.ValueString()))
 		return
 	}
-	if m.Name.IsNull() && r.importFlux(ctx, m, e, latest, resp) {
-		return
+	var found foundEngine = helmFound{}
+	if c, err := r.data.cluster(m.Cluster); err == nil && m.Name.IsNull() {
+		// Imported by ID or identity, rather than moved from helm_release
+		// (whose state names the resource already): as its engine runs it.
+		found = engineFound(ctx, c, latest)
 	}
-	resp.Diagnostics.Append(adoptRelease(ctx, m, latest, engineScope(e), e.Key)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(setRelease(ctx, &resp.State.Raw, m)...)
+	found.adopt(ctx, r, m, e, latest, resp)
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
@@ -118,9 +117,6 @@ type dependencyModel struct {
 	Namespace types.String `tfsdk:"namespace"`
 	ReadyExpr types.String `tfsdk:"ready_expr"`
 }
-
-// handedToFlux reports whether Flux's controller runs the release.
-func (m *releaseModel) handedToFlux() bool { return m.Engine.ValueString() == engineFlux }
 
 type kubeConfigModel struct {
 	SecretRef struct {
@@ -294,10 +290,6 @@ func (m *releaseModel) spec(ctx context.Context, diags *diag.Diagnostics) *recon
 		ForceAt:            m.ForceAt.ValueString(),
 		ResetAt:            m.ResetAt.ValueString(),
 		PostRenderStrategy: reconcile.PostRenderStrategy(m.PostRenderStrategy.ValueString()),
-	}
-	if m.handedToFlux() {
-		// Rendered as helm-controller renders it.
-		s.OriginGroup = postrender.FluxOriginGroup
 	}
 	if !m.MaxHistory.IsNull() {
 		n := int(m.MaxHistory.ValueInt64())

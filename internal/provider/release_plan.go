@@ -29,46 +29,140 @@ const (
 // the API server validates) into the planned resources; otherwise the
 // planned resources are the release's as refreshed, with drifted objects
 // put back. What is not known yet stays unknown.
+//
+// Each step below fills p.out, the planned attributes, or ends the plan;
+// p.write writes them into the plan, once.
 func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if r.data == nil {
 		return
 	}
 	if req.Plan.Raw.IsNull() {
-		// A destroy: refused at plan when it cannot reach the release.
-		var state releaseModel
-		resp.Diagnostics.Append(releaseModelOf(ctx, req.State.Raw, &state)...)
-		if !resp.Diagnostics.HasError() {
-			r.clusterOf(&state, &resp.Diagnostics)
-		}
+		r.planDestroy(ctx, req, resp)
 		return
 	}
-	var plan, config releaseModel
-	resp.Diagnostics.Append(releaseModelOf(ctx, req.Plan.Raw, &plan)...)
-	resp.Diagnostics.Append(releaseModelOf(ctx, req.Config.Raw, &config)...)
-	var state *releaseModel
+	p := r.releasePlanOf(ctx, req, resp)
+	if p == nil {
+		return
+	}
+	defer p.write(ctx)
+	switch {
+	case p.suspended():
+	case p.deferred():
+	case !p.supported(ctx):
+	case !p.inputs(ctx):
+	default:
+		p.act(ctx, p.decide(ctx))
+	}
+}
+
+// planDestroy refuses a destroy that cannot reach the release.
+func (r *releaseResource) planDestroy(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	var state releaseModel
+	resp.Diagnostics.Append(releaseModelOf(ctx, req.State.Raw, &state)...)
+	if !resp.Diagnostics.HasError() {
+		r.clusterOf(&state, &resp.Diagnostics)
+	}
+}
+
+// releasePlan is one plan of a release being created or updated: what it
+// is given, what the steps learn, and the attributes they plan.
+type releasePlan struct {
+	r     *releaseResource
+	req   resource.ModifyPlanRequest
+	resp  *resource.ModifyPlanResponse
+	diags *diag.Diagnostics
+
+	// m is the plan Terraform proposed, its identity filled; config the
+	// configuration.
+	m, config releaseModel
+	// state is the prior state; nil for a create, and for a replacement
+	// (uninstalled, then installed anew).
+	state *releaseModel
+	// engine runs the release; continuing says whether it ran it before
+	// the plan too.
+	engine     engine
+	continuing bool
+	cluster    *cluster
+	red        *redactor
+
+	// Set by inputs.
+	wo       writeOnly
+	resolved *chartsource.Resolved
+	spec     *reconcile.Spec
+	values   map[string]any
+	// key is the state's key of Secret values' hashes; nil for a create.
+	key []byte
+	// st is the refreshed status (empty for a create).
+	st *reconcile.Status
+	// sameValues says whether the values are those of the last attempt.
+	sameValues bool
+
+	out planned
+}
+
+// planned are the attributes a plan computes, written into the plan in one
+// place (releasePlan.write). They start as Terraform proposed them.
+type planned struct {
+	action                                types.String
+	resources, hooks, crds, changes       types.Map
+	status                                types.Object
+	notes, description                    types.String
+	chartVersion, appVersion, chartDigest types.String
+}
+
+func plannedOf(m *releaseModel) planned {
+	return planned{
+		action: m.PlannedAction, resources: m.Resources, hooks: m.PlannedHooks, crds: m.PlannedCRDs, changes: m.PlannedChanges,
+		status: m.Status, notes: m.Notes, description: m.Description,
+		chartVersion: m.ChartVersion, appVersion: m.AppVersion, chartDigest: m.ChartDigest,
+	}
+}
+
+func (o planned) into(m *releaseModel) {
+	m.PlannedAction, m.Resources, m.PlannedHooks, m.PlannedCRDs, m.PlannedChanges = o.action, o.resources, o.hooks, o.crds, o.changes
+	m.Status, m.Notes, m.Description = o.status, o.notes, o.description
+	m.ChartVersion, m.AppVersion, m.ChartDigest = o.chartVersion, o.appVersion, o.chartDigest
+}
+
+// unknownObjects plans the objects, hooks, CRDs and changes as known after
+// apply.
+func (o *planned) unknownObjects() {
+	o.resources = types.MapUnknown(types.StringType)
+	o.hooks, o.crds = types.MapUnknown(types.StringType), types.MapUnknown(types.StringType)
+	o.changes = types.MapUnknown(types.StringType)
+}
+
+// releasePlanOf decodes the plan, the configuration and the prior state,
+// fills the identity, and decides whether the release is replaced (a
+// changed identity attribute or cluster: from a cluster the provider
+// still reaches). The planned action starts as a create's install, or as
+// the state has it. Nil when the plan must stop.
+func (r *releaseResource) releasePlanOf(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) *releasePlan {
+	p := &releasePlan{r: r, req: req, resp: resp, diags: &resp.Diagnostics}
+	p.diags.Append(releaseModelOf(ctx, req.Plan.Raw, &p.m)...)
+	p.diags.Append(releaseModelOf(ctx, req.Config.Raw, &p.config)...)
 	if !req.State.Raw.IsNull() {
-		state = &releaseModel{}
-		resp.Diagnostics.Append(releaseModelOf(ctx, req.State.Raw, state)...)
+		p.state = &releaseModel{}
+		p.diags.Append(releaseModelOf(ctx, req.State.Raw, p.state)...)
 	}
-	if resp.Diagnostics.HasError() {
-		return
+	if p.diags.HasError() {
+		return nil
 	}
-	fillIdentity(&plan, &config)
-	on := r.clusterOf(&plan, &resp.Diagnostics)
-	if on == nil {
-		return
+	fillIdentity(&p.m, &p.config)
+	if p.cluster = r.clusterOf(&p.m, p.diags); p.cluster == nil {
+		return nil
 	}
-	if state != nil {
+	if p.state != nil {
 		for _, a := range []struct {
 			name          string
 			planned, prev types.String
 		}{
-			{"name", plan.Name, state.Name},
-			{"namespace", plan.Namespace, state.Namespace},
-			{"release_name", plan.ReleaseName, state.ReleaseName},
-			{"target_namespace", plan.TargetNamespace, state.TargetNamespace},
-			{"storage_namespace", plan.StorageNamespace, state.StorageNamespace},
-			{"cluster", plan.Cluster, state.Cluster},
+			{"name", p.m.Name, p.state.Name},
+			{"namespace", p.m.Namespace, p.state.Namespace},
+			{"release_name", p.m.ReleaseName, p.state.ReleaseName},
+			{"target_namespace", p.m.TargetNamespace, p.state.TargetNamespace},
+			{"storage_namespace", p.m.StorageNamespace, p.state.StorageNamespace},
+			{"cluster", p.m.Cluster, p.state.Cluster},
 		} {
 			if !a.planned.Equal(a.prev) {
 				resp.RequiresReplace = append(resp.RequiresReplace, path.Root(a.name))
@@ -77,365 +171,304 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		if len(resp.RequiresReplace) > 0 {
 			// The release is uninstalled, then installed anew: from a
 			// cluster the provider still reaches.
-			if r.clusterOf(state, &resp.Diagnostics) == nil {
-				return
+			if r.clusterOf(p.state, p.diags) == nil {
+				return nil
 			}
-			state = nil
+			p.state = nil
 		}
 	}
+	p.engine = r.engineOf(&p.m)
+	p.continuing = p.state != nil && r.engineOf(p.state).name() == p.engine.name()
 	// Only this plan's render may vouch for the apply's objects.
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateValidated, nil)...)
-	red := newRedactor(nil, nil)
-	defer func() {
-		red.model(ctx, &plan, &resp.Diagnostics)
-		if !plan.showsChanges() {
-			plan.PlannedChanges = types.MapNull(types.StringType)
-		}
-		if !plan.showsNames() {
-			// Shown as digests (plan_detail was names): the apply shows
-			// them again in full.
-			if showsDigests(plan.Resources) {
-				plan.Resources = types.MapUnknown(types.StringType)
-			}
-			if showsDigests(plan.PlannedHooks) || showsDigests(plan.PlannedCRDs) {
-				plan.PlannedHooks, plan.PlannedCRDs = types.MapNull(types.StringType), types.MapNull(types.StringType)
-			}
-		}
-		resp.Diagnostics.Append(setRelease(ctx, &resp.Plan.Raw, &plan)...)
-		resp.Diagnostics = red.diagnostics(resp.Diagnostics)
-	}()
+	p.diags.Append(resp.Private.SetKey(ctx, privateValidated, nil)...)
+	p.red = newRedactor(nil, nil)
 
-	// A create installs; an update runs no Helm action unless found below
-	// (as refreshed: null, or with -refresh=false the last one, rather
-	// than show it going away).
-	plan.PlannedAction = types.StringValue("install")
-	plan.PlannedHooks, plan.PlannedCRDs = types.MapUnknown(types.StringType), types.MapUnknown(types.StringType)
-	plan.PlannedChanges = types.MapUnknown(types.StringType)
-	if state != nil {
-		plan.PlannedAction = state.PlannedAction
-		plan.PlannedHooks, plan.PlannedCRDs = state.PlannedHooks, state.PlannedCRDs
-		plan.PlannedChanges = state.PlannedChanges
+	// A create installs; an update runs no Helm action unless decide
+	// finds one (as refreshed: null, or with -refresh=false the last one,
+	// rather than show it going away).
+	p.out = plannedOf(&p.m)
+	p.out.action = types.StringValue("install")
+	p.out.hooks, p.out.crds = types.MapUnknown(types.StringType), types.MapUnknown(types.StringType)
+	p.out.changes = types.MapUnknown(types.StringType)
+	if p.state != nil {
+		p.out.action = p.state.PlannedAction
+		p.out.hooks, p.out.crds = p.state.PlannedHooks, p.state.PlannedCRDs
+		p.out.changes = p.state.PlannedChanges
 	}
-	if plan.Suspend.ValueBool() {
-		if state == nil {
-			plan.PlannedAction = types.StringNull()
-			plan.PlannedHooks, plan.PlannedCRDs = types.MapNull(types.StringType), types.MapNull(types.StringType)
-			plan.PlannedChanges = types.MapNull(types.StringType)
-		} else {
-			plan.ChartVersion, plan.AppVersion, plan.ChartDigest = state.ChartVersion, state.AppVersion, state.ChartDigest
-			plan.Notes, plan.Description = state.Notes, state.Description
-			plan.Resources, plan.Status = state.Resources, state.Status
+	return p
+}
+
+// write writes the planned attributes into the plan, with secrets masked
+// and objects shown as plan_detail says, and masks secrets in the
+// diagnostics.
+func (p *releasePlan) write(ctx context.Context) {
+	m := &p.m
+	p.out.into(m)
+	p.red.model(ctx, m, p.diags)
+	if !m.showsChanges() {
+		m.PlannedChanges = types.MapNull(types.StringType)
+	}
+	if !m.showsNames() {
+		// Shown as digests (plan_detail was names): the apply shows
+		// them again in full.
+		if showsDigests(m.Resources) {
+			m.Resources = types.MapUnknown(types.StringType)
 		}
-		resp.Diagnostics.AddWarning("Release suspended",
-			fmt.Sprintf("helmrelease_release %s is suspended: the configuration is recorded in the state, but no Helm action runs and drift is not reported.\n\nSet suspend = false to roll the changes out.", plan.ID.ValueString()))
-		return
-	}
-
-	clusterKnown := on.known()
-	if !clusterKnown && req.ClientCapabilities.DeferralAllowed {
-		// Terraform plans it again once the cluster's settings are known.
-		resp.Deferred = &resource.Deferred{Reason: resource.DeferredReasonProviderConfigUnknown}
-		return
-	}
-
-	if plan.handedToFlux() && clusterKnown && !r.fluxSupports(ctx, &plan, &resp.Diagnostics) {
-		return
-	}
-
-	// What the next revision says, unless no Helm action runs (below).
-	plan.Notes, plan.Description = types.StringUnknown(), types.StringUnknown()
-	wo := writeOnlyOf(ctx, &config, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	red = r.redactorFor(ctx, &plan, wo)
-	ctx = red.context(ctx)
-	var resolved *chartsource.Resolved
-	if fullyKnown(plan.Chart) {
-		if resolved = r.planChart(ctx, &plan, wo, &resp.Diagnostics); resolved == nil {
-			return
+		if showsDigests(m.PlannedHooks) || showsDigests(m.PlannedCRDs) {
+			m.PlannedHooks, m.PlannedCRDs = types.MapNull(types.StringType), types.MapNull(types.StringType)
 		}
+	}
+	p.diags.Append(setRelease(ctx, &p.resp.Plan.Raw, m)...)
+	p.resp.Diagnostics = p.red.diagnostics(p.resp.Diagnostics)
+}
+
+// suspended plans a suspended release: the configuration is recorded, and
+// nothing else changes (a create plans no action). It reports whether the
+// release is suspended; the plan then ends.
+func (p *releasePlan) suspended() bool {
+	if !p.m.Suspend.ValueBool() {
+		return false
+	}
+	if p.state == nil {
+		p.out.action = types.StringNull()
+		p.out.hooks, p.out.crds = types.MapNull(types.StringType), types.MapNull(types.StringType)
+		p.out.changes = types.MapNull(types.StringType)
 	} else {
-		plan.ChartVersion, plan.AppVersion, plan.ChartDigest = types.StringUnknown(), types.StringUnknown(), types.StringUnknown()
+		s := p.state
+		p.out.chartVersion, p.out.appVersion, p.out.chartDigest = s.ChartVersion, s.AppVersion, s.ChartDigest
+		p.out.notes, p.out.description = s.Notes, s.Description
+		p.out.resources, p.out.status = s.Resources, s.Status
+	}
+	p.diags.AddWarning("Release suspended",
+		fmt.Sprintf("helmrelease_release %s is suspended: the configuration is recorded in the state, but no Helm action runs and drift is not reported.\n\nSet suspend = false to roll the changes out.", p.m.ID.ValueString()))
+	return true
+}
+
+// deferred defers the plan, where Terraform allows it, while the
+// cluster's settings are not known: Terraform plans it again once they
+// are. It reports whether the plan was deferred.
+func (p *releasePlan) deferred() bool {
+	if p.cluster.known() || !p.req.ClientCapabilities.DeferralAllowed {
+		return false
+	}
+	p.resp.Deferred = &resource.Deferred{Reason: resource.DeferredReasonProviderConfigUnknown}
+	return true
+}
+
+// supported checks that the release's cluster can run it on its engine,
+// once the cluster's settings are known.
+func (p *releasePlan) supported(ctx context.Context) bool {
+	return !p.cluster.known() || p.engine.planSupported(ctx, &p.m, p.diags)
+}
+
+// inputs resolves the chart's version and composes the values, and reads
+// the state's key and status. It reports whether the plan can say more:
+// false when something failed, or when what the release is made of is not
+// known yet (what depends on it is then known after apply).
+func (p *releasePlan) inputs(ctx context.Context) bool {
+	m := &p.m
+	// What the next revision says, unless no Helm action runs.
+	p.out.notes, p.out.description = types.StringUnknown(), types.StringUnknown()
+	p.wo = writeOnlyOf(ctx, &p.config, p.diags)
+	if p.diags.HasError() {
+		return false
+	}
+	p.red = p.r.redactorFor(ctx, m, p.wo)
+	ctx = p.red.context(ctx)
+	if fullyKnown(m.Chart) {
+		if p.resolved = p.r.resolveChart(ctx, m, p.wo, true, p.diags); p.resolved == nil {
+			return false
+		}
+		p.out.chartVersion = types.StringValue(p.resolved.Version)
+		p.out.appVersion = types.StringValue(p.resolved.AppVersion)
+		p.out.chartDigest = types.StringValue(p.resolved.Digest)
+	} else {
+		p.out.chartVersion, p.out.appVersion, p.out.chartDigest = types.StringUnknown(), types.StringUnknown(), types.StringUnknown()
 	}
 
 	// Everything the release is made of must be known to say more.
-	inputsKnown := resolved != nil && fullyKnown(plan.Values) && fullyKnown(plan.SensitiveValues) && fullyKnown(wo.SensitiveValues) && fullyKnown(plan.ValuesFrom) &&
-		specKnown(&plan) && (isEmpty(plan.ValuesFrom) || clusterKnown)
-	if !inputsKnown {
-		plan.Resources, plan.Status = types.MapUnknown(types.StringType), types.ObjectUnknown(statusAttrTypes())
-		plan.PlannedHooks, plan.PlannedCRDs = types.MapUnknown(types.StringType), types.MapUnknown(types.StringType)
-		plan.PlannedChanges = types.MapUnknown(types.StringType)
-		if state != nil {
-			plan.PlannedAction = types.StringUnknown()
+	known := p.resolved != nil && fullyKnown(m.Values) && fullyKnown(m.SensitiveValues) && fullyKnown(p.wo.SensitiveValues) && fullyKnown(m.ValuesFrom) &&
+		specKnown(m) && (isEmpty(m.ValuesFrom) || p.cluster.known())
+	if !known {
+		p.out.unknownObjects()
+		p.out.status = types.ObjectUnknown(statusAttrTypes())
+		if p.state != nil {
+			p.out.action = types.StringUnknown()
 		}
-		return
+		return false
 	}
-	spec := plan.spec(ctx, &resp.Diagnostics)
-	if state != nil {
-		requestsOf(ctx, req.Private, &resp.Diagnostics).Apply(spec)
+	p.spec = p.engine.spec(ctx, m, p.diags)
+	if p.state != nil {
+		requestsOf(ctx, p.req.Private, p.diags).Apply(p.spec)
 	}
-	values := r.composeValues(ctx, &plan, wo, red, &resp.Diagnostics)
-	ctx = red.context(ctx)
-	if resp.Diagnostics.HasError() {
-		return
+	p.values = p.r.composeValues(ctx, m, p.wo, p.red, p.diags)
+	ctx = p.red.context(ctx)
+	if p.diags.HasError() {
+		return false
 	}
 	// The key is the state's: one made here would differ when Terraform
 	// plans again during the apply. Without one, Secrets are known after
 	// apply, which makes it, and values are compared only with digests
 	// an older version recorded.
-	var key []byte
-	if state != nil {
-		key = secretHashKeyOf(ctx, req.Private, nil, &resp.Diagnostics)
+	if p.state != nil {
+		p.key = secretHashKeyOf(ctx, p.req.Private, nil, p.diags)
 	}
-	st, diags := statusOf(ctx, stateStatus(state))
-	resp.Diagnostics.Append(diags...)
+	st, diags := statusOf(ctx, stateStatus(p.state))
+	p.diags.Append(diags...)
+	p.st = st
 	attempted := st.LastAttemptedConfigDigest
 	if cur := st.Latest(); attempted == "" && cur != nil {
 		// Cleared as unconfirmed (a plain digest of an older version):
 		// the newest revision's values stand for the last attempt.
 		attempted = cur.ConfigDigest
 	}
-	sameValues, err := reconcile.Digests{Key: key}.SameConfig(attempted, values)
+	same, err := reconcile.Digests{Key: p.key}.SameConfig(attempted, p.values)
 	if errors.Is(err, reconcile.ErrNoDigestKey) {
 		err = nil // a state without its key: the values are applied again
 	}
 	if err == nil {
-		_, err = json.Marshal(values)
+		_, err = json.Marshal(p.values)
 	}
 	if err != nil {
-		attrError(&resp.Diagnostics, path.Root("values"), "Values not usable", err.Error()+".", "Use values that encode as JSON.")
-		return
+		attrError(p.diags, path.Root("values"), "Values not usable", err.Error()+".", "Use values that encode as JSON.")
+		return false
 	}
-	changes := releaseChanges(st, resolved, sameValues, spec)
-	if state != nil && state.handedToFlux() != plan.handedToFlux() {
+	p.sameValues = same
+	return true
+}
+
+// decision is what a plan does with a release whose inputs are known,
+// decided in one function (releasePlan.decide) as helm-controller decides
+// a release's state.
+type decision struct {
+	kind decisionKind
+	// why the release needs a Helm action (decideAction); or, for the
+	// other kinds, what the engine runs now (decideAtWork), or why the
+	// release stalled (decideStalled).
+	why []string
+	// atWork is what the engine runs on the release now ("" for
+	// nothing).
+	atWork string
+}
+
+type decisionKind int
+
+const (
+	// decideAction: an install, upgrade or reinstall.
+	decideAction decisionKind = iota
+	// decideInSync: no Helm action; drifted objects are put back.
+	decideInSync
+	// decideAtWork: the engine is at work on the release on its own:
+	// nothing for Terraform to do until it ends.
+	decideAtWork
+	// decideStalled: retries exhausted, and nothing lifts the stall.
+	decideStalled
+)
+
+// decide says what the release needs, from its inputs and its refreshed
+// status: a create installs; an update acts when its inputs changed since
+// the last attempt (or a token asks it to), or when the release is not
+// ready; otherwise it is in sync, at work, or stalled.
+func (p *releasePlan) decide(context.Context) decision {
+	st := p.st
+	changes := releaseChanges(st, p.resolved, p.sameValues, p.spec)
+	if p.state != nil && !p.continuing {
 		// The objects' origin labels change hands, in a new revision.
-		changes = append(changes, map[bool]string{true: "handed to Flux's helm-controller", false: "taken back from Flux's helm-controller"}[plan.handedToFlux()])
+		changes = append(changes, p.engine.handOverChange())
 	}
 	ready := st.Condition(reconcile.ConditionReady)
 	stalled := st.Condition(reconcile.ConditionStalled)
-	atWork := ""
-	if plan.handedToFlux() && state != nil && state.handedToFlux() {
-		atWork = controllerAtWork(st)
-	}
+	atWork := p.engine.atWork(st, p.continuing)
 	switch {
-	case state == nil:
+	case p.state == nil:
 	case len(changes) == 0 && atWork != "" && (ready == nil || ready.Reason != reasonChangedOutside):
-		// The controller's own work (interval, retry, drift correction):
-		// nothing for Terraform to do until it ends.
-		r.planDriftCorrection(ctx, req, &plan, state, &resp.Diagnostics)
-		resp.Diagnostics.AddWarning("Release being reconciled by Flux",
-			fmt.Sprintf("helmrelease_release %s: helm-controller is at work on the release now (%s). Nothing is planned for it: plan again when it is done to see its result.", plan.ID.ValueString(), atWork))
-		return
+		return decision{kind: decideAtWork, atWork: atWork}
 	case len(changes) == 0 && stalled != nil && stalled.Status:
-		plan.Resources, plan.Status = state.Resources, state.Status
-		plan.Notes, plan.Description = state.Notes, state.Description
-		resp.Diagnostics.AddWarning("Release stalled: retries exhausted",
-			fmt.Sprintf("helmrelease_release %s is not applied again: %s.\n\n%s", plan.ID.ValueString(), stalled.Message, stallRemedies(spec, st)))
-		return
+		return decision{kind: decideStalled, why: []string{stalled.Message}}
 	case len(changes) == 0 && ready != nil && ready.Status:
-		// No Helm action: the release as refreshed, drifted objects put back.
-		r.planDriftCorrection(ctx, req, &plan, state, &resp.Diagnostics)
-		if resetRequested(spec, st) {
-			// The apply records the reset as handled, and clears the
-			// failure counters.
-			plan.Status = types.ObjectUnknown(statusAttrTypes())
-		}
-		return
+		return decision{kind: decideInSync}
 	case len(changes) == 0 && ready != nil:
 		changes = []string{"the release is not ready: " + ready.Message}
 	case len(changes) == 0:
 		changes = []string{"the release was never applied"}
 	}
-	plan.Status = types.ObjectUnknown(statusAttrTypes())
-	plan.PlannedAction = types.StringValue("install")
-	if state != nil {
-		// In the diff, not as a warning: a module of many releases would
-		// print one per release for an ordinary change.
-		action := "upgrade"
-		if cur := st.Latest(); cur == nil || cur.Status == string(helm.StatusUninstalled) {
-			action = "install"
-		}
-		why := strings.Join(changes, "; ")
-		if name := resolved.Name(); action == "upgrade" && name != "" && reconcile.Reinstalls(st, spec, name) {
-			action = "reinstall"
-			why += "; upgrade.chart_name_change_strategy " + chartNameReinstall + " uninstalls the release (deleting its objects, under uninstall's settings) and installs the new chart afresh, a new history from revision 1 (" + chartNameInPlaceUpdate + " upgrades it in place)"
-		}
-		if atWork != "" {
-			why += "; helm-controller is at work on the release now (" + atWork + "): the apply writes the HelmRelease, then waits for the controller to finish and reconcile it"
-		}
-		plan.PlannedAction = types.StringValue(action + ": " + why)
-		logInfo(ctx, "release action planned", map[string]any{"release": plan.ID.ValueString(), "because": why})
-	}
-	if ready != nil && ready.Reason == reasonLocked {
-		// A pending release cannot be rendered until it is unlocked.
-		plan.Resources = types.MapUnknown(types.StringType)
-		plan.PlannedHooks, plan.PlannedCRDs = types.MapUnknown(types.StringType), types.MapUnknown(types.StringType)
-		plan.PlannedChanges = types.MapUnknown(types.StringType)
-		return
-	}
-	var asDeployed func(types.Map) types.Map
-	if state != nil && state.handedToFlux() && plan.handedToFlux() {
-		// Fields the controller is known to render otherwise: as it will.
-		known := renderDifferencesOf(ctx, req.Private, &resp.Diagnostics)
-		asDeployed = func(planned types.Map) types.Map { return asTheControllerRenders(planned, known) }
-	}
-	r.planRender(ctx, &plan, wo, spec, resolved, values, state == nil, key, red, asDeployed, resp.Private, &resp.Diagnostics)
+	return decision{kind: decideAction, why: changes, atWork: atWork}
 }
 
-func (r *releaseResource) planChart(ctx context.Context, plan *releaseModel, wo writeOnly, diags *diag.Diagnostics) *chartsource.Resolved {
-	resolved := r.resolveChart(ctx, plan, wo, true, diags)
-	if resolved == nil {
-		return nil
-	}
-	plan.ChartVersion = types.StringValue(resolved.Version)
-	plan.AppVersion = types.StringValue(resolved.AppVersion)
-	plan.ChartDigest = types.StringValue(resolved.Digest)
-	return resolved
-}
-
-// planRender renders the release the next install or upgrade makes into
-// the planned resources, after checking that the release may be acted on.
-// Secret values show hashed with hashKey; without one (a create: the key
-// is made when it applies) Secrets are known after apply.
-// asDeployed, when set, turns the rendered objects into what Flux's
-// controller is known to deploy of them.
-func (r *releaseResource) planRender(ctx context.Context, plan *releaseModel, wo writeOnly, spec *reconcile.Spec, resolved *chartsource.Resolved, values map[string]any, create bool, hashKey []byte, red *redactor, asDeployed func(types.Map) types.Map, private privateSetter, diags *diag.Diagnostics) {
-	plan.Resources = types.MapUnknown(types.StringType)
-	plan.PlannedHooks, plan.PlannedCRDs = types.MapUnknown(types.StringType), types.MapUnknown(types.StringType)
-	plan.PlannedChanges = types.MapUnknown(types.StringType)
-	if !r.clusterKnown(plan) {
-		return
-	}
-	ctx, e := r.renderEngine(ctx, plan, spec, red, diags)
-	if e == nil {
-		return
-	}
-	// What the render's validation passed, for the apply of this plan.
-	defer saveValidated(ctx, private, e, diags)
-	asInstall := false
-	if create {
-		latest, err := e.Helm.LastRelease(spec.GetReleaseName())
-		if err != nil {
-			clusterUnavailable(diags, path.Root("release_name"), err)
+// act plans what d decided.
+func (p *releasePlan) act(ctx context.Context, d decision) {
+	ctx = p.red.context(ctx)
+	id := p.m.ID.ValueString()
+	switch d.kind {
+	case decideAtWork:
+		p.driftCorrection(ctx)
+		p.diags.AddWarning("Release being reconciled by Flux",
+			fmt.Sprintf("helmrelease_release %s: helm-controller is at work on the release now (%s). Nothing is planned for it: plan again when it is done to see its result.", id, d.atWork))
+	case decideStalled:
+		s := p.state
+		p.out.resources, p.out.status = s.Resources, s.Status
+		p.out.notes, p.out.description = s.Notes, s.Description
+		p.diags.AddWarning("Release stalled: retries exhausted",
+			fmt.Sprintf("helmrelease_release %s is not applied again: %s.\n\n%s", id, d.why[0], stallRemedies(p.spec, p.st)))
+	case decideInSync:
+		p.driftCorrection(ctx)
+		if resetRequested(p.spec, p.st) {
+			// The apply records the reset as handled, and clears the
+			// failure counters.
+			p.out.status = types.ObjectUnknown(statusAttrTypes())
+		}
+	case decideAction:
+		p.out.status = types.ObjectUnknown(statusAttrTypes())
+		p.out.action = p.action(ctx, d)
+		if ready := p.st.Condition(reconcile.ConditionReady); ready != nil && ready.Reason == reasonLocked {
+			// A pending release cannot be rendered until it is unlocked.
+			p.out.unknownObjects()
 			return
 		}
-		ok := false
-		if asInstall, ok = r.engineOf(plan).allowCreate(ctx, plan, spec, latest, diags); !ok {
-			return
-		}
-	}
-	if resolved.Chart == nil {
-		// Only the version was resolved, from the index: now the chart.
-		if resolved = r.resolveChart(ctx, plan, wo, false, diags); resolved == nil {
-			return
-		}
-	}
-	// The hooks of the first render, and of the perturbed one when the
-	// chart calls random or time functions.
-	var hooks, perturbedHooks []*helm.Hook
-	perturbedRan := false
-	render := func(ctx context.Context, c *helm.Chart, v map[string]any, perturbed bool) (string, string, error) {
-		req := &reconcile.Request{Spec: spec, Chart: c, Values: v, Status: &reconcile.Status{}, AsInstall: asInstall}
-		dryRun := e.DryRun
-		if perturbed {
-			dryRun = e.Render
-		}
-		rel, err := dryRun(ctx, req)
-		if err != nil {
-			return "", "", err
-		}
-		if perturbed {
-			perturbedRan, perturbedHooks = true, rel.Hooks
-		} else {
-			hooks = rel.Hooks
-		}
-		return rel.Manifest, "", nil
-	}
-	show := display{Key: hashKey, Sensitive: stringsAt(values, sensitivePaths(values, red.values))}
-	rendered, err := renderRelease(ctx, render, resolved.Chart, values, spec.GetTargetNamespace(), engineScope(e), show)
-	if err != nil && unreachable(ctx, e, err) {
-		clusterUnreachable(diags, plan.ID.ValueString(), err)
-		return
-	}
-	if err != nil && lockedWhileRendering(diags, e, spec, plan) {
-		return
-	}
-	if err != nil {
-		renderError(diags, err, "Release does not render",
-			"Fix the values, the post-renderers or the chart so that the release renders and the cluster accepts its objects (the plan ran a dry-run "+map[bool]string{true: "install", false: "upgrade"}[create]+" validated by the API server).")
-		return
-	}
-	if len(rendered.Unreproducible) > 0 {
-		logInfo(ctx, "objects not reproducible by a render are planned as known after apply", map[string]any{"release": plan.ID.ValueString(), "objects": rendered.Unreproducible})
-	}
-	plan.Resources = rendered.resources(hashKey == nil)
-	if asDeployed != nil {
-		plan.Resources = asDeployed(plan.Resources)
-	}
-	if plan.showsChanges() {
-		var before map[string]string
-		if !create && !asInstall {
-			before = r.shownBefore(e, spec, values, red, show, diags)
-		}
-		plan.PlannedChanges = plannedChanges(before, plan.Resources)
-	}
-	install := strings.HasPrefix(plan.PlannedAction.ValueString(), "install")
-	crds, err := e.CRDsToWrite(&reconcile.Request{Spec: spec, Chart: resolved.Chart}, install)
-	if err != nil {
-		attrError(diags, path.Root("chart"), "Chart CRDs not readable", err.Error()+".", "Check the chart's crds/ files and that the provider's credentials may read CustomResourceDefinitions.")
-		return
-	}
-	planned := func(manifest string) types.Map {
-		shown, masked, err := showManifest(manifest, spec.GetTargetNamespace(), engineScope(e), nil, show)
-		if err != nil {
-			diags.AddWarning("Hooks or CRDs not shown", err.Error())
-			return types.MapUnknown(types.StringType)
-		}
-		return (&rendering{Shown: shown, Masked: masked}).resources(hashKey == nil)
-	}
-	plan.PlannedHooks, plan.PlannedCRDs = planned(hooksManifest(hooks)), planned(crds)
-	if rendered.SetUnreproducible || perturbedRan && hooksManifest(perturbedHooks) != hooksManifest(hooks) {
-		// Hooks another render makes otherwise (random names, as
-		// podinfo's tests have): known after apply, from the release.
-		plan.PlannedHooks = types.MapUnknown(types.StringType)
+		p.render(ctx)
 	}
 }
 
-// lockedWhileRendering reports a render refused because another client
-// took the release's lock after the refresh (Helm's "another operation is
-// in progress"): the plan goes on with the objects known after apply, and
-// says who holds the lock and what to do. The Flux engine renders from
-// the settled revision and never meets it.
-func lockedWhileRendering(diags *diag.Diagnostics, e *reconcile.Reconciler, spec *reconcile.Spec, plan *releaseModel) bool {
-	latest, err := e.Helm.LastRelease(spec.GetReleaseName())
-	if err != nil || latest == nil || !latest.Info.Status.IsPending() {
-		return false
+// action is the planned_action of d: install for a create; for an update,
+// install, upgrade or reinstall with why, in the diff rather than as a
+// warning (a module of many releases would print one per release for an
+// ordinary change).
+func (p *releasePlan) action(ctx context.Context, d decision) types.String {
+	if p.state == nil {
+		return types.StringValue("install")
 	}
-	reason := reconcile.LockedReason(latest)
-	diags.AddWarning("Release locked by another operation",
-		fmt.Sprintf("helmrelease_release %s: %s. The plan cannot render the release until that operation ends: its objects are known after apply.\n\nWait for it to end (it times out after its own timeout), then plan again. The apply refuses a lock that its action's timeout may still cover, and marks a stale one failed before it acts.", plan.ID.ValueString(), reason))
-	if a := plan.PlannedAction.ValueString(); a != "" && !plan.PlannedAction.IsUnknown() {
-		plan.PlannedAction = types.StringValue(a + "; " + reason)
+	action := "upgrade"
+	if cur := p.st.Latest(); cur == nil || cur.Status == string(helm.StatusUninstalled) {
+		action = "install"
 	}
-	return true
+	why := strings.Join(d.why, "; ")
+	if name := p.resolved.Name(); action == "upgrade" && name != "" && reconcile.Reinstalls(p.st, p.spec, name) {
+		action = "reinstall"
+		why += "; upgrade.chart_name_change_strategy " + chartNameReinstall + " uninstalls the release (deleting its objects, under uninstall's settings) and installs the new chart afresh, a new history from revision 1 (" + chartNameInPlaceUpdate + " upgrades it in place)"
+	}
+	if d.atWork != "" {
+		why += "; helm-controller is at work on the release now (" + d.atWork + "): the apply writes the HelmRelease, then waits for the controller to finish and reconcile it"
+	}
+	logInfo(ctx, "release action planned", map[string]any{"release": p.m.ID.ValueString(), "because": why})
+	return types.StringValue(action + ": " + why)
 }
 
-// planDriftCorrection plans the objects Read found drifted or missing back
-// to their desired YAML; nothing else changes.
-func (r *releaseResource) planDriftCorrection(ctx context.Context, req resource.ModifyPlanRequest, plan, state *releaseModel, diags *diag.Diagnostics) {
+// driftCorrection plans the objects Read found drifted or missing back to
+// their desired YAML; nothing else changes.
+func (p *releasePlan) driftCorrection(ctx context.Context) {
+	state, diags := p.state, p.diags
 	if state.ChartDigest.ValueString() == "" {
 		// Adopted (import, moved): Helm's storage does not record the
 		// archive the release was installed from, so its digest stays
 		// unknown, shown empty, until an upgrade installs one.
-		plan.ChartDigest = state.ChartDigest
+		p.out.chartDigest = state.ChartDigest
 	}
-	plan.Resources = state.Resources
-	plan.Notes, plan.Description = state.Notes, state.Description
-	if !plan.Status.IsUnknown() {
-		plan.Status = state.Status
+	p.out.resources = state.Resources
+	p.out.notes, p.out.description = state.Notes, state.Description
+	if !p.out.status.IsUnknown() {
+		p.out.status = state.Status
 	}
-	raw, d := req.Private.GetKey(ctx, privateDrift)
+	raw, d := p.req.Private.GetKey(ctx, privateDrift)
 	diags.Append(d...)
 	if len(raw) == 0 {
 		return
@@ -456,16 +489,16 @@ func (r *releaseResource) planDriftCorrection(ctx context.Context, req resource.
 	// Correcting drift of a ready release writes no revision; of the
 	// status, only the Drifted condition changes: the cluster is compared
 	// again after the correction, and found in sync.
-	plan.Resources = resources
-	if !plan.Status.IsUnknown() {
+	p.out.resources = resources
+	if !p.out.status.IsUnknown() {
 		st, d := statusOf(ctx, state.Status)
 		diags.Append(d...)
-		reconcile.MarkDrift(st, plan.spec(ctx, diags), reconcile.ReleaseState{Status: reconcile.StateInSync})
-		plan.Status, d = statusObject(ctx, st)
+		reconcile.MarkDrift(st, p.engine.spec(ctx, &p.m, diags), reconcile.ReleaseState{Status: reconcile.StateInSync})
+		p.out.status, d = statusObject(ctx, st)
 		diags.Append(d...)
 	}
-	if plan.showsChanges() {
-		plan.PlannedChanges = driftChanges(ctx, req.Private, diags)
+	if p.m.showsChanges() {
+		p.out.changes = driftChanges(ctx, p.req.Private, diags)
 	}
 }
 

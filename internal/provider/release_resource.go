@@ -48,7 +48,9 @@ func (r *releaseResource) ValidateConfig(ctx context.Context, req resource.Valid
 		return
 	}
 	validatePostRenderers(postRenderersOf(ctx, m.PostRenderers, &resp.Diagnostics), path.Root("post_renderers"), &resp.Diagnostics)
-	validateEngine(ctx, &m, &resp.Diagnostics)
+	if !m.Engine.IsUnknown() {
+		r.engineOf(&m).validate(ctx, &m, &resp.Diagnostics)
+	}
 	validateStrategies(ctx, &m, &resp.Diagnostics)
 	validateHealthChecks(ctx, &m, &resp.Diagnostics)
 	for _, a := range []struct {

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"iter"
 	"strings"
 
 	"github.com/fluxcd/pkg/apis/kustomize"
@@ -14,10 +15,21 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
-// validateStrategies refuses a retry_interval without RetryOnFailure (as
-// the HelmRelease CRD does) and warns that the helm engine has no use for
-// one.
+// validateStrategies refuses a retry_interval without RetryOnFailure, as
+// the HelmRelease CRD does.
 func validateStrategies(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) {
+	for action, st := range strategiesOf(ctx, m, diags) {
+		if name := st.Name.ValueString(); name != string(reconcile.StrategyRetryOnFailure) {
+			attrError(diags, path.Root(action).AtName("strategy").AtName("retry_interval"), "Retry interval without RetryOnFailure",
+				fmt.Sprintf("retry_interval is the wait between the retries of the strategy RetryOnFailure, and %s.strategy.name is %q.", action, name),
+				"Remove retry_interval, or set name = \"RetryOnFailure\".")
+		}
+	}
+}
+
+// strategiesOf yields, by action (install, then upgrade), the strategies
+// of m that set a retry_interval and whose name is known.
+func strategiesOf(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) iter.Seq2[string, *strategyModel] {
 	var strategies [2]*strategyModel
 	if in := objectAs[installModel](ctx, m.Install, path.Root("install"), diags); in != nil {
 		strategies[0] = in.Strategy
@@ -25,20 +37,15 @@ func validateStrategies(ctx context.Context, m *releaseModel, diags *diag.Diagno
 	if up := objectAs[upgradeModel](ctx, m.Upgrade, path.Root("upgrade"), diags); up != nil {
 		strategies[1] = up.Strategy
 	}
-	for i, action := range []string{"install", "upgrade"} {
-		st := strategies[i]
-		if st == nil || st.RetryInterval.IsNull() || st.Name.IsUnknown() {
-			continue
-		}
-		p := path.Root(action).AtName("strategy").AtName("retry_interval")
-		switch {
-		case st.Name.ValueString() != string(reconcile.StrategyRetryOnFailure):
-			attrError(diags, p, "Retry interval without RetryOnFailure",
-				fmt.Sprintf("retry_interval is the wait between the retries of the strategy RetryOnFailure, and %s.strategy.name is %q.", action, st.Name.ValueString()),
-				"Remove retry_interval, or set name = \"RetryOnFailure\".")
-		case !m.Engine.IsUnknown() && !m.handedToFlux():
-			diags.AddAttributeWarning(p, "Retry interval unused by the helm engine",
-				"The helm engine retries a failed "+action+" at the next terraform apply and has no use for retry_interval: it is helm-controller's wait between its own retries.\n\nRemove retry_interval, or set engine = \""+engineFlux+"\" to hand the release to helm-controller.")
+	return func(yield func(string, *strategyModel) bool) {
+		for i, action := range []string{"install", "upgrade"} {
+			st := strategies[i]
+			if st == nil || st.RetryInterval.IsNull() || st.Name.IsUnknown() {
+				continue
+			}
+			if !yield(action, st) {
+				return
+			}
 		}
 	}
 }

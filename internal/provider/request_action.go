@@ -3,8 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/action/schema"
@@ -85,24 +83,10 @@ func (a *requestAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 	if r == nil {
 		return
 	}
-	ref, client, latest := r.ref, r.client, r.latest
-	if latest == nil {
+	if r.latest == nil {
 		resp.Diagnostics.AddAttributeError(path.Root("name"), "Release not found",
-			fmt.Sprintf("No release %s is in Helm storage.\n\nCheck namespace (the namespace of the release's Helm storage) and name, as the helmrelease_release's identity says them.", ref))
+			fmt.Sprintf("No release %s is in Helm storage.\n\nCheck namespace (the namespace of the release's Helm storage) and name, as the helmrelease_release's identity says them.", r.ref))
 		return
 	}
-	if hr := a.handedToFlux(ctx, r.cluster, latest); hr != nil {
-		a.invokeFlux(ctx, r.cluster, hr, resp)
-		return
-	}
-	token := strconv.FormatInt(time.Now().UnixNano(), 10)
-	if latest.Labels == nil {
-		latest.Labels = map[string]string{}
-	}
-	latest.Labels[a.label] = token
-	if err := client.UpdateRelease(latest); err != nil {
-		resp.Diagnostics.AddError("Request not recorded", fmt.Sprintf("Recording the %s request on release %s: %s.\n\nThe provider's credentials must be allowed to update Secrets in namespace %q.", a.kind, ref, err, m.Namespace.ValueString()))
-		return
-	}
-	resp.SendProgress(action.InvokeProgressEvent{Message: fmt.Sprintf("Release %s (revision %d): %s requested; the next plan of its helmrelease_release shows it, its apply runs it", ref, latest.Version, a.kind)})
+	engineFound(ctx, r.cluster, r.latest).ask(ctx, a, r, resp)
 }

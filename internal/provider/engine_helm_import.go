@@ -1,0 +1,20 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+)
+
+// adopt takes the release over as it is, for the provider's process to
+// run (see adoptRelease).
+func (helmFound) adopt(ctx context.Context, _ *releaseResource, m *releaseModel, e *reconcile.Reconciler, latest *helm.Release, resp *resource.ReadResponse) {
+	resp.Diagnostics.Append(adoptRelease(ctx, m, latest, engineScope(e), e.Key)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(setRelease(ctx, &resp.State.Raw, m)...)
+}
