@@ -54,10 +54,10 @@ func (m *releaseModel) fluxSettings(ctx context.Context, diags *diag.Diagnostics
 	return interval, uninstall
 }
 
-// fluxClient is the Flux client of m's cluster; nil with a diagnostic when
+// client is the Flux client of m's cluster; nil with a diagnostic when
 // the cluster cannot be used or lacks Flux's kinds.
-func (r *releaseResource) fluxClient(m *releaseModel, diags *diag.Diagnostics) *flux.Client {
-	c := r.clusterOf(m, diags)
+func (f fluxEngine) client(m *releaseModel, diags *diag.Diagnostics) *flux.Client {
+	c := f.r.clusterOf(m, diags)
 	if c == nil {
 		return nil
 	}
@@ -79,14 +79,14 @@ func (r *releaseResource) fluxClient(m *releaseModel, diags *diag.Diagnostics) *
 	return e
 }
 
-// fluxRelease is the release of m as Flux objects, with the values the
+// release is the release of m as Flux objects, with the values the
 // controller will compose.
-func (r *releaseResource) fluxRelease(ctx context.Context, m *releaseModel, wo writeOnly, spec *reconcile.Spec, resolved *chartsource.Resolved, diags *diag.Diagnostics) *flux.Release {
+func (f fluxEngine) release(ctx context.Context, m *releaseModel, wo writeOnly, spec *reconcile.Spec, resolved *chartsource.Resolved, diags *diag.Diagnostics) *flux.Release {
 	c := objectAs[releaseChartModel](ctx, m.Chart, path.Root("chart"), diags)
 	if c == nil {
 		return nil
 	}
-	src, d := c.source(ctx, r.data)
+	src, d := c.source(ctx, f.r.data)
 	diags.Append(d...)
 	if p := wo.ChartPassword.ValueString(); p != "" {
 		src.Auth.Password = p

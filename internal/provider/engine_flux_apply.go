@@ -44,15 +44,15 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 	ctx = red.context(ctx)
 	sensitive := sensitivePaths(composed, red.values)
 	saveSensitivePaths(ctx, private, sensitive, diags)
-	rel := r.fluxRelease(ctx, m, wo, spec, resolved, diags)
+	rel := f.release(ctx, m, wo, spec, resolved, diags)
 	if diags.HasError() {
 		return
 	}
-	fe := r.fluxClient(m, diags)
+	fe := f.client(m, diags)
 	if fe == nil {
 		return
 	}
-	ctx, e := r.newEngine(ctx, m, spec, red, diags)
+	ctx, e := r.reconciler(ctx, m, spec, red, diags)
 	if e == nil {
 		return
 	}
@@ -204,9 +204,8 @@ func reportFluxWait(diags *diag.Diagnostics, id string, err error) {
 // HelmRelease and what was written for it). The release keeps the
 // controller's labels, for the next engine to adopt.
 func (f fluxEngine) letGo(ctx context.Context, previous *releaseModel, diags *diag.Diagnostics) (adopt, ok bool) {
-	r := f.r
 	spec := f.spec(ctx, previous, diags)
-	fe := r.fluxClient(previous, diags)
+	fe := f.client(previous, diags)
 	if fe == nil {
 		return false, false
 	}

@@ -11,13 +11,13 @@ import (
 // remove deletes the HelmRelease, with or without the controller's
 // uninstall as flux.uninstall_on_destroy says, and what was written for it.
 func (f fluxEngine) remove(ctx context.Context, m *releaseModel, _ privateGetter, resp *resource.DeleteResponse) {
-	r, diags := f.r, &resp.Diagnostics
+	diags := &resp.Diagnostics
 	spec := f.spec(ctx, m, diags)
 	_, uninstall := m.fluxSettings(ctx, diags)
 	if diags.HasError() {
 		return
 	}
-	fe := r.fluxClient(m, diags)
+	fe := f.client(m, diags)
 	if fe == nil {
 		return
 	}

@@ -47,7 +47,7 @@ func (f fluxFound) adopt(ctx context.Context, _ *releaseResource, m *releaseMode
 	hr, fe := f.hr, f.client
 	diags := &resp.Diagnostics
 	m.Namespace, m.Name = types.StringValue(hr.Namespace), types.StringValue(hr.Name)
-	diags.Append(adoptRelease(ctx, m, latest, engineScope(e), e.Key)...)
+	diags.Append(adoptRelease(ctx, m, latest, releaseScope(e), e.Key)...)
 	if diags.HasError() {
 		return
 	}

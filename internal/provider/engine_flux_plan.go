@@ -88,10 +88,10 @@ func serverSideApplyIn(block string, get func(*releaseModel) types.Object) func(
 	}
 }
 
-// fluxSupports reports whether the cluster's Flux can run m: its CRDs are
+// planSupported reports whether the cluster's Flux can run m: its CRDs are
 // there, and declare the fields m needs that older versions lack.
-func (r *releaseResource) fluxSupports(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) bool {
-	fe := r.fluxClient(m, diags)
+func (f fluxEngine) planSupported(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) bool {
+	fe := f.client(m, diags)
 	if fe == nil {
 		return false
 	}
@@ -117,7 +117,7 @@ func (r *releaseResource) fluxSupports(ctx context.Context, m *releaseModel, dia
 }
 
 func (f fluxEngine) allowCreate(ctx context.Context, plan *releaseModel, spec *reconcile.Spec, latest *helm.Release, diags *diag.Diagnostics) (asInstall, ok bool) {
-	written, ok := f.r.fluxCreateAllowed(ctx, plan, spec, diags)
+	written, ok := f.createAllowed(ctx, plan, spec, diags)
 	if !ok {
 		return false, false
 	}
@@ -129,13 +129,13 @@ func (f fluxEngine) allowCreate(ctx context.Context, plan *releaseModel, spec *r
 	return releaseCreateAllowed(plan, spec, latest, diags)
 }
 
-// fluxCreateAllowed checks, at the plan of a create with engine = "flux",
+// createAllowed checks, at the plan of a create with engine = "flux",
 // the HelmRelease of the name: one written by another tool is refused,
 // one written by this provider warned about (see above). It reports
 // whether one written by this provider exists, and whether the plan may
 // go on.
-func (r *releaseResource) fluxCreateAllowed(ctx context.Context, m *releaseModel, spec *reconcile.Spec, diags *diag.Diagnostics) (written, ok bool) {
-	fe := r.fluxClient(m, diags)
+func (f fluxEngine) createAllowed(ctx context.Context, m *releaseModel, spec *reconcile.Spec, diags *diag.Diagnostics) (written, ok bool) {
+	fe := f.client(m, diags)
 	if fe == nil {
 		return false, false
 	}
@@ -175,11 +175,6 @@ func controllerAtWork(st *reconcile.Status) string {
 		return ""
 	}
 	return c.Message
-}
-
-// planSupported checks that the cluster's Flux can run m (fluxSupports).
-func (f fluxEngine) planSupported(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) bool {
-	return f.r.fluxSupports(ctx, m, diags)
 }
 
 func (fluxEngine) handOverChange() string { return "handed to Flux's helm-controller" }

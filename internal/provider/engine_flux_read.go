@@ -24,7 +24,7 @@ func (f fluxEngine) read(ctx context.Context, m *releaseModel, private privateGe
 	red := r.redactorFor(ctx, m, writeOnly{})
 	ctx = red.context(ctx)
 	defer red.finish(ctx, &resp.State, diags)
-	fe := r.fluxClient(m, diags)
+	fe := f.client(m, diags)
 	if fe == nil {
 		return
 	}
@@ -51,7 +51,7 @@ func (f fluxEngine) read(ctx context.Context, m *releaseModel, private privateGe
 		st.SetCondition(reconcile.Condition{Type: reconcile.ConditionReady, Status: false, Reason: reasonChangedOutside,
 			Message: fmt.Sprintf("HelmRelease %s/%s was changed outside Terraform (generation %d, written at %d): the next apply writes it back", spec.Namespace, spec.Name, hr.Generation, w.Generation)})
 	}
-	ctx, e := r.newEngine(ctx, m, spec, red, diags)
+	ctx, e := r.reconciler(ctx, m, spec, red, diags)
 	if e == nil {
 		return
 	}

@@ -57,7 +57,7 @@ func (h helmEngine) apply(ctx context.Context, op *applyOp) {
 	}
 	sensitive := sensitivePaths(values, red.values)
 	saveSensitivePaths(ctx, private, sensitive, diags)
-	ctx, e := r.newEngine(ctx, m, spec, red, diags)
+	ctx, e := r.reconciler(ctx, m, spec, red, diags)
 	if e == nil {
 		return
 	}

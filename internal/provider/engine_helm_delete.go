@@ -29,7 +29,7 @@ func (h helmEngine) remove(ctx context.Context, m *releaseModel, private private
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx, e := r.newEngine(ctx, m, spec, red, &resp.Diagnostics)
+	ctx, e := r.reconciler(ctx, m, spec, red, &resp.Diagnostics)
 	if e == nil {
 		return
 	}

@@ -21,7 +21,7 @@ func (h helmEngine) read(ctx context.Context, m *releaseModel, private privateGe
 	ctx = red.context(ctx)
 	defer red.finish(ctx, &resp.State, &resp.Diagnostics)
 	spec := h.spec(ctx, m, &resp.Diagnostics)
-	ctx, e := r.newEngine(ctx, m, spec, red, &resp.Diagnostics)
+	ctx, e := r.reconciler(ctx, m, spec, red, &resp.Diagnostics)
 	if e == nil {
 		return
 	}

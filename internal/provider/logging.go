@@ -58,27 +58,27 @@ func waitProgressEvery() time.Duration {
 	return 0
 }
 
-// engineLogger sends the engine's progress and Helm's log lines to
+// reconcilerLogger sends the reconciler's progress and Helm's log lines to
 // Terraform's log; safe for concurrent use. Its context is replaced once
-// the engine knows the credentials of its cluster (a kube_config Secret's),
+// the reconciler knows the credentials of its cluster (a kube_config Secret's),
 // which the new one masks.
-type engineLogger struct {
+type reconcilerLogger struct {
 	ctx *atomic.Pointer[context.Context]
 }
 
-func newEngineLogger(ctx context.Context) engineLogger {
-	l := engineLogger{ctx: &atomic.Pointer[context.Context]{}}
+func newReconcilerLogger(ctx context.Context) reconcilerLogger {
+	l := reconcilerLogger{ctx: &atomic.Pointer[context.Context]{}}
 	l.setContext(ctx)
 	return l
 }
 
-func (l engineLogger) setContext(ctx context.Context) { l.ctx.Store(&ctx) }
+func (l reconcilerLogger) setContext(ctx context.Context) { l.ctx.Store(&ctx) }
 
-func (l engineLogger) Info(msg string, kv ...any)  { logInfo(*l.ctx.Load(), msg, fields(kv)) }
-func (l engineLogger) Debug(msg string, kv ...any) { logDebug(*l.ctx.Load(), msg, fields(kv)) }
+func (l reconcilerLogger) Info(msg string, kv ...any)  { logInfo(*l.ctx.Load(), msg, fields(kv)) }
+func (l reconcilerLogger) Debug(msg string, kv ...any) { logDebug(*l.ctx.Load(), msg, fields(kv)) }
 
 // helm logs one line of Helm's.
-func (l engineLogger) helm(line string) { logDebug(*l.ctx.Load(), "helm: "+line, nil) }
+func (l reconcilerLogger) helm(line string) { logDebug(*l.ctx.Load(), "helm: "+line, nil) }
 
 func fields(kv []any) map[string]any {
 	out := make(map[string]any, len(kv)/2)

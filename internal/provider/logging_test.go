@@ -46,7 +46,7 @@ func TestEngineLoggerFromManyGoroutines(t *testing.T) {
 	r.add(secret)
 	ctx = r.context(ctx)
 
-	log := newEngineLogger(ctx)
+	log := newReconcilerLogger(ctx)
 	var wg sync.WaitGroup
 	for i := range 64 {
 		wg.Add(1)

@@ -217,7 +217,7 @@ func (r *releaseResource) shownBefore(e *reconcile.Reconciler, spec *reconcile.S
 		return nil
 	}
 	before := display{Key: show.Key, Sensitive: append(slices.Clone(show.Sensitive), stringsAt(latest.Config, sensitivePaths(values, red.values))...)}
-	shown, _, err := showManifest(latest.Manifest, spec.GetTargetNamespace(), engineScope(e), nil, before)
+	shown, _, err := showManifest(latest.Manifest, spec.GetTargetNamespace(), releaseScope(e), nil, before)
 	if err != nil {
 		diags.AddWarning("Current release not shown", "planned_changes lists every object as created: "+err.Error())
 		return nil

@@ -21,23 +21,18 @@ func (r *releaseResource) clusterOf(m *releaseModel, diags *diag.Diagnostics) *c
 	return c
 }
 
-// newEngine returns the engine of spec on the provider's cluster (or the
+// reconciler returns the reconciler of spec on m's cluster (or the
 // kube_config one); nil with a diagnostic when the cluster cannot be used.
-// The credentials of the engine's cluster join red, and the context
-// returned masks them in log lines, the engine's own included.
-func (r *releaseResource) newEngine(ctx context.Context, m *releaseModel, spec *reconcile.Spec, red *redactor, diags *diag.Diagnostics) (context.Context, *reconcile.Reconciler) {
-	return r.openEngine(ctx, m, spec, red, false, diags)
+// The credentials of its cluster join red, and the context returned masks
+// them in log lines, the reconciler's own included.
+func (r *releaseResource) reconciler(ctx context.Context, m *releaseModel, spec *reconcile.Spec, red *redactor, diags *diag.Diagnostics) (context.Context, *reconcile.Reconciler) {
+	return r.reconcilerOn(ctx, m, spec, red, false, diags)
 }
 
-// renderEngine is newEngine for a plan's render. A release handed to Flux
-// is rendered from its newest settled revision (reconcile.Options.Settled):
-// the controller acts on it on its own schedule, and a plan must neither
-// wait for nor be refused by the lock of an upgrade it runs.
-func (r *releaseResource) renderEngine(ctx context.Context, m *releaseModel, spec *reconcile.Spec, red *redactor, diags *diag.Diagnostics) (context.Context, *reconcile.Reconciler) {
-	return r.openEngine(ctx, m, spec, red, r.engineOf(m).settledRender(), diags)
-}
-
-func (r *releaseResource) openEngine(ctx context.Context, m *releaseModel, spec *reconcile.Spec, red *redactor, settled bool, diags *diag.Diagnostics) (context.Context, *reconcile.Reconciler) {
+// reconcilerOn is reconciler, rendering from the release's newest settled
+// revision when settled (reconcile.Options.Settled; see
+// engine.settledRender).
+func (r *releaseResource) reconcilerOn(ctx context.Context, m *releaseModel, spec *reconcile.Spec, red *redactor, settled bool, diags *diag.Diagnostics) (context.Context, *reconcile.Reconciler) {
 	c := r.clusterOf(m, diags)
 	if c == nil {
 		return ctx, nil
@@ -51,7 +46,7 @@ func (r *releaseResource) openEngine(ctx context.Context, m *releaseModel, spec 
 	if diags.HasError() {
 		return ctx, nil
 	}
-	log := newEngineLogger(ctx)
+	log := newReconcilerLogger(ctx)
 	impersonate := ""
 	if spec.ServiceAccountName != "" {
 		impersonate = kube.ServiceAccountUser(spec.Namespace, spec.ServiceAccountName)

@@ -95,7 +95,7 @@ func deployedHooks(e *reconcile.Reconciler, latest *helm.Release, sensitive [][]
 	if e == nil || latest == nil {
 		return deployed
 	}
-	shown, _, err := showManifest(hooksManifest(latest.Hooks), latest.Namespace, engineScope(e), nil, display{Key: e.Key, Sensitive: stringsAt(latest.Config, sensitive)})
+	shown, _, err := showManifest(hooksManifest(latest.Hooks), latest.Namespace, releaseScope(e), nil, display{Key: e.Key, Sensitive: stringsAt(latest.Config, sensitive)})
 	if err != nil {
 		diags.AddWarning("Release hooks not readable", err.Error())
 		return deployed
@@ -112,11 +112,11 @@ func stringValues(m map[string]string) map[string]attr.Value {
 }
 
 // displayResources is the resources attribute of a release: objects keyed
-// as in helmrelease_template, Secret values hashed with the engine's
+// as in helmrelease_template, Secret values hashed with the reconciler's
 // SecretHashKey, and the strings at the sensitive paths of its values
 // hidden wherever the chart put them.
 func displayResources(ctx context.Context, e *reconcile.Reconciler, rel *helm.Release, drift *reconcile.DriftReport, sensitive [][]string) (types.Map, error) {
-	shown, _, err := showManifest(rel.Manifest, rel.Namespace, engineScope(e), drift, display{Key: e.Key, Sensitive: stringsAt(rel.Config, sensitive)})
+	shown, _, err := showManifest(rel.Manifest, rel.Namespace, releaseScope(e), drift, display{Key: e.Key, Sensitive: stringsAt(rel.Config, sensitive)})
 	if err != nil {
 		return types.MapNull(types.StringType), err
 	}
@@ -127,8 +127,8 @@ func displayResources(ctx context.Context, e *reconcile.Reconciler, rel *helm.Re
 	return v, nil
 }
 
-// engineScope tells the scope of kinds from the release cluster's API.
-func engineScope(e *reconcile.Reconciler) manifest.Scope {
+// releaseScope tells the scope of kinds from the release cluster's API.
+func releaseScope(e *reconcile.Reconciler) manifest.Scope {
 	mapper, err := e.Kube.ToRESTMapper()
 	if err != nil {
 		return nil

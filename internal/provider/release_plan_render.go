@@ -26,7 +26,7 @@ func (p *releasePlan) render(ctx context.Context) {
 	if !p.cluster.known() {
 		return
 	}
-	ctx, e := r.renderEngine(ctx, plan, spec, red, diags)
+	ctx, e := r.reconcilerOn(ctx, plan, spec, red, p.engine.settledRender(), diags)
 	if e == nil {
 		return
 	}
@@ -72,7 +72,7 @@ func (p *releasePlan) render(ctx context.Context) {
 		return rel.Manifest, "", nil
 	}
 	show := display{Key: hashKey, Sensitive: stringsAt(values, sensitivePaths(values, red.values))}
-	rendered, err := renderRelease(ctx, render, resolved.Chart, values, spec.GetTargetNamespace(), engineScope(e), show)
+	rendered, err := renderRelease(ctx, render, resolved.Chart, values, spec.GetTargetNamespace(), releaseScope(e), show)
 	if err != nil && unreachable(ctx, e, err) {
 		clusterUnreachable(diags, plan.ID.ValueString(), err)
 		return
@@ -106,7 +106,7 @@ func (p *releasePlan) render(ctx context.Context) {
 		return
 	}
 	planned := func(manifest string) types.Map {
-		shown, masked, err := showManifest(manifest, spec.GetTargetNamespace(), engineScope(e), nil, show)
+		shown, masked, err := showManifest(manifest, spec.GetTargetNamespace(), releaseScope(e), nil, show)
 		if err != nil {
 			diags.AddWarning("Hooks or CRDs not shown", err.Error())
 			return types.MapUnknown(types.StringType)
