@@ -111,9 +111,12 @@ var (
 
 // engineFound is the engine that runs latest, a release found on cluster
 // c: helm-controller when it made the release for a HelmRelease that
-// still exists, the provider's process otherwise. It is the one place
-// such a release's engine is chosen.
+// still exists, the provider's process otherwise (and without a cluster
+// to ask). It is the one place such a release's engine is chosen.
 func engineFound(ctx context.Context, c *cluster, latest *helm.Release) foundEngine {
+	if c == nil {
+		return helmFound{}
+	}
 	if f, ok := fluxFoundOf(ctx, c, latest); ok {
 		return f
 	}

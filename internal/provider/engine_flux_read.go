@@ -71,6 +71,3 @@ func (f fluxEngine) read(ctx context.Context, m *releaseModel, private privateGe
 	m.PlannedChanges = types.MapNull(types.StringType)
 	diags.Append(setRelease(ctx, &resp.State.Raw, m)...)
 }
-
-// reasonChangedOutside: the HelmRelease was changed by someone else.
-const reasonChangedOutside = "ChangedOutsideTerraform"

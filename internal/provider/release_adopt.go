@@ -2,9 +2,11 @@ package provider
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
@@ -112,4 +114,24 @@ func singleOriginOf(releaseManifest, namespace, group string) ([2]string, bool) 
 		return k, true
 	}
 	return [2]string{}, false
+}
+
+// readImported recovers a release being imported: identity from the
+// origin labels (else the release's own), chart name and version, values,
+// and a status adopting its latest revision. What the state says already
+// (a state moved from helm_release) is kept.
+func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *reconcile.Reconciler, latest *helm.Release, resp *resource.ReadResponse) {
+	if latest == nil || latest.Info.Status == helm.StatusUninstalled {
+		resp.Diagnostics.AddError("Release not found",
+			fmt.Sprintf("No release %s is installed in namespace %s.\n\nCheck the import ID: [<cluster>:]<storage_namespace>/<release_name>, as `helm list --namespace <storage_namespace>` shows them.", m.ReleaseName.ValueString(), m.StorageNamespace.ValueString()))
+		return
+	}
+	// Imported by ID or identity, as its engine runs it; a state moved
+	// from helm_release (which names the resource already) is the
+	// provider's process's.
+	var on *cluster
+	if m.Name.IsNull() {
+		on, _ = r.data.cluster(m.Cluster) // configured: the refresh checked
+	}
+	engineFound(ctx, on, latest).adopt(ctx, r, m, e, latest, resp)
 }

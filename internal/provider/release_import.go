@@ -7,9 +7,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
 // ImportState takes over an existing release by
@@ -52,23 +49,4 @@ func (r *releaseResource) ImportState(ctx context.Context, req resource.ImportSt
 	if resp.Identity != nil {
 		resp.Diagnostics.Append(resp.Identity.Set(ctx, releaseIdentity{Cluster: clusterValue, Namespace: types.StringValue(storageNamespace), Name: types.StringValue(releaseName)})...)
 	}
-}
-
-// readImported recovers a release being imported: identity from the
-// origin labels (else the release's own), chart name and version, values,
-// and a status adopting its latest revision. What the state says already
-// (a state moved from helm_release) is kept.
-func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *reconcile.Reconciler, latest *helm.Release, resp *resource.ReadResponse) {
-	if latest == nil || latest.Info.Status == helm.StatusUninstalled {
-		resp.Diagnostics.AddError("Release not found",
-			fmt.Sprintf("No release %s is installed in namespace %s.\n\nCheck the import ID: [<cluster>:]<storage_namespace>/<release_name>, as `helm list --namespace <storage_namespace>` shows them.", m.ReleaseName.ValueString(), m.StorageNamespace.ValueString()))
-		return
-	}
-	var found foundEngine = helmFound{}
-	if c, err := r.data.cluster(m.Cluster); err == nil && m.Name.IsNull() {
-		// Imported by ID or identity, rather than moved from helm_release
-		// (whose state names the resource already): as its engine runs it.
-		found = engineFound(ctx, c, latest)
-	}
-	found.adopt(ctx, r, m, e, latest, resp)
 }

@@ -18,12 +18,6 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
-// Ready reasons Read records for a release changed outside Terraform.
-const (
-	reasonUnmanaged = string(reconcile.StateUnmanaged)
-	reasonLocked    = string(reconcile.StateLocked)
-)
-
 // ModifyPlan resolves the chart and the values, decides whether the release
 // needs a Helm action, and if so renders it (a dry-run install or upgrade
 // the API server validates) into the planned resources; otherwise the
@@ -548,48 +542,6 @@ func releaseChanges(st *reconcile.Status, chart *chartsource.Resolved, sameValue
 	}
 	return out
 }
-
-// fillIdentity sets the computed identity attributes from the configured
-// ones: target and storage namespaces default to namespace, the release
-// name to [target_namespace-]name (shortened), the ID to both.
-func fillIdentity(m, config *releaseModel) {
-	if config.TargetNamespace.IsNull() {
-		m.TargetNamespace = m.Namespace
-	}
-	if config.StorageNamespace.IsNull() {
-		m.StorageNamespace = m.Namespace
-	}
-	if config.ReleaseName.IsNull() {
-		if m.Name.IsUnknown() || config.TargetNamespace.IsUnknown() {
-			m.ReleaseName = types.StringUnknown()
-		} else {
-			m.ReleaseName = types.StringValue(reconcile.ReleaseName("", config.TargetNamespace.ValueString(), m.Name.ValueString()))
-		}
-	}
-	if m.Cluster.IsUnknown() || m.StorageNamespace.IsUnknown() || m.ReleaseName.IsUnknown() {
-		m.ID = types.StringUnknown()
-	} else {
-		m.ID = types.StringValue(releaseID(m.Cluster.ValueString(), m.StorageNamespace.ValueString(), m.ReleaseName.ValueString()))
-	}
-}
-
-// specKnown reports whether every attribute the engine's spec is made of
-// is known.
-func specKnown(m *releaseModel) bool {
-	for _, v := range []attr.Value{
-		m.Name, m.Namespace, m.ReleaseName, m.TargetNamespace, m.StorageNamespace, m.PostRenderers, m.CommonMetadata,
-		m.Timeout, m.MaxHistory, m.PersistentClient, m.ServiceAccountName, m.KubeConfig,
-		m.Install, m.Upgrade, m.Test, m.Rollback, m.Uninstall, m.DriftDetection, m.ForceAt, m.ResetAt,
-		m.WaitStrategy, m.HealthCheckExprs, m.PostRenderStrategy,
-	} {
-		if !fullyKnown(v) {
-			return false
-		}
-	}
-	return true
-}
-
-func isEmpty(l types.List) bool { return l.IsNull() || (!l.IsUnknown() && len(l.Elements()) == 0) }
 
 func stateStatus(state *releaseModel) types.Object {
 	if state == nil {

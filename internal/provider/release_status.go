@@ -175,3 +175,12 @@ func statusOf(ctx context.Context, o types.Object) (*reconcile.Status, diag.Diag
 	}
 	return st, diags
 }
+
+// Ready reasons Read records for a release changed outside Terraform.
+const (
+	reasonUnmanaged = string(reconcile.StateUnmanaged)
+	reasonLocked    = string(reconcile.StateLocked)
+	// reasonChangedOutside: the HelmRelease of a release handed to Flux
+	// was changed by someone else.
+	reasonChangedOutside = "ChangedOutsideTerraform"
+)
