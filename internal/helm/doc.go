@@ -1,7 +1,7 @@
 // Package helm is the thin layer over the Helm SDK (Helm 3): its actions,
 // its release storage and the types the rest of the project speaks
 // (types.go: releases, hooks, statuses, charts, post-renderers; values.go:
-// --set parsing and values merging). The engine holds Actions, not the
+// --set parsing and values merging). The reconciler holds Actions, not the
 // Client, so that tests or another Helm major can stand behind it.
 //
 // # The seam

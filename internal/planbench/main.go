@@ -1,4 +1,4 @@
-// Command planbench measures the provider as DESIGN.md judges it, on the
+// Command planbench measures the provider's speed and memory, on the
 // local test cluster (or the one HELMRELEASE_TEST_KUBECONFIG names), with
 // drift detection on.
 //

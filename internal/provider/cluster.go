@@ -43,7 +43,7 @@ func (e *errClusterNotConfigured) Error() string {
 
 // cluster is one Kubernetes cluster the provider reaches: the default one
 // (the kubernetes block, name "") or one of clusters. Its clients,
-// discovery and Flux engine are made on first use, once per process, and
+// discovery and Flux client are made on first use, once per process, and
 // shared by every release on it; all methods are safe for concurrent use.
 type cluster struct {
 	name    string
@@ -53,7 +53,7 @@ type cluster struct {
 	// for the provider's own).
 	discoveries sync.Map // string → *kube.Discovery
 
-	// fluxMu guards flux, the cluster's Flux engine, made on first use.
+	// fluxMu guards flux, the cluster's Flux client, made on first use.
 	fluxMu sync.Mutex
 	flux   *flux.Client
 }

@@ -84,7 +84,7 @@ var (
 	reconcileStrategies       = enumOf(chartsource.ReconcileStrategies)
 )
 
-// enumOf is the enum of a typed string set of the engine.
+// enumOf is the enum of a typed string set of the reconciler.
 func enumOf[T ~string](values []T) enum {
 	e := make(enum, len(values))
 	for i, v := range values {

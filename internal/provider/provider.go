@@ -1,6 +1,23 @@
-// Package provider is the Terraform glue of helmrelease: provider
-// configuration, resources and data sources, and their conversion to the
-// engine's types. It holds no Helm or Kubernetes logic of its own.
+// Package provider is the Terraform side of helmrelease: the provider
+// configuration and its clusters, the helmrelease_release resource, the
+// data sources, list resource, functions and actions, and their mapping
+// to and from internal/reconcile's Spec and Status.
+//
+// It owns what Terraform shows of a release: the plan (decided in
+// release_plan.go's named steps), the objects as resources shows them
+// (Secret values hashed, sensitive strings hidden, drift put back), the
+// diagnostics with their remedies, and what is kept in private state
+// between plan and apply. Helm is reached through internal/helm and internal/chartsource only.
+//
+// A release runs on the engine its engine attribute names, each in files
+// of its own: engine_helm_*.go drives internal/reconcile in-process;
+// engine_flux_*.go hands the release to Flux's helm-controller through
+// internal/flux, and keeps what that needs here: the controller's status
+// mapped to the provider's, the fields a controller's CRD lacks, and the
+// fields it is known to render otherwise than the plan. engine.go says
+// what differs between them; the operation files (release_plan.go,
+// release_apply.go, release_read.go, release_delete.go,
+// release_import.go) never ask which engine runs a release.
 package provider
 
 import (

@@ -82,9 +82,9 @@ func (r *redactor) addURLPassword(repository string) {
 	}
 }
 
-// addEngine records the credentials the engine's cluster uses: those of
+// addReconciler records the credentials the reconciler's cluster uses: those of
 // kube_config.secret_ref when set.
-func (r *redactor) addEngine(e *reconcile.Reconciler) {
+func (r *redactor) addReconciler(e *reconcile.Reconciler) {
 	if e == nil || e.Kube == nil {
 		return
 	}

@@ -19,7 +19,7 @@ func (r *releaseResource) Update(ctx context.Context, req resource.UpdateRequest
 }
 
 // apply reads the plan, the configuration and the prior state, then has
-// the engine of the plan apply it (releaseEngine.apply).
+// the engine of the plan apply it (engine.apply).
 func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfsdk.Config, prior *tfsdk.State, priorPrivate privateGetter, out *tfsdk.State, private privateSetter, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
 	op := &applyOp{m: &releaseModel{}, config: &releaseModel{}, st: &reconcile.Status{}, priorPrivate: priorPrivate, out: out, private: private, identity: identity, diags: diags}
 	diags.Append(releaseModelOf(ctx, planned.Raw, op.m)...)

@@ -69,7 +69,7 @@ func (r *releaseResource) reconcilerOn(ctx context.Context, m *releaseModel, spe
 		attrError(diags, p, "Release cluster unavailable", err.Error()+".", "Check the provider's kubernetes settings and, with kube_config, that the Secret holds a kubeconfig of a reachable cluster.")
 		return ctx, nil
 	}
-	red.addEngine(e)
+	red.addReconciler(e)
 	ctx = red.context(ctx)
 	log.setContext(ctx)
 	return ctx, e

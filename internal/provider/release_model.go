@@ -276,7 +276,7 @@ func optionalBool(b types.Bool) *bool {
 	return &v
 }
 
-// spec is the engine's view of the model; every attribute must be known.
+// spec is the reconciler's view of the model (without the engine's rendering: see engine.spec); every attribute must be known.
 func (m *releaseModel) spec(ctx context.Context, diags *diag.Diagnostics) *reconcile.Spec {
 	s := &reconcile.Spec{
 		Name:               m.Name.ValueString(),
@@ -423,7 +423,7 @@ func fillIdentity(m, config *releaseModel) {
 	}
 }
 
-// specKnown reports whether every attribute the engine's spec is made of
+// specKnown reports whether every attribute the reconciler's spec is made of
 // is known.
 func specKnown(m *releaseModel) bool {
 	for _, v := range []attr.Value{

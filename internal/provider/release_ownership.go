@@ -45,7 +45,7 @@ func ownershipConflict(diags *diag.Diagnostics, err error, spec *reconcile.Spec)
 }
 
 // releaseCreateAllowed checks the release of the name at the plan of a
-// create, for both engines (see releaseEngine.allowCreate).
+// create, for both engines (see engine.allowCreate).
 func releaseCreateAllowed(plan *releaseModel, spec *reconcile.Spec, latest *helm.Release, diags *diag.Diagnostics) (asInstall, ok bool) {
 	// A free name renders as the install the apply makes, even when
 	// another apply takes the name while this plan renders (its dry run

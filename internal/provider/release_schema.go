@@ -528,7 +528,7 @@ func driftDetectionAttribute() schema.SingleNestedAttribute {
 	}
 }
 
-// statusAttribute is HelmRelease status, as the engine records it.
+// statusAttribute is HelmRelease status, as the reconciler or helm-controller records it.
 func statusAttribute() schema.SingleNestedAttribute {
 	str := func(desc string) schema.StringAttribute {
 		return schema.StringAttribute{MarkdownDescription: desc, Computed: true}

@@ -13,7 +13,7 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
-// statusModel is the status attribute: the engine's Status, whole, so that
+// statusModel is the status attribute: the reconciler's Status, whole, so that
 // the next run goes on from it.
 type statusModel struct {
 	Ready                        bool             `tfsdk:"ready"`

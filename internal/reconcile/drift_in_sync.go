@@ -297,7 +297,7 @@ func (e *Reconciler) InSync() *InSyncRecord {
 	return e.inSync
 }
 
-// SetInSync gives the engine the record of an earlier detection of the
+// SetInSync gives the reconciler the record of an earlier detection of the
 // same release (kept by the caller, e.g. in the resource's private
 // state); each detection replaces it with its own. A record of another
 // revision or other ignore rules is not used.

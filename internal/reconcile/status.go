@@ -56,7 +56,7 @@ type Condition struct {
 	Message string
 }
 
-// Status is what the engine knows of a release between runs; the provider
+// Status is what the reconciler knows of a release between runs; the provider
 // keeps it in Terraform state (HelmRelease .status).
 type Status struct {
 	Conditions []Condition
