@@ -33,8 +33,8 @@ type actionRelease struct {
 	ref string
 	// namespace is the namespace of the release's Helm storage.
 	namespace string
-	cluster *cluster
-	client  *helm.Client
+	cluster   *cluster
+	client    *helm.Client
 	// latest is the newest revision in storage; nil when there is none.
 	latest *helm.Release
 }

@@ -4,9 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	fluxmeta "github.com/fluxcd/pkg/apis/meta"
-
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	fluxmeta "github.com/fluxcd/pkg/apis/meta"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"

@@ -5,12 +5,11 @@ import (
 	"errors"
 	"strings"
 
-	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
-
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/api/meta"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
