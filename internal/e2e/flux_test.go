@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -668,5 +669,36 @@ resource "helmrelease_release" "this" {
 				w.must(0, "destroy", "-auto-approve", "-input=false", "-no-color")
 			})
 		}
+	})
+}
+
+// TestFluxEmptyFields: objects written with empty maps and lists (a
+// chart's `annotations: {}`, as kube-prometheus-stack's dashboards have
+// them), which the API server stores as absent, install under every
+// controller as planned: no render difference, and an empty plan after.
+func TestFluxEmptyFields(t *testing.T) {
+	withFluxControllers(t, func(t *testing.T, run *fluxRun) {
+		repo := testrepo.NewHTTP(t)
+		_, file, _, _ := runtime.Caller(0)
+		repo.Add(t, testrepo.LoadChart(t, filepath.Join(filepath.Dir(file), "testdata", "charts", "dashboards"), "1.0.0"), nil)
+		c := run.config(t, repo)
+		c.chart = "dashboards"
+		w := newWorkspace(t, "dashboards")
+		w.write(c.hcl(map[string]string{"grafana": `  engine = "flux"`}))
+		w.apply()
+		w.planIsEmpty()
+		cm, err := run.cs.CoreV1().ConfigMaps(run.ns).Get(context.Background(), "grafana-dashboard", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range cm.Annotations {
+			if !strings.HasPrefix(k, "meta.helm.sh/") {
+				t.Errorf("ConfigMap annotation %s: want Helm's only (the chart's are empty)", k)
+			}
+		}
+		if cm.Labels["grafana_dashboard"] != "1" {
+			t.Errorf("ConfigMap labels %v: want the chart's grafana_dashboard", cm.Labels)
+		}
+		w.must(0, "destroy", "-auto-approve", "-input=false", "-no-color")
 	})
 }

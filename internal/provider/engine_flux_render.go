@@ -82,37 +82,44 @@ func differencesFrom(planned, deployed types.Map) renderDifferences {
 }
 
 // storedLeaves is leaves of an object shown as YAML as the API server
-// stores it: a map entry set to null is no entry (one Helm writes
-// podinfo's resources.limits as null where another leaves it out; Helm
-// 3.19 writes an empty annotations as null), so both deploy the same.
+// stores it: a map entry set to null, an empty map or an empty list is no
+// entry (one Helm writes podinfo's resources.limits as null where another
+// leaves it out; Helm 3.19 writes an empty annotations as null; a chart's
+// `annotations: {}` is kept by one render and left out by another, and
+// the API server stores none of them), so both deploy the same.
 func storedLeaves(y string) map[string]string {
 	var obj any
 	if err := yaml.Unmarshal([]byte(y), &obj); err != nil {
 		return map[string]string{}
 	}
-	return leavesOf(withoutNulls(obj))
+	return leavesOf(withoutEmpty(obj))
 }
 
-// withoutNulls is v without its maps' null entries, walked through lists;
-// a map left empty by that is null too (an empty map written as such
-// stays: emptyDir: {} means something).
-func withoutNulls(v any) any {
+// withoutEmpty is v without its maps' null, empty-map and empty-list
+// entries, walked through lists; a map left empty is null too. That
+// forgets an `emptyDir: {}` the other render lacks, a difference no two
+// Helm renders of one chart make, to never name one that the API server
+// stores alike.
+func withoutEmpty(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, e := range t {
-			if e = withoutNulls(e); e != nil {
+			if e = withoutEmpty(e); e != nil {
 				out[k] = e
 			}
 		}
-		if len(out) == 0 && len(t) > 0 {
+		if len(out) == 0 {
 			return nil
 		}
 		return out
 	case []any:
+		if len(t) == 0 {
+			return nil
+		}
 		out := make([]any, len(t))
 		for i, e := range t {
-			out[i] = withoutNulls(e)
+			out[i] = withoutEmpty(e)
 		}
 		return out
 	}

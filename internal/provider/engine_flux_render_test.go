@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -28,6 +29,14 @@ func TestRenderDifferences(t *testing.T) {
 	// The Services differ by nulls only: the same object to the API server.
 	planned := objects(cm, "data:\n  script: |\n    run\n", "v1/Service/ns/app", "metadata:\n  annotations: null\nspec: {}\n", "v1/Service/ns/other", "spec:\n  ports: null\n  type: ClusterIP\n", "apps/v1/Deployment/ns/app", "?")
 	deployed := objects(cm, "data:\n  script: run\n", "v1/Service/ns/app", "spec: {}\n", "v1/Service/ns/other", "metadata:\n  labels: null\nspec:\n  type: ClusterIP\n", "apps/v1/Deployment/ns/app", "spec: {}\n", "v1/Secret/ns/extra", "data: {}\n")
+	// A dashboard's ConfigMap, its empty annotations dropped by one
+	// render and kept by the other (kube-prometheus-stack's), or null.
+	const dashboard = "v1/ConfigMap/ns/dashboard"
+	planned = withObject(planned, dashboard, "data:\n  a.json: '{}'\nmetadata:\n  labels:\n    grafana_dashboard: \"1\"\n  name: dashboard\n")
+	deployed = withObject(deployed, dashboard, "data:\n  a.json: '{}'\nmetadata:\n  annotations: {}\n  labels:\n    grafana_dashboard: \"1\"\n  name: dashboard\n  ownerReferences: []\n")
+	const emptied = "v1/ConfigMap/ns/emptied"
+	planned = withObject(planned, emptied, "metadata:\n  annotations:\n    a: null\n  name: emptied\n")
+	deployed = withObject(deployed, emptied, "metadata:\n  annotations: {}\n  labels: {}\n  name: emptied\n")
 	ds := differencesFrom(planned, deployed)
 	want := map[string]renderDifference{
 		cm + " /data/script":  {Planned: `"run\n"`, Deployed: `"run"`},
@@ -68,6 +77,12 @@ func TestRenderDifferences(t *testing.T) {
 			}
 		})
 	}
+}
+
+func withObject(m types.Map, key, yaml string) types.Map {
+	elems := maps.Clone(m.Elements())
+	elems[key] = types.StringValue(yaml)
+	return types.MapValueMust(types.StringType, elems)
 }
 
 // TestWithDeployedFields: fields set, added and removed through maps and
