@@ -43,7 +43,7 @@ func fluxFoundOf(ctx context.Context, c *cluster, latest *helm.Release) (fluxFou
 // adopt imports the release as a resource with engine = "flux": its
 // name, chart (from the HelmRelease and its source), values, interval and
 // the controller's status.
-func (f fluxFound) adopt(ctx context.Context, _ *releaseResource, m *releaseModel, e *reconcile.Reconciler, latest *helm.Release, resp *resource.ReadResponse) {
+func (f fluxFound) adopt(ctx context.Context, m *releaseModel, e *reconcile.Reconciler, latest *helm.Release, resp *resource.ReadResponse) {
 	hr, fe := f.hr, f.client
 	diags := &resp.Diagnostics
 	m.Namespace, m.Name = types.StringValue(hr.Namespace), types.StringValue(hr.Name)

@@ -11,7 +11,7 @@ import (
 
 // adopt takes the release over as it is, for the provider's process to
 // run (see adoptRelease).
-func (helmFound) adopt(ctx context.Context, _ *releaseResource, m *releaseModel, e *reconcile.Reconciler, latest *helm.Release, resp *resource.ReadResponse) {
+func (helmFound) adopt(ctx context.Context, m *releaseModel, e *reconcile.Reconciler, latest *helm.Release, resp *resource.ReadResponse) {
 	resp.Diagnostics.Append(adoptRelease(ctx, m, latest, releaseScope(e), e.Key)...)
 	if resp.Diagnostics.HasError() {
 		return

@@ -133,5 +133,5 @@ func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *
 	if m.Name.IsNull() {
 		on, _ = r.data.cluster(m.Cluster) // configured: the refresh checked
 	}
-	engineFound(ctx, on, latest).adopt(ctx, r, m, e, latest, resp)
+	engineFound(ctx, on, latest).adopt(ctx, m, e, latest, resp)
 }
