@@ -130,11 +130,16 @@ func handOver(ctx context.Context, r *releaseResource, to engine, op *applyOp) (
 	if op.prior == nil {
 		return false, true
 	}
-	from := r.engineOf(op.prior)
-	if from.name() == to.name() {
+	if r.ranBy(op.prior, to) {
 		return false, true
 	}
-	return from.letGo(ctx, op.prior, op.diags)
+	return r.engineOf(op.prior).letGo(ctx, op.prior, op.diags)
+}
+
+// ranBy reports whether e ran the release of the prior state, which is
+// nil for a create.
+func (r *releaseResource) ranBy(prior *releaseModel, e engine) bool {
+	return prior != nil && r.engineOf(prior).name() == e.name()
 }
 
 // applyOp is what an apply is given: the plan (m), the configuration, the

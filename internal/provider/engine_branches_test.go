@@ -28,8 +28,8 @@ func engineBranches(t *testing.T, dir string) []string {
 	}
 	engineNames := map[string]bool{"engineHelm": true, "engineFlux": true}
 	implementations := map[string]bool{"helmEngine": true, "fluxEngine": true, "helmFound": true, "fluxFound": true}
-	// mentionsEngine reports whether e names an engine or reads the
-	// engine attribute (m.Engine).
+	// mentionsEngine reports whether e names an engine, reads the engine
+	// attribute (m.Engine) or an engine's name (engine.name()).
 	mentionsEngine := func(e ast.Expr) bool {
 		found := false
 		ast.Inspect(e, func(n ast.Node) bool {
@@ -38,6 +38,9 @@ func engineBranches(t *testing.T, dir string) []string {
 				found = found || engineNames[n.Name]
 			case *ast.SelectorExpr:
 				found = found || n.Sel.Name == "Engine"
+			case *ast.CallExpr:
+				sel, ok := n.Fun.(*ast.SelectorExpr)
+				found = found || ok && sel.Sel.Name == "name" && len(n.Args) == 0
 			}
 			return !found
 		})
@@ -102,6 +105,8 @@ func b(m *releaseModel) {
 func c(r *releaseResource) engine { return fluxEngine{r} }
 
 func d(m *releaseModel) string { return engineFlux + " is a name, not a branch" }
+
+func e(r *releaseResource, a, b *releaseModel) bool { return r.engineOf(a).name() != r.engineOf(b).name() }
 `
 	if err := os.WriteFile(filepath.Join(dir, "release_branchy.go"), []byte(src), 0o600); err != nil {
 		t.Fatal(err)
@@ -110,8 +115,8 @@ func d(m *releaseModel) string { return engineFlux + " is a name, not a branch" 
 		t.Fatal(err)
 	}
 	got := engineBranches(t, dir)
-	if len(got) != 3 {
-		t.Fatalf("found %d branches, want 3 (a comparison, a switch, a type), all in release_branchy.go: %q", len(got), got)
+	if len(got) != 4 {
+		t.Fatalf("found %d branches, want 4 (a comparison, a switch, a type, engines' names compared), all in release_branchy.go: %q", len(got), got)
 	}
 	for _, b := range got {
 		if !strings.Contains(b, "release_branchy.go") {

@@ -167,7 +167,7 @@ func (r *releaseResource) releasePlanOf(ctx context.Context, req resource.Modify
 		}
 	}
 	p.engine = r.engineOf(&p.m)
-	p.continuing = p.state != nil && r.engineOf(p.state).name() == p.engine.name()
+	p.continuing = r.ranBy(p.state, p.engine)
 	// Only this plan's render may vouch for the apply's objects.
 	p.diags.Append(resp.Private.SetKey(ctx, privateValidated, nil)...)
 	p.red = newRedactor(nil, nil)
