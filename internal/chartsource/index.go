@@ -16,7 +16,7 @@ import (
 	"sync"
 
 	"github.com/Masterminds/semver/v3"
-	"helm.sh/helm/v3/pkg/repo"
+	repo "helm.sh/helm/v4/pkg/repo/v1"
 	"sigs.k8s.io/yaml"
 )
 

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/repo"
+	repo "helm.sh/helm/v4/pkg/repo/v1"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 )

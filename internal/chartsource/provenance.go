@@ -3,10 +3,9 @@ package chartsource
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
-	"helm.sh/helm/v3/pkg/provenance"
+	"helm.sh/helm/v4/pkg/provenance"
 )
 
 // ErrProvenance means a chart could not be verified against its provenance
@@ -24,20 +23,7 @@ func verifyProvenance(keyring, fileName string, archive, prov []byte) error {
 	if err != nil {
 		return fmt.Errorf("%w: reading keyring %s: %w", ErrProvenance, keyring, err)
 	}
-	// Helm verifies files on disk, under the name that was signed.
-	dir, err := os.MkdirTemp("", "helmrelease-verify-")
-	if err != nil {
-		return fmt.Errorf("verifying %s: %w", fileName, err)
-	}
-	defer os.RemoveAll(dir)
-	chartPath := filepath.Join(dir, filepath.Base(fileName))
-	if err := os.WriteFile(chartPath, archive, 0o600); err != nil {
-		return fmt.Errorf("verifying %s: %w", fileName, err)
-	}
-	if err := os.WriteFile(chartPath+".prov", prov, 0o600); err != nil {
-		return fmt.Errorf("verifying %s: %w", fileName, err)
-	}
-	if _, err := signatory.Verify(chartPath, chartPath+".prov"); err != nil {
+	if _, err := signatory.Verify(archive, prov, filepath.Base(fileName)); err != nil {
 		return fmt.Errorf("%w: %s against keyring %s: %w", ErrProvenance, fileName, keyring, err)
 	}
 	return nil

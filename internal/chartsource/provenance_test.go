@@ -1,6 +1,7 @@
 package chartsource
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -9,10 +10,12 @@ import (
 	"testing"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/provenance"
-	"helm.sh/helm/v3/pkg/registry"
+	"sigs.k8s.io/yaml"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	"helm.sh/helm/v4/pkg/provenance"
+	"helm.sh/helm/v4/pkg/registry"
 )
 
 // signer is a signing key and the keyring file of its public key.
@@ -44,7 +47,19 @@ func newSigner(t *testing.T, name string) *signer {
 // sign returns the provenance file of the archive at path, as `helm package --sign` writes it.
 func (s *signer) sign(t *testing.T, path string) []byte {
 	t.Helper()
-	prov, err := s.signatory.ClearSign(path)
+	archive, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := loader.LoadArchive(bytes.NewReader(archive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	metadata, err := yaml.Marshal(c.Metadata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prov, err := s.signatory.ClearSign(archive, filepath.Base(path), metadata)
 	if err != nil {
 		t.Fatal(err)
 	}

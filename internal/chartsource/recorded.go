@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/chart"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 

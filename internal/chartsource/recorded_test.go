@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 // TestSourceRecorded: a resolved chart records the source as configured
@@ -59,9 +60,9 @@ func TestCRDsRecorded(t *testing.T) {
 		return []byte("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: " + name + "\n")
 	}
 	sub := &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "crds", Version: "1.0.0"},
-		Files: []*chart.File{{Name: "crds/two.yaml", Data: append(append(crd("b.example.com"), "---\n"...), crd("c.example.com")...)}}}
+		Files: []*common.File{{Name: "crds/two.yaml", Data: append(append(crd("b.example.com"), "---\n"...), crd("c.example.com")...)}}}
 	parent := &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "stack", Version: "1.0.0"},
-		Files: []*chart.File{{Name: "crds/one.yaml", Data: crd("a.example.com")}, {Name: "crds/notes.txt", Data: []byte("not a CRD")}}}
+		Files: []*common.File{{Name: "crds/one.yaml", Data: crd("a.example.com")}, {Name: "crds/notes.txt", Data: []byte("not a CRD")}}}
 	parent.AddDependency(sub)
 	record(parent, Source{Name: "stack"})
 	if got, want := RecordedCRDs(parent), []string{"a.example.com", "b.example.com", "c.example.com"}; !slices.Equal(got, want) {

@@ -21,9 +21,9 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/registry"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/registry"
 )
 
 // Auth is how to reach a repository: credentials and TLS.

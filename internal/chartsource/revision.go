@@ -9,7 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 // ReconcileStrategy says what makes a new revision of a chart
@@ -121,7 +122,7 @@ func contentDigest(c *chart.Chart, skip []string) string {
 	var walk func(c *chart.Chart, prefix string)
 	walk = func(c *chart.Chart, prefix string) {
 		files := slices.Clone(c.Raw)
-		slices.SortFunc(files, func(a, b *chart.File) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortFunc(files, func(a, b *common.File) int { return strings.Compare(a.Name, b.Name) })
 		for _, f := range files {
 			if prefix == "" && slices.Contains(skip, f.Name) {
 				continue

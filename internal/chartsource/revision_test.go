@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/chart"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 var revisionPattern = regexp.MustCompile(`^0\.3\.0\+[0-9a-f]{12}$`)

@@ -13,9 +13,10 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chartutil "helm.sh/helm/v4/pkg/chart/common/util"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
 )
 
 // Errors of Resolve, to tell which part of a source is wrong.
@@ -342,7 +343,7 @@ func applyValuesFiles(c *chart.Chart, files []string, ignoreMissing bool) ([]val
 		if !ok {
 			return nil, marked{fmt.Errorf("chart %s has no values file %q", c.Name(), name), ErrValuesFile}
 		}
-		values, err := chartutil.ReadValues(data)
+		values, err := common.ReadValues(data)
 		if err != nil {
 			return nil, marked{fmt.Errorf("values file %q of chart %s: %w", name, c.Name(), err), ErrValuesFile}
 		}

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/release"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
@@ -92,10 +92,10 @@ func TestManyClusters(t *testing.T) {
 			latest := newStorageOn(t, c.rest, "apps").latest("podinfo")
 			switch {
 			case !slices.Contains(names, name):
-				if latest != nil && latest.Info.Status != release.StatusUninstalled {
+				if latest != nil && latest.Info.Status != releasecommon.StatusUninstalled {
 					t.Errorf("cluster %s holds release podinfo (revision %d %s), want none", name, latest.Version, latest.Info.Status)
 				}
-			case latest == nil || latest.Info.Status != release.StatusDeployed || latest.Version != 1:
+			case latest == nil || latest.Info.Status != releasecommon.StatusDeployed || latest.Version != 1:
 				t.Errorf("cluster %s: release podinfo %v, want revision 1 deployed", name, latest)
 			default:
 				if msg, _, _ := unstructured.NestedString(latest.Config, "ui", "message"); msg != "podinfo on "+name {

@@ -22,8 +22,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/release"
+	chartutil "helm.sh/helm/v4/pkg/chart/common"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
@@ -247,7 +247,7 @@ action "helmrelease_reset" "x" {
 
 	invoke(0, "helmrelease_force")
 	if env.flux() {
-		if got := env.st.latest(name); got.Version != revision+1 || got.Info.Status != release.StatusDeployed {
+		if got := env.st.latest(name); got.Version != revision+1 || got.Info.Status != releasecommon.StatusDeployed {
 			t.Errorf("after the force action: %s, want revision %d deployed by helm-controller", env.st.describe(name), revision+1)
 		}
 		if hr := helmReleaseStatus(t, env, name); hr["lastHandledForceAt"] == "" {

@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"golang.org/x/mod/semver"
-	"helm.sh/helm/v3/pkg/release"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -119,7 +119,7 @@ func TestFluxEngine(t *testing.T) {
 		}
 		for _, name := range []string{"app", "kept"} {
 			latest := st.latest(name)
-			if latest == nil || latest.Info.Status != release.StatusDeployed || latest.Version != 1 {
+			if latest == nil || latest.Info.Status != releasecommon.StatusDeployed || latest.Version != 1 {
 				t.Fatalf("release %s after apply: %s, want revision 1 deployed", name, st.describe(name))
 			}
 			hr, err := dyn.Resource(helmReleases).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
@@ -170,7 +170,7 @@ func TestFluxEngine(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The controller watches its HelmReleases: at once, not at the interval.
-		st.waitFor("app", 3, release.StatusDeployed, time.Minute)
+		st.waitFor("app", 3, releasecommon.StatusDeployed, time.Minute)
 		if got := configMessageOn(t, run.cs, ns, "app"); got != "by hand" {
 			t.Fatalf("the controller did not roll out the edited HelmRelease: message %q", got)
 		}
@@ -191,7 +191,7 @@ func TestFluxEngine(t *testing.T) {
 		if latest := st.latest("app"); latest != nil {
 			t.Errorf("release app after destroy: %s, want uninstalled", st.describe("app"))
 		}
-		if latest := st.latest("kept"); latest == nil || latest.Info.Status != release.StatusDeployed {
+		if latest := st.latest("kept"); latest == nil || latest.Info.Status != releasecommon.StatusDeployed {
 			t.Errorf("release kept after destroy with uninstall_on_destroy = false: %s, want still deployed", st.describe("kept"))
 		}
 		if left := providerObjects(t, run.rest, ns); len(left) > 0 {
@@ -285,7 +285,7 @@ func TestFluxHandOver(t *testing.T) {
 		if got := deploymentUID(t, run.cs, ns, "app"); got != uid {
 			t.Errorf("Deployment uid %s after the hand-over to Flux, want the same %s (no reinstall)", got, uid)
 		}
-		if latest := st.latest("app"); latest == nil || latest.Version > 2 || latest.Info.Status != release.StatusDeployed {
+		if latest := st.latest("app"); latest == nil || latest.Version > 2 || latest.Info.Status != releasecommon.StatusDeployed {
 			t.Errorf("release after the hand-over to Flux: %s, want revision 1 or 2 deployed", st.describe("app"))
 		}
 		w.planIsEmpty()
@@ -300,11 +300,11 @@ func TestFluxHandOver(t *testing.T) {
 			t.Errorf("Deployment uid %s after taking the release back, want the same %s (no uninstall)", got, uid)
 		}
 		for _, r := range st.history("app") {
-			if r.Version <= handed && r.Info.Status == release.StatusUninstalled {
+			if r.Version <= handed && r.Info.Status == releasecommon.StatusUninstalled {
 				t.Errorf("revision %d was uninstalled when the release was taken back", r.Version)
 			}
 		}
-		if latest := st.latest("app"); latest == nil || latest.Info.Status != release.StatusDeployed || latest.Version > handed+1 {
+		if latest := st.latest("app"); latest == nil || latest.Info.Status != releasecommon.StatusDeployed || latest.Version > handed+1 {
 			t.Errorf("release after taking it back: %s, want revision %d or %d deployed", st.describe("app"), handed, handed+1)
 		}
 		w.planIsEmpty()
@@ -502,7 +502,7 @@ func TestFluxImport(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		st.waitFor("gitops", 1, release.StatusDeployed, 2*time.Minute)
+		st.waitFor("gitops", 1, releasecommon.StatusDeployed, 2*time.Minute)
 
 		w := newWorkspace(t, "import")
 		w.write(c.hcl(map[string]string{"gitops": `  engine = "flux"
@@ -560,7 +560,7 @@ func TestFluxManyReleases(t *testing.T) {
 		w.write(c.hcl(resources))
 		w.apply()
 		for name := range resources {
-			if latest := st.latest(name); latest == nil || latest.Version != 1 || latest.Info.Status != release.StatusDeployed {
+			if latest := st.latest(name); latest == nil || latest.Version != 1 || latest.Info.Status != releasecommon.StatusDeployed {
 				t.Errorf("release %s: %s, want revision 1 deployed", name, st.describe(name))
 			}
 		}

@@ -18,7 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/release"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
+	release "helm.sh/helm/v4/pkg/release/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -426,7 +427,7 @@ func (s *storage) latest(name string) *release.Release {
 }
 
 // waitFor polls the newest revision until it is version in status.
-func (s *storage) waitFor(name string, version int, status release.Status, timeout time.Duration) {
+func (s *storage) waitFor(name string, version int, status releasecommon.Status, timeout time.Duration) {
 	s.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
@@ -449,15 +450,15 @@ func (s *storage) consistent(name string, w *workspace, resource string) {
 	h := s.history(name)
 	deployed := 0
 	for _, r := range h {
-		if r.Info.Status.IsPending() || r.Info.Status == release.StatusUninstalling {
+		if r.Info.Status.IsPending() || r.Info.Status == releasecommon.StatusUninstalling {
 			s.t.Errorf("revision %d left %s: %s", r.Version, r.Info.Status, s.describe(name))
 		}
-		if r.Info.Status == release.StatusDeployed {
+		if r.Info.Status == releasecommon.StatusDeployed {
 			deployed++
 		}
 	}
 	latest := s.latest(name)
-	if latest == nil || latest.Info.Status != release.StatusDeployed || deployed != 1 {
+	if latest == nil || latest.Info.Status != releasecommon.StatusDeployed || deployed != 1 {
 		s.t.Fatalf("want the newest revision deployed and no other: %s", s.describe(name))
 	}
 	if w != nil {

@@ -5,7 +5,7 @@ package e2e
 import (
 	"testing"
 
-	"helm.sh/helm/v3/pkg/release"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
 )
 
 // TestHookNeverFinishes: a pre-upgrade hook Job whose pod never runs.
@@ -41,7 +41,7 @@ func TestHookNeverFinishes(t *testing.T) {
 	}
 	failed := 0
 	for _, r := range store.history("svc") {
-		if r.Info.Status == release.StatusFailed {
+		if r.Info.Status == releasecommon.StatusFailed {
 			failed++
 		}
 	}

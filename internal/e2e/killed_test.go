@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/release"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
 )
 
 const applyArgs = "apply -auto-approve -input=false -no-color"
@@ -34,10 +34,10 @@ func TestKilledUpgrade(t *testing.T) {
   timeout = "10m"
   upgrade = { remediation = { retries = 1 } }`}))
 	run := w.start(strings.Fields(applyArgs)...)
-	store.waitFor("svc", 2, release.StatusPendingUpgrade, 2*time.Minute)
+	store.waitFor("svc", 2, releasecommon.StatusPendingUpgrade, 2*time.Minute)
 	time.Sleep(2 * time.Second) // well into the wait
 	run.kill()
-	if got := store.latest("svc"); got.Version != 2 || got.Info.Status != release.StatusPendingUpgrade {
+	if got := store.latest("svc"); got.Version != 2 || got.Info.Status != releasecommon.StatusPendingUpgrade {
 		t.Fatalf("after the kill: %s, want revision 2 pending-upgrade", store.describe("svc"))
 	}
 	if string(w.stateBytes()) != string(before) {
@@ -53,7 +53,7 @@ func TestKilledUpgrade(t *testing.T) {
 		t.Errorf("message %q after recovery, want v3\n%s", got, res)
 	}
 	for _, r := range store.history("svc") {
-		if r.Version == 2 && r.Info.Status != release.StatusFailed {
+		if r.Version == 2 && r.Info.Status != releasecommon.StatusFailed {
 			t.Errorf("the interrupted revision is %s, want failed: %s", r.Info.Status, store.describe("svc"))
 		}
 	}
@@ -73,7 +73,7 @@ func TestKilledInstall(t *testing.T) {
 	w.write(c.hcl(map[string]string{"svc": `  values = { message = "v1", stuck = true }
   timeout = "10m"`}))
 	run := w.start(strings.Fields(applyArgs)...)
-	store.waitFor("svc", 1, release.StatusPendingInstall, 2*time.Minute)
+	store.waitFor("svc", 1, releasecommon.StatusPendingInstall, 2*time.Minute)
 	time.Sleep(2 * time.Second)
 	run.kill()
 	if got := w.releases(); len(got) != 0 {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/release"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -102,7 +102,7 @@ func TestAPIServerStoppedDuringUpgrade(t *testing.T) {
 	// A rollout that takes until the outage: the pods wait for a node.
 	w.write(c.hcl(map[string]string{"svc": body("v2", true)}))
 	run := w.start(strings.Fields(applyArgs)...)
-	store.waitFor("svc", 2, release.StatusPendingUpgrade, 2*time.Minute)
+	store.waitFor("svc", 2, releasecommon.StatusPendingUpgrade, 2*time.Minute)
 	// The objects are applied: Helm waits for the rollout now.
 	for deadline := time.Now().Add(time.Minute); configMessage(t, ns, "svc") != "v2"; {
 		if time.Now().After(deadline) {

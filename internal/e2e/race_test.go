@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/release"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
@@ -56,7 +56,7 @@ func TestTwoStatesOneRelease(t *testing.T) {
 	}
 
 	store.consistent("shared", workspaces[winner], winner)
-	if h := store.history("shared"); len(h) != 1 || h[0].Info.Status != release.StatusDeployed {
+	if h := store.history("shared"); len(h) != 1 || h[0].Info.Status != releasecommon.StatusDeployed {
 		t.Errorf("want the winner's one revision: %s", store.describe("shared"))
 	}
 	if got := configMessage(t, ns, "shared"); got != winner {

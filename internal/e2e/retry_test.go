@@ -5,7 +5,7 @@ package e2e
 import (
 	"testing"
 
-	"helm.sh/helm/v3/pkg/release"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
 )
 
 // TestStalledReleaseSaysWhatMovesIt: an upgrade that times out (a pod no
@@ -57,7 +57,7 @@ func TestStalledReleaseSaysWhatMovesIt(t *testing.T) {
 		t.Errorf("the retry's failure:\n%s", res)
 	}
 	// The stalled attempt and the retry failed; nothing rolled back.
-	if latest := store.latest("svc"); latest.Version != 3 || latest.Info.Status != release.StatusFailed {
+	if latest := store.latest("svc"); latest.Version != 3 || latest.Info.Status != releasecommon.StatusFailed {
 		t.Errorf("want revision 3 failed (the retry), no rollback: %s", store.describe("svc"))
 	}
 	if got := w.releases()["svc"]; got != 3 {

@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -62,7 +63,7 @@ func configMapChart(version string) *chart.Chart {
 	return &chart.Chart{
 		Metadata: &chart.Metadata{APIVersion: "v2", Name: "settings", Version: version},
 		Values:   map[string]any{"message": "default", "password": ""},
-		Templates: []*chart.File{{Name: "templates/cm.yaml", Data: []byte(`apiVersion: v1
+		Templates: []*common.File{{Name: "templates/cm.yaml", Data: []byte(`apiVersion: v1
 kind: ConfigMap
 metadata:
   name: {{ .Release.Name }}

@@ -5,15 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
+	"strconv"
 	"time"
 
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/kube"
-	"helm.sh/helm/v3/pkg/postrender"
-	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/kube"
+	postrender "helm.sh/helm/v4/pkg/postrenderer"
+	ri "helm.sh/helm/v4/pkg/release"
+	release "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage"
+	"helm.sh/helm/v4/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
@@ -56,23 +59,25 @@ type Client struct {
 	cfg *action.Configuration
 	// kube is cfg.KubeClient, whose waiter each action sets.
 	kube *kubeClient
+	// logs is where Helm logs.
+	logs slog.Handler
 }
 
 // NewClient returns a client storing releases as Secrets in
 // opts.StorageNamespace.
 func NewClient(opts ClientOptions) (*Client, error) {
-	logf := func(string, ...any) {}
+	logs := slog.DiscardHandler
 	if opts.Log != nil {
-		logf = opts.Log.Log
+		logs = opts.Log.Handler()
 	}
 	kc := kube.New(opts.Getter)
-	kc.Log = logf
+	kc.SetLogger(logs)
 	cs, err := kc.Factory.KubernetesClientSet()
 	if err != nil {
 		return nil, fmt.Errorf("creating Kubernetes client for Helm: %w", err)
 	}
 	secrets := driver.NewSecrets(cs.CoreV1().Secrets(opts.StorageNamespace))
-	secrets.Log = logf
+	secrets.SetLogger(logs)
 	var d driver.Driver = secrets
 	if opts.WrapStorage != nil {
 		d = opts.WrapStorage(d)
@@ -84,12 +89,39 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		d = &observer{Driver: d, observe: opts.Observe}
 	}
 	k := &kubeClient{Client: kc, getter: opts.Getter}
-	return &Client{kube: k, cfg: &action.Configuration{
-		RESTClientGetter: opts.Getter,
-		Releases:         storage.Init(d),
-		KubeClient:       k,
-		Log:              logf,
-	}}, nil
+	cfg := action.NewConfiguration(action.ConfigurationSetLogger(logs))
+	cfg.RESTClientGetter = opts.Getter
+	cfg.Releases = storage.Init(d)
+	cfg.Releases.SetLogger(logs)
+	cfg.KubeClient = k
+	return &Client{kube: k, cfg: cfg, logs: logs}, nil
+}
+
+// asRelease is the record behind a Releaser: Helm 4 stores v1 records
+// (charts of API v1 and v2) and nothing else this package reads.
+func asRelease(r ri.Releaser) (*Release, error) {
+	switch v := r.(type) {
+	case nil:
+		return nil, nil
+	case *Release:
+		return v, nil
+	case Release:
+		return &v, nil
+	}
+	return nil, fmt.Errorf("release record of type %T: only Helm's v1 records (charts of API v1 and v2) are supported", r)
+}
+
+// asReleases is asRelease of each.
+func asReleases(rs []ri.Releaser) ([]*Release, error) {
+	out := make([]*Release, 0, len(rs))
+	for _, r := range rs {
+		rel, err := asRelease(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rel)
+	}
+	return out, nil
 }
 
 // observer passes every release written to storage to observe.
@@ -98,20 +130,26 @@ type observer struct {
 	observe func(*Release)
 }
 
-func (o *observer) Create(key string, rls *Release) error {
+func (o *observer) Create(key string, rls ri.Releaser) error {
 	if err := o.Driver.Create(key, rls); err != nil {
 		return err
 	}
-	o.observe(rls)
+	o.pass(rls)
 	return nil
 }
 
-func (o *observer) Update(key string, rls *Release) error {
+func (o *observer) Update(key string, rls ri.Releaser) error {
 	if err := o.Driver.Update(key, rls); err != nil {
 		return err
 	}
-	o.observe(rls)
+	o.pass(rls)
 	return nil
+}
+
+func (o *observer) pass(rls ri.Releaser) {
+	if rel, err := asRelease(rls); err == nil && rel != nil {
+		o.observe(rel)
+	}
 }
 
 // LastRelease returns the newest revision of the release, or nil when the
@@ -124,7 +162,7 @@ func (c *Client) LastRelease(name string) (*Release, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading release %s from storage: %w", name, err)
 	}
-	return rel, nil
+	return asRelease(rel)
 }
 
 // History returns every revision of the release in storage.
@@ -136,7 +174,7 @@ func (c *Client) History(name string) ([]*Release, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading history of release %s: %w", name, err)
 	}
-	return rels, nil
+	return asReleases(rels)
 }
 
 // UpdateRelease writes rel to storage, e.g. to mark a pending release failed.
@@ -146,6 +184,35 @@ func (c *Client) UpdateRelease(rel *Release) error {
 	}
 	return nil
 }
+
+// PostRenderStrategy says which rendered objects go through the
+// post-renderer: the release's objects only (PostRenderNoHooks, as Helm 3
+// did), or its hooks too, in one stream with them (PostRenderCombined,
+// Helm 4's default) or apart (PostRenderSeparate).
+type PostRenderStrategy = action.PostRenderStrategy
+
+// Post-render strategies.
+const (
+	PostRenderNoHooks  = action.PostRenderStrategyNoHooks
+	PostRenderCombined = action.PostRenderStrategyCombined
+	PostRenderSeparate = action.PostRenderStrategySeparate
+)
+
+// ApplyMethod is how an upgrade or a rollback writes the objects.
+type ApplyMethod string
+
+// Apply methods.
+const (
+	// ApplyServerSide writes by server-side apply, forcing conflicts
+	// with other field managers, as helm-controller does.
+	ApplyServerSide ApplyMethod = "true"
+	// ApplyClientSide writes by three-way merge patches, as Helm 3 did.
+	ApplyClientSide ApplyMethod = "false"
+	// ApplyAsLast writes as the release's newest record says it was
+	// written (its apply_method): client-side for a record Helm 3 wrote,
+	// which has none.
+	ApplyAsLast ApplyMethod = "auto"
+)
 
 // InstallOptions of Install.
 type InstallOptions struct {
@@ -158,9 +225,14 @@ type InstallOptions struct {
 	TakeOwnership            bool
 	Replace                  bool
 	CreateNamespace          bool
-	PostRenderer             postrender.PostRenderer
-	Description              string
-	// Poller, when set, waits instead of Helm 3's waiter.
+	// ServerSideApply creates the objects by server-side apply, forcing
+	// conflicts; false creates them client-side.
+	ServerSideApply bool
+	PostRenderer    postrender.PostRenderer
+	// PostRenderStrategy; empty is PostRenderNoHooks.
+	PostRenderStrategy PostRenderStrategy
+	Description        string
+	// Poller, when set, waits instead of Helm's legacy waiter.
 	Poller *Poller
 	// DryRun renders and validates against the cluster without writing.
 	DryRun bool
@@ -174,9 +246,10 @@ func (c *Client) Install(ctx context.Context, chart *Chart, values map[string]an
 		// Helm reads every object of the release to learn which exist; a
 		// dry run that takes ownership of what exists does nothing with
 		// the answer.
-		dry := *c.cfg
-		dry.KubeClient = mappedOnly{c.cfg.KubeClient}
-		cfg = &dry
+		dry := action.NewConfiguration(action.ConfigurationSetLogger(c.logs))
+		dry.RESTClientGetter, dry.Releases, dry.Capabilities = c.cfg.RESTClientGetter, c.cfg.Releases, c.cfg.Capabilities
+		dry.KubeClient = mappedOnly{c.kube}
+		cfg = dry
 		defer func() {
 			if c.cfg.Capabilities == nil {
 				c.cfg.Capabilities = dry.Capabilities // discovered once
@@ -185,21 +258,54 @@ func (c *Client) Install(ctx context.Context, chart *Chart, values map[string]an
 	}
 	a := action.NewInstall(cfg)
 	a.ReleaseName, a.Namespace = o.ReleaseName, o.Namespace
-	a.Timeout, a.Wait, a.WaitForJobs = o.Timeout, o.Wait, o.WaitForJobs
+	a.Timeout, a.WaitForJobs = o.Timeout, o.WaitForJobs
+	a.WaitStrategy = waitStrategy(o.Wait, o.Poller)
 	a.DisableHooks = o.DisableHooks
 	a.DisableOpenAPIValidation = o.DisableOpenAPIValidation
 	a.SkipSchemaValidation = o.SkipSchemaValidation
 	a.TakeOwnership = o.TakeOwnership
 	a.Replace = o.Replace
 	a.CreateNamespace = o.CreateNamespace
+	a.ServerSideApply, a.ForceConflicts = o.ServerSideApply, o.ServerSideApply
 	a.PostRenderer = o.PostRenderer
+	a.PostRenderStrategy = postRenderStrategy(o.PostRenderStrategy)
 	a.Description = o.Description
 	a.SkipCRDs = true
 	if o.DryRun {
-		a.DryRun, a.DryRunOption, a.Wait, a.WaitForJobs = true, "server", false, false
+		a.DryRunStrategy, a.WaitStrategy, a.WaitForJobs = action.DryRunServer, kube.HookOnlyStrategy, false
 	}
 	defer c.waitWith(o.Poller)()
-	return a.RunWithContext(ctx, chart, values)
+	rel, err := a.RunWithContext(ctx, chart, values)
+	return releaseOf(rel, err)
+}
+
+// releaseOf is the record an action returned, with its error.
+func releaseOf(r ri.Releaser, err error) (*Release, error) {
+	rel, aerr := asRelease(r)
+	if err != nil {
+		return rel, err
+	}
+	return rel, aerr
+}
+
+func postRenderStrategy(s PostRenderStrategy) PostRenderStrategy {
+	if s == "" {
+		return PostRenderNoHooks
+	}
+	return s
+}
+
+// waitStrategy is the strategy Helm's actions are given: the poller's or
+// the legacy waiter's when they wait, hooks only when they do not.
+func waitStrategy(wait bool, p *Poller) kube.WaitStrategy {
+	switch {
+	case !wait:
+		return kube.HookOnlyStrategy
+	case p != nil:
+		return kube.StatusWatcherStrategy
+	default:
+		return kube.LegacyStrategy
+	}
 }
 
 // waitWith makes p the waiter until the returned function is called.
@@ -211,10 +317,10 @@ func (c *Client) waitWith(p *Poller) func() {
 // mappedOnly is the KubeClient of a dry-run install that takes ownership:
 // Build maps the manifest's objects to the cluster's kinds (an unknown kind
 // is still an error) and returns none, so that Helm does not read each.
-type mappedOnly struct{ kube.Interface }
+type mappedOnly struct{ *kubeClient }
 
 func (m mappedOnly) Build(r io.Reader, validate bool) (kube.ResourceList, error) {
-	if _, err := m.Interface.Build(r, validate); err != nil {
+	if _, err := m.kubeClient.Build(r, validate); err != nil {
 		return nil, err
 	}
 	return nil, nil
@@ -229,13 +335,19 @@ type UpgradeOptions struct {
 	DisableOpenAPIValidation bool
 	SkipSchemaValidation     bool
 	TakeOwnership            bool
-	Force                    bool
-	CleanupOnFail            bool
-	ReuseValues              bool
-	MaxHistory               int
-	PostRenderer             postrender.PostRenderer
-	Description              string
-	// Poller, when set, waits instead of Helm 3's waiter.
+	// Force replaces objects a client-side patch cannot update (delete
+	// and create); server-side apply forces conflicts instead.
+	Force         bool
+	CleanupOnFail bool
+	ReuseValues   bool
+	MaxHistory    int
+	// ApplyMethod; empty is ApplyAsLast.
+	ApplyMethod  ApplyMethod
+	PostRenderer postrender.PostRenderer
+	// PostRenderStrategy; empty is PostRenderNoHooks.
+	PostRenderStrategy PostRenderStrategy
+	Description        string
+	// Poller, when set, waits instead of Helm's legacy waiter.
 	Poller *Poller
 	// DryRun renders and validates against the cluster without writing.
 	DryRun bool
@@ -243,25 +355,68 @@ type UpgradeOptions struct {
 
 // Upgrade upgrades release name to chart with values; CRDs are the caller's.
 func (c *Client) Upgrade(ctx context.Context, name string, chart *Chart, values map[string]any, o UpgradeOptions) (*Release, error) {
+	ssa, err := c.serverSideApply(name, 0, o.ApplyMethod)
+	if err != nil {
+		return nil, err
+	}
 	a := action.NewUpgrade(c.cfg)
 	a.Namespace = o.Namespace
-	a.Timeout, a.Wait, a.WaitForJobs = o.Timeout, o.Wait, o.WaitForJobs
+	a.Timeout, a.WaitForJobs = o.Timeout, o.WaitForJobs
+	a.WaitStrategy = waitStrategy(o.Wait, o.Poller)
 	a.DisableHooks = o.DisableHooks
 	a.DisableOpenAPIValidation = o.DisableOpenAPIValidation
 	a.SkipSchemaValidation = o.SkipSchemaValidation
 	a.TakeOwnership = o.TakeOwnership
-	a.Force = o.Force
+	a.ServerSideApply, a.ForceConflicts = strconv.FormatBool(ssa), ssa
+	a.ForceReplace = o.Force && !ssa
 	a.CleanupOnFail = o.CleanupOnFail
 	a.ReuseValues = o.ReuseValues
 	a.MaxHistory = o.MaxHistory
 	a.PostRenderer = o.PostRenderer
+	a.PostRenderStrategy = postRenderStrategy(o.PostRenderStrategy)
 	a.Description = o.Description
 	a.SkipCRDs = true
 	if o.DryRun {
-		a.DryRun, a.DryRunOption, a.Wait, a.WaitForJobs = true, "server", false, false
+		a.DryRunStrategy, a.WaitStrategy, a.WaitForJobs = action.DryRunServer, kube.HookOnlyStrategy, false
 	}
 	defer c.waitWith(o.Poller)()
-	return a.RunWithContext(ctx, name, chart, values)
+	rel, err := a.RunWithContext(ctx, name, chart, values)
+	return releaseOf(rel, err)
+}
+
+// serverSideApply resolves m for an action on release name that returns
+// to revision version (0: the newest, as an upgrade does; -1: the one
+// before the newest, as a rollback to the previous revision does). Helm
+// resolves ApplyAsLast itself but forces no conflict then; helm-controller
+// resolves it first, as here, to force them on server-side apply.
+func (c *Client) serverSideApply(name string, version int, m ApplyMethod) (bool, error) {
+	switch m {
+	case ApplyServerSide:
+		return true, nil
+	case ApplyClientSide:
+		return false, nil
+	case ApplyAsLast, "":
+	default:
+		return false, fmt.Errorf("apply method %q: not one of %q, %q, %q", m, ApplyServerSide, ApplyClientSide, ApplyAsLast)
+	}
+	last, err := c.LastRelease(name)
+	if err != nil || last == nil {
+		return false, err
+	}
+	rel := last
+	if version != 0 {
+		if version < 0 {
+			version = last.Version - 1
+		}
+		r, err := c.cfg.Releases.Get(name, version)
+		if err != nil {
+			return false, fmt.Errorf("reading revision %d of release %s: %w", version, name, err)
+		}
+		if rel, err = asRelease(r); err != nil {
+			return false, err
+		}
+	}
+	return rel.ApplyMethod == string(release.ApplyMethodServerSideApply), nil
 }
 
 // TestOptions of Test.
@@ -270,6 +425,8 @@ type TestOptions struct {
 	Timeout   time.Duration
 	// Include and Exclude filter tests by hook name.
 	Include, Exclude []string
+	// Poller waits for the test hooks; nil waits with Helm's watcher.
+	Poller *Poller
 }
 
 // Test runs the release's test hooks; the returned release carries their
@@ -283,7 +440,15 @@ func (c *Client) Test(name string, o TestOptions) (*Release, error) {
 	if len(o.Exclude) > 0 {
 		a.Filters[action.ExcludeNameFilter] = o.Exclude
 	}
-	return a.Run(name)
+	defer c.waitWith(o.Poller)()
+	r, shutdown, err := a.Run(name)
+	// shutdown deletes the test hooks whose policy says so once they ran.
+	if shutdown != nil {
+		if serr := shutdown(); serr != nil && err == nil {
+			err = fmt.Errorf("deleting the test hooks of release %s: %w", name, serr)
+		}
+	}
+	return releaseOf(r, err)
 }
 
 // RollbackOptions of Rollback.
@@ -293,20 +458,34 @@ type RollbackOptions struct {
 	Timeout           time.Duration
 	Wait, WaitForJobs bool
 	DisableHooks      bool
-	Force             bool
-	Recreate          bool
-	CleanupOnFail     bool
-	MaxHistory        int
-	// Poller, when set, waits instead of Helm 3's waiter.
+	// Force as UpgradeOptions.Force.
+	Force         bool
+	CleanupOnFail bool
+	MaxHistory    int
+	// ApplyMethod; empty is ApplyAsLast: as the revision rolled back to
+	// was written.
+	ApplyMethod ApplyMethod
+	// Poller, when set, waits instead of Helm's legacy waiter.
 	Poller *Poller
 }
 
 // Rollback rolls release name back.
 func (c *Client) Rollback(name string, o RollbackOptions) error {
+	target := o.Version
+	if target == 0 {
+		target = -1
+	}
+	ssa, err := c.serverSideApply(name, target, o.ApplyMethod)
+	if err != nil {
+		return err
+	}
 	a := action.NewRollback(c.cfg)
 	a.Version = o.Version
-	a.Timeout, a.Wait, a.WaitForJobs = o.Timeout, o.Wait, o.WaitForJobs
-	a.DisableHooks, a.Force, a.Recreate = o.DisableHooks, o.Force, o.Recreate
+	a.Timeout, a.WaitForJobs = o.Timeout, o.WaitForJobs
+	a.WaitStrategy = waitStrategy(o.Wait, o.Poller)
+	a.DisableHooks = o.DisableHooks
+	a.ServerSideApply, a.ForceConflicts = strconv.FormatBool(ssa), ssa
+	a.ForceReplace = o.Force && !ssa
 	a.CleanupOnFail, a.MaxHistory = o.CleanupOnFail, o.MaxHistory
 	defer c.waitWith(o.Poller)()
 	return a.Run(name)
@@ -326,7 +505,8 @@ type UninstallOptions struct {
 // error wrapping driver.ErrReleaseNotFound.
 func (c *Client) Uninstall(name string, o UninstallOptions) (*Release, error) {
 	a := action.NewUninstall(c.cfg)
-	a.Timeout, a.Wait = o.Timeout, o.Wait
+	a.Timeout = o.Timeout
+	a.WaitStrategy = waitStrategy(o.Wait, nil)
 	a.DisableHooks, a.KeepHistory = o.DisableHooks, o.KeepHistory
 	a.DeletionPropagation = o.DeletionPropagation
 	a.Description = o.Description
@@ -334,7 +514,7 @@ func (c *Client) Uninstall(name string, o UninstallOptions) (*Release, error) {
 	if res == nil {
 		return nil, err
 	}
-	return res.Release, err
+	return releaseOf(res.Release, err)
 }
 
 // IsReleaseNotFound reports whether err means the release does not exist.

@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
+	release "helm.sh/helm/v4/pkg/release/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,11 +55,11 @@ func run(m *testing.M) int {
 // the value failTest is true: on the local test cluster by its label, on a
 // real cluster (kind) by its exit code.
 func testChart(version string) *chart.Chart {
-	file := func(name, data string) *chart.File { return &chart.File{Name: name, Data: []byte(data)} }
+	file := func(name, data string) *common.File { return &common.File{Name: name, Data: []byte(data)} }
 	return &chart.Chart{
 		Metadata: &chart.Metadata{APIVersion: "v2", Name: "web", Version: version},
 		Values:   map[string]any{"replicas": 1, "failTest": false},
-		Templates: []*chart.File{
+		Templates: []*common.File{
 			file("templates/deployment.yaml", `apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -141,7 +143,7 @@ func TestClientLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("install: %v\n%s", err, logs)
 	}
-	if rel.Info.Status != release.StatusDeployed || rel.Version != 1 {
+	if rel.Info.Status != releasecommon.StatusDeployed || rel.Version != 1 {
 		t.Fatalf("installed release %s v%d", rel.Info.Status, rel.Version)
 	}
 	cs := kubernetes.NewForConfigOrDie(testRESTConfig)
@@ -149,7 +151,7 @@ func TestClientLifecycle(t *testing.T) {
 	if err != nil || d.Status.ReadyReplicas != 2 {
 		t.Fatalf("after a waited install the Deployment has %d ready replicas (%v)", d.Status.ReadyReplicas, err)
 	}
-	if len(*observed) < 2 || (*observed)[len(*observed)-1].Info.Status != release.StatusDeployed {
+	if len(*observed) < 2 || (*observed)[len(*observed)-1].Info.Status != releasecommon.StatusDeployed {
 		t.Errorf("observer saw %d writes, the last not deployed", len(*observed))
 	}
 
@@ -192,7 +194,7 @@ func TestClientLifecycle(t *testing.T) {
 	if _, err := c.Uninstall("web", UninstallOptions{Timeout: time.Minute, Wait: true, KeepHistory: true}); err != nil {
 		t.Fatalf("uninstall: %v", err)
 	}
-	if last, _ := c.LastRelease("web"); last == nil || last.Info.Status != release.StatusUninstalled {
+	if last, _ := c.LastRelease("web"); last == nil || last.Info.Status != releasecommon.StatusUninstalled {
 		t.Errorf("after uninstall keeping history, the last release is %v", last)
 	}
 	if _, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}); err == nil {
@@ -250,7 +252,7 @@ func TestDryRunInstallReadsNoObject(t *testing.T) {
 	}
 
 	unknown := testChart("1.0.0")
-	unknown.Templates = append(unknown.Templates, &chart.File{Name: "templates/unknown.yaml", Data: []byte("apiVersion: example.com/v1\nkind: Unserved\nmetadata: {name: x}\n")})
+	unknown.Templates = append(unknown.Templates, &common.File{Name: "templates/unknown.yaml", Data: []byte("apiVersion: example.com/v1\nkind: Unserved\nmetadata: {name: x}\n")})
 	if _, err := c.Install(ctx, unknown, nil, dry); err == nil || !strings.Contains(err.Error(), "Unserved") {
 		t.Errorf("dry run of a kind the cluster does not serve: %v, want an error naming it", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"helm.sh/helm/v4/pkg/kube"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -95,7 +96,12 @@ func (c *Client) ApplyCRDs(chart *Chart, o CRDOptions) error {
 		}
 		all = append(all, infos...)
 	}
-	if err := c.cfg.KubeClient.Wait(all, o.Timeout); err != nil {
+	// Helm's legacy waiter waits for CRDs to be established.
+	w, err := c.kube.Client.GetWaiter(kube.LegacyStrategy)
+	if err != nil {
+		return fmt.Errorf("waiting for CRDs to be established: %w", err)
+	}
+	if err := w.Wait(all, o.Timeout); err != nil {
 		return fmt.Errorf("waiting for CRDs to be established: %w", err)
 	}
 	if mapper, err := c.cfg.RESTClientGetter.ToRESTMapper(); err == nil {

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -30,7 +31,7 @@ func TestApplyCRDsAtOnce(t *testing.T) {
 		t.Cleanup(func() { _ = crds.Delete(context.Background(), "gadgets."+group, metav1.DeleteOptions{}) })
 		c := &chart.Chart{
 			Metadata: &chart.Metadata{APIVersion: "v2", Name: "shared", Version: "1.0.0"},
-			Files: []*chart.File{{Name: "crds/gadgets.yaml", Data: []byte(`apiVersion: apiextensions.k8s.io/v1
+			Files: []*common.File{{Name: "crds/gadgets.yaml", Data: []byte(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
   name: gadgets.` + group + `

@@ -3,14 +3,15 @@ package helm
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/postrender"
+	"helm.sh/helm/v4/pkg/action"
+	chartutil "helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	postrender "helm.sh/helm/v4/pkg/postrenderer"
 	"k8s.io/client-go/discovery"
 )
 
@@ -80,10 +81,8 @@ type Rendered struct {
 // Render renders a chart without touching any cluster, as `helm template`
 // does, with the capabilities of the target cluster when given.
 func Render(ctx context.Context, opts RenderOptions) (*Rendered, error) {
-	install := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
-	install.ClientOnly = true
-	install.DryRun = true
-	install.DryRunOption = "client"
+	install := action.NewInstall(action.NewConfiguration(action.ConfigurationSetLogger(slog.DiscardHandler)))
+	install.DryRunStrategy = action.DryRunClient
 	install.Replace = true
 	install.ReleaseName = opts.ReleaseName
 	install.Namespace = opts.Namespace
@@ -106,7 +105,7 @@ func Render(ctx context.Context, opts RenderOptions) (*Rendered, error) {
 	if values == nil {
 		values = map[string]any{}
 	}
-	rel, err := install.RunWithContext(ctx, opts.Chart, values)
+	rel, err := releaseOf(install.RunWithContext(ctx, opts.Chart, values))
 	if err != nil {
 		return nil, fmt.Errorf("rendering chart %s: %w", opts.Chart.Name(), err)
 	}

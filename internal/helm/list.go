@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/release"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -84,7 +84,7 @@ func ListReleases(ctx context.Context, getter genericclioptions.RESTClientGetter
 		if err != nil {
 			return nil, err
 		}
-		if rel == nil || rel.Info == nil || rel.Info.Status == release.StatusUninstalled {
+		if rel == nil || rel.Info == nil || rel.Info.Status == releasecommon.StatusUninstalled {
 			continue
 		}
 		out = append(out, StoredRelease{StorageNamespace: k.namespace, Release: rel})

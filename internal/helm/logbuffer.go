@@ -2,6 +2,8 @@ package helm
 
 import (
 	"fmt"
+	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -28,7 +30,39 @@ func NewLogBuffer(size int, sink func(string)) *LogBuffer {
 	return &LogBuffer{lines: make([]string, size), sink: sink}
 }
 
-// Log has the signature of Helm's action.DebugLog.
+// Handler is the slog handler Helm logs through: each record, at every
+// level, becomes one line, `msg key=value …` (time and level left out).
+func (b *LogBuffer) Handler() slog.Handler {
+	return slog.NewTextHandler(lineWriter{b}, &slog.HandlerOptions{
+		Level: slog.LevelDebug,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && (a.Key == slog.TimeKey || a.Key == slog.LevelKey) {
+				return slog.Attr{}
+			}
+			return a
+		},
+	})
+}
+
+// lineWriter takes the text handler's lines: one Write per record.
+type lineWriter struct{ b *LogBuffer }
+
+func (w lineWriter) Write(p []byte) (int, error) {
+	line := string(p)
+	if rest, ok := strings.CutPrefix(line, "msg="); ok {
+		line = rest
+		// The message unquoted, as Helm 3 wrote its lines.
+		if q, err := strconv.QuotedPrefix(rest); err == nil {
+			if msg, err := strconv.Unquote(q); err == nil {
+				line = msg + rest[len(q):]
+			}
+		}
+	}
+	w.b.Log("%s", line)
+	return len(p), nil
+}
+
+// Log keeps one line, formatted as fmt.Sprintf does.
 func (b *LogBuffer) Log(format string, v ...any) {
 	line := strings.TrimSpace(fmt.Sprintf(format, v...))
 	if line == "" {

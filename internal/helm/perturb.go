@@ -8,7 +8,8 @@ import (
 	"strings"
 	"text/template/parse"
 
-	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 // Template functions whose result differs from one call to the next, and
@@ -74,14 +75,14 @@ func Perturb(c *Chart, values map[string]any) (pc *Chart, pv map[string]any, ok 
 func perturbChart(c *chart.Chart) (*chart.Chart, bool) {
 	out := *c
 	changed := false
-	files := func(in []*chart.File) []*chart.File {
-		result := make([]*chart.File, len(in))
+	files := func(in []*common.File) []*common.File {
+		result := make([]*common.File, len(in))
 		for i, f := range in {
 			result[i] = f
 			text, perturbed, err := perturbTemplate(f.Name, string(f.Data))
 			switch {
 			case perturbed:
-				result[i] = &chart.File{Name: f.Name, Data: []byte(text)}
+				result[i] = &common.File{Name: f.Name, Data: []byte(text)}
 				changed = true
 			case err != nil && strings.HasPrefix(f.Name, "templates/"):
 				// A template naming such a function that Go's parser

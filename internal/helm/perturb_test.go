@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 func renderDocs(t *testing.T, c *chart.Chart, values map[string]any) map[string]string {
@@ -23,8 +24,8 @@ func renderDocs(t *testing.T, c *chart.Chart, values map[string]any) map[string]
 	return docs
 }
 
-func configMap(name, data string) *chart.File {
-	return &chart.File{Name: "templates/" + name + ".yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\ndata:\n" + data)}
+func configMap(name, data string) *common.File {
+	return &common.File{Name: "templates/" + name + ".yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\ndata:\n" + data)}
 }
 
 // TestPerturb: a second render of the perturbed chart differs in exactly
@@ -32,7 +33,7 @@ func configMap(name, data string) *chart.File {
 // however coarse its use (a date by the day, a random integer of two
 // values), through named templates, arguments and tpl'd values alike.
 func TestPerturb(t *testing.T) {
-	helpers := &chart.File{Name: "templates/_helpers.tpl", Data: []byte(`{{- define "app.stamp" -}}
+	helpers := &common.File{Name: "templates/_helpers.tpl", Data: []byte(`{{- define "app.stamp" -}}
 {{ now | date "2006-01-02" }}
 {{- end }}
 {{- define "app.name" -}}
@@ -41,7 +42,7 @@ func TestPerturb(t *testing.T) {
 	c := &chart.Chart{
 		Metadata: &chart.Metadata{APIVersion: "v2", Name: "app", Version: "1.0.0"},
 		Values:   map[string]any{"items": []any{"a", "b"}, "greeting": "hello {{ .Release.Name }}"},
-		Templates: []*chart.File{
+		Templates: []*common.File{
 			helpers,
 			configMap("stable", `  name: {{ include "app.name" . | quote }}
   {{- range $i, $item := .Values.items }}
@@ -98,7 +99,7 @@ func TestPerturb(t *testing.T) {
 func TestPerturbNothing(t *testing.T) {
 	c := &chart.Chart{
 		Metadata:  &chart.Metadata{APIVersion: "v2", Name: "app", Version: "1.0.0"},
-		Templates: []*chart.File{configMap("a", "  now: {{ .Values.now | quote }}\n")},
+		Templates: []*common.File{configMap("a", "  now: {{ .Values.now | quote }}\n")},
 	}
 	if _, _, ok := Perturb(c, map[string]any{"now": "a field, not a call"}); ok {
 		t.Error("a chart without non-reproducible calls was perturbed")
@@ -110,7 +111,7 @@ func TestPerturbNothing(t *testing.T) {
 // through a shared helper.
 func BenchmarkPerturb(b *testing.B) {
 	c := &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "app", Version: "1.0.0"}}
-	c.Templates = append(c.Templates, &chart.File{Name: "templates/_helpers.tpl", Data: []byte(`{{- define "app.secret" -}}{{ randAlphaNum 24 | b64enc }}{{- end }}`)})
+	c.Templates = append(c.Templates, &common.File{Name: "templates/_helpers.tpl", Data: []byte(`{{- define "app.secret" -}}{{ randAlphaNum 24 | b64enc }}{{- end }}`)})
 	for i := range 300 {
 		data := fmt.Sprintf("  n: %q\n  labels: {{ .Values.labels | toYaml | nindent 4 }}\n", strings.Repeat("x", 200))
 		if i%30 == 0 {

@@ -15,7 +15,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/statusreaders"
 	"github.com/fluxcd/pkg/ssa"
 	ssautils "github.com/fluxcd/pkg/ssa/utils"
-	"helm.sh/helm/v3/pkg/kube"
+	"helm.sh/helm/v4/pkg/kube"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -65,8 +65,9 @@ func NewHealthCheckReader(checks []kustomize.CustomHealthCheck) (func(meta.RESTM
 	return cel.NewStatusReader(checks)
 }
 
-// kubeClient is Helm's kube client with the waiter of the action under way:
-// Helm 3's (poller nil) or a Poller. Helm's hooks keep Helm's own watch.
+// kubeClient is Helm's kube client with the waiter of the action under way,
+// as helm-controller's: Helm's legacy waiter when the action waits the
+// legacy way (poller nil), else the Poller, which also watches the hooks.
 type kubeClient struct {
 	// The struct, not kube.Interface: Helm type-asserts its client for
 	// methods outside the interface.
@@ -75,18 +76,88 @@ type kubeClient struct {
 	poller *Poller
 }
 
-func (k *kubeClient) Wait(resources kube.ResourceList, timeout time.Duration) error {
-	if k.poller == nil {
-		return k.Client.Wait(resources, timeout)
-	}
-	return k.poll(resources, timeout, false)
+var (
+	_ kube.Interface            = (*kubeClient)(nil)
+	_ kube.InterfaceWaitOptions = (*kubeClient)(nil)
+)
+
+func (k *kubeClient) GetWaiter(s kube.WaitStrategy) (kube.Waiter, error) {
+	return k.GetWaiterWithOptions(s)
 }
 
-func (k *kubeClient) WaitWithJobs(resources kube.ResourceList, timeout time.Duration) error {
-	if k.poller == nil {
-		return k.Client.WaitWithJobs(resources, timeout)
+// GetWaiterWithOptions is the waiter of strategy s: kube.HookOnlyStrategy
+// watches the hooks only. A test (kube.StatusWatcherStrategy with no
+// poller set) is watched by a Poller too, as helm-controller watches it.
+func (k *kubeClient) GetWaiterWithOptions(s kube.WaitStrategy, opts ...kube.WaitOption) (kube.Waiter, error) {
+	var w kube.Waiter
+	switch p := k.poller; {
+	case p != nil:
+		w = &pollWaiter{k: k, p: p}
+	case s == kube.StatusWatcherStrategy:
+		w = &pollWaiter{k: k, p: &Poller{}}
+	default:
+		legacy, err := k.Client.GetWaiterWithOptions(kube.LegacyStrategy, opts...)
+		if err != nil {
+			return nil, err
+		}
+		w = legacy
 	}
-	return k.poll(resources, timeout, true)
+	if s == kube.HookOnlyStrategy {
+		return hooksOnly{w}, nil
+	}
+	return w, nil
+}
+
+// hooksOnly watches hooks and waits for nothing else.
+type hooksOnly struct{ kube.Waiter }
+
+func (hooksOnly) Wait(kube.ResourceList, time.Duration) error          { return nil }
+func (hooksOnly) WaitWithJobs(kube.ResourceList, time.Duration) error  { return nil }
+func (hooksOnly) WaitForDelete(kube.ResourceList, time.Duration) error { return nil }
+
+// pollWaiter is helm-controller's waiter (v1.5 and later, for its poller
+// strategy): fluxcd/pkg/ssa's polling of kstatus, health checks first.
+type pollWaiter struct {
+	k *kubeClient
+	p *Poller
+}
+
+func (w *pollWaiter) Wait(resources kube.ResourceList, timeout time.Duration) error {
+	return w.k.poll(w.p, resources, timeout, true, false)
+}
+
+func (w *pollWaiter) WaitWithJobs(resources kube.ResourceList, timeout time.Duration) error {
+	return w.k.poll(w.p, resources, timeout, true, true)
+}
+
+// WatchUntilReady waits for hooks: Jobs to complete and Pods to succeed,
+// anything else (but what a health check names) ready once it exists. It
+// never fails early: a hook may be a migration that retries.
+func (w *pollWaiter) WatchUntilReady(resources kube.ResourceList, timeout time.Duration) error {
+	return w.k.poll(w.p, resources, timeout, false, true, newPodStatusReader, alwaysCurrent)
+}
+
+func (w *pollWaiter) WaitForDelete(resources kube.ResourceList, timeout time.Duration) error {
+	objs := make([]*unstructured.Unstructured, 0, len(resources))
+	for _, r := range resources {
+		var o unstructured.Unstructured
+		o.SetGroupVersionKind(r.Object.GetObjectKind().GroupVersionKind())
+		o.SetNamespace(r.Namespace)
+		o.SetName(r.Name)
+		objs = append(objs, &o)
+	}
+	mgr, err := w.k.resourceManager(w.p, false)
+	if err != nil {
+		return err
+	}
+	return mgr.WaitForTermination(objs, ssa.WaitOptions{Interval: pollInterval, Timeout: timeout})
+}
+
+func (p *Poller) context() context.Context {
+	if p.Context == nil {
+		return context.Background()
+	}
+	return p.Context
 }
 
 var (
@@ -95,13 +166,10 @@ var (
 )
 
 // poll waits until every object is Current in kstatus terms, failing as
-// soon as one is Failed; paused Deployments are skipped, and Jobs are
-// waited for only withJobs (and may be deleted by their TTL).
-func (k *kubeClient) poll(resources kube.ResourceList, timeout time.Duration, withJobs bool) error {
-	ctx := k.poller.Context
-	if ctx == nil {
-		ctx = context.Background()
-	}
+// soon as one is Failed when failFast; paused Deployments are skipped, and
+// Jobs are waited for only withJobs (and may be deleted by their TTL).
+// extra status readers come after the health checks' and the Job reader.
+func (k *kubeClient) poll(p *Poller, resources kube.ResourceList, timeout time.Duration, failFast, withJobs bool, extra ...func(meta.RESTMapper) engine.StatusReader) error {
 	var set object.ObjMetadataSet
 	var jobs []*unstructured.Unstructured
 	for _, res := range resources {
@@ -124,21 +192,21 @@ func (k *kubeClient) poll(resources kube.ResourceList, timeout time.Duration, wi
 		}
 		set = append(set, id)
 	}
-	mgr, err := k.resourceManager(withJobs)
+	mgr, err := k.resourceManager(p, withJobs, extra...)
 	if err != nil {
 		return err
 	}
-	return mgr.WaitForSetWithContext(ctx, set, ssa.WaitOptions{
+	return mgr.WaitForSetWithContext(p.context(), set, ssa.WaitOptions{
 		Interval:    pollInterval,
 		Timeout:     timeout,
-		FailFast:    true,
+		FailFast:    failFast,
 		JobsWithTTL: ssautils.ExtractJobsWithTTL(jobs),
 	})
 }
 
 // resourceManager reads statuses with the health checks first, then
-// (withJobs) helm-controller's Job reader, then kstatus.
-func (k *kubeClient) resourceManager(withJobs bool) (*ssa.ResourceManager, error) {
+// (withJobs) helm-controller's Job reader, then extra, then kstatus.
+func (k *kubeClient) resourceManager(p *Poller, withJobs bool, extra ...func(meta.RESTMapper) engine.StatusReader) (*ssa.ResourceManager, error) {
 	cfg, err := k.getter.ToRESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("creating Kubernetes client for the poller: %w", err)
@@ -152,8 +220,8 @@ func (k *kubeClient) resourceManager(withJobs bool) (*ssa.ResourceManager, error
 		return nil, fmt.Errorf("creating Kubernetes client for the poller: %w", err)
 	}
 	var readers []engine.StatusReader
-	if len(k.poller.HealthChecks) > 0 {
-		newReader, err := NewHealthCheckReader(k.poller.HealthChecks)
+	if len(p.HealthChecks) > 0 {
+		newReader, err := NewHealthCheckReader(p.HealthChecks)
 		if err != nil {
 			return nil, err
 		}
@@ -161,6 +229,9 @@ func (k *kubeClient) resourceManager(withJobs bool) (*ssa.ResourceManager, error
 	}
 	if withJobs {
 		readers = append(readers, statusreaders.NewCustomJobStatusReader(mapper))
+	}
+	for _, r := range extra {
+		readers = append(readers, r(mapper))
 	}
 	poller := polling.NewStatusPoller(c, mapper, polling.Options{CustomStatusReaders: readers})
 	return ssa.NewResourceManager(c, poller, ssa.Owner{Field: FieldManager}), nil

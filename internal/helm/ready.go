@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"helm.sh/helm/v3/pkg/kube"
-	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v4/pkg/kube"
+	release "helm.sh/helm/v4/pkg/release/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/kubernetes"
@@ -33,7 +33,7 @@ func (c *Client) NotReady(ctx context.Context, namespace, manifest string, waitF
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	checker := kube.NewReadyChecker(cs, func(string, ...any) {}, kube.PausedAsReady(true), kube.CheckJobs(waitForJobs))
+	checker := kube.NewReadyChecker(cs, kube.PausedAsReady(true), kube.CheckJobs(waitForJobs))
 	for _, info := range infos {
 		if ctx.Err() != nil || (limit > 0 && len(notReady) == limit) {
 			break
@@ -96,7 +96,7 @@ func IsWaitTimeout(err error) bool {
 func FailedHooks(rel *release.Release, since time.Time) []*release.Hook {
 	var out []*release.Hook
 	for _, h := range rel.Hooks {
-		if h.LastRun.StartedAt.IsZero() || h.LastRun.StartedAt.Time.Before(since) {
+		if h.LastRun.StartedAt.IsZero() || h.LastRun.StartedAt.Before(since) {
 			continue
 		}
 		if h.LastRun.Phase == release.HookPhaseFailed || h.LastRun.Phase == release.HookPhaseRunning || h.LastRun.Phase == release.HookPhaseUnknown {

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	ri "helm.sh/helm/v4/pkg/release"
+	"helm.sh/helm/v4/pkg/storage/driver"
 )
 
 // ErrSettledView: a write through a settled view of Helm storage.
@@ -21,23 +21,23 @@ func SettledView(d driver.Driver) driver.Driver { return &settled{Driver: d} }
 
 type settled struct{ driver.Driver }
 
-func (s *settled) Create(key string, _ *release.Release) error {
+func (s *settled) Create(key string, _ ri.Releaser) error {
 	return fmt.Errorf("creating %s: %w", key, ErrSettledView)
 }
 
-func (s *settled) Update(key string, _ *release.Release) error {
+func (s *settled) Update(key string, _ ri.Releaser) error {
 	return fmt.Errorf("updating %s: %w", key, ErrSettledView)
 }
 
-func (s *settled) Delete(key string) (*release.Release, error) {
+func (s *settled) Delete(key string) (ri.Releaser, error) {
 	return nil, fmt.Errorf("deleting %s: %w", key, ErrSettledView)
 }
 
-func (s *settled) List(filter func(*release.Release) bool) ([]*release.Release, error) {
-	return s.Driver.List(func(r *release.Release) bool { return !pending(r) && filter(r) })
+func (s *settled) List(filter func(ri.Releaser) bool) ([]ri.Releaser, error) {
+	return s.Driver.List(func(r ri.Releaser) bool { return !pending(r) && filter(r) })
 }
 
-func (s *settled) Query(labels map[string]string) ([]*release.Release, error) {
+func (s *settled) Query(labels map[string]string) ([]ri.Releaser, error) {
 	found, err := s.Driver.Query(labels)
 	if err != nil {
 		return nil, err
@@ -54,4 +54,9 @@ func (s *settled) Query(labels map[string]string) ([]*release.Release, error) {
 	return out, nil
 }
 
-func pending(r *release.Release) bool { return r.Info != nil && r.Info.Status.IsPending() }
+// pending: a record under way. One of another type than Helm's v1 is
+// shown, for Helm to refuse.
+func pending(r ri.Releaser) bool {
+	rel, err := asRelease(r)
+	return err == nil && rel != nil && rel.Info != nil && rel.Info.Status.IsPending()
+}

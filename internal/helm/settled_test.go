@@ -5,15 +5,16 @@ import (
 	"fmt"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
+	release "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage"
+	"helm.sh/helm/v4/pkg/storage/driver"
 )
 
 // TestSettledView: the newest settled revision stands for the release
 // while another client's operation is pending, and nothing is written.
 func TestSettledView(t *testing.T) {
-	rev := func(v int, s release.Status) *release.Release {
+	rev := func(v int, s releasecommon.Status) *release.Release {
 		return &release.Release{Name: "app", Namespace: "ns", Version: v, Info: &release.Info{Status: s}}
 	}
 	for _, tc := range []struct {
@@ -21,10 +22,10 @@ func TestSettledView(t *testing.T) {
 		history  []*release.Release
 		wantLast int // 0: none
 	}{
-		{"settled alone", []*release.Release{rev(1, release.StatusSuperseded), rev(2, release.StatusDeployed)}, 2},
-		{"upgrade pending", []*release.Release{rev(1, release.StatusDeployed), rev(2, release.StatusPendingUpgrade)}, 1},
-		{"rollback pending after a failure", []*release.Release{rev(1, release.StatusDeployed), rev(2, release.StatusFailed), rev(3, release.StatusPendingRollback)}, 2},
-		{"first install pending", []*release.Release{rev(1, release.StatusPendingInstall)}, 0},
+		{"settled alone", []*release.Release{rev(1, releasecommon.StatusSuperseded), rev(2, releasecommon.StatusDeployed)}, 2},
+		{"upgrade pending", []*release.Release{rev(1, releasecommon.StatusDeployed), rev(2, releasecommon.StatusPendingUpgrade)}, 1},
+		{"rollback pending after a failure", []*release.Release{rev(1, releasecommon.StatusDeployed), rev(2, releasecommon.StatusFailed), rev(3, releasecommon.StatusPendingRollback)}, 2},
+		{"first install pending", []*release.Release{rev(1, releasecommon.StatusPendingInstall)}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := driver.NewMemory()
@@ -34,7 +35,8 @@ func TestSettledView(t *testing.T) {
 				}
 			}
 			view := storage.Init(SettledView(mem))
-			last, err := view.Last("app")
+			found, err := view.Last("app")
+			last, _ := found.(*Release)
 			switch {
 			case tc.wantLast == 0 && err == nil:
 				t.Fatalf("Last = v%d, want none", last.Version)
@@ -43,7 +45,7 @@ func TestSettledView(t *testing.T) {
 			case tc.wantLast != 0 && last.Version != tc.wantLast:
 				t.Fatalf("Last = v%d %s, want v%d", last.Version, last.Info.Status, tc.wantLast)
 			}
-			if err := view.Create(rev(9, release.StatusPendingUpgrade)); !errors.Is(err, ErrSettledView) {
+			if err := view.Create(rev(9, releasecommon.StatusPendingUpgrade)); !errors.Is(err, ErrSettledView) {
 				t.Errorf("Create through the view: %v, want ErrSettledView", err)
 			}
 			if err := view.Update(tc.history[0]); !errors.Is(err, ErrSettledView) {

@@ -1,8 +1,9 @@
 package helm
 
 import (
-	"helm.sh/helm/v3/pkg/postrender"
-	"helm.sh/helm/v3/pkg/release"
+	postrender "helm.sh/helm/v4/pkg/postrenderer"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
+	release "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // The Helm types the rest of the project speaks, named here so that no
@@ -15,7 +16,7 @@ type (
 	// Info is a release's status, times, description and notes.
 	Info = release.Info
 	// Status is a release's status (deployed, failed, pending-…).
-	Status = release.Status
+	Status = releasecommon.Status
 	// Hook is a hook of a release: its manifest, events and last run.
 	Hook = release.Hook
 	// HookEvent is when a hook runs (pre-install, test, …).
@@ -28,15 +29,15 @@ type (
 
 // Release statuses.
 const (
-	StatusUnknown         = release.StatusUnknown
-	StatusDeployed        = release.StatusDeployed
-	StatusUninstalled     = release.StatusUninstalled
-	StatusSuperseded      = release.StatusSuperseded
-	StatusFailed          = release.StatusFailed
-	StatusUninstalling    = release.StatusUninstalling
-	StatusPendingInstall  = release.StatusPendingInstall
-	StatusPendingUpgrade  = release.StatusPendingUpgrade
-	StatusPendingRollback = release.StatusPendingRollback
+	StatusUnknown         = releasecommon.StatusUnknown
+	StatusDeployed        = releasecommon.StatusDeployed
+	StatusUninstalled     = releasecommon.StatusUninstalled
+	StatusSuperseded      = releasecommon.StatusSuperseded
+	StatusFailed          = releasecommon.StatusFailed
+	StatusUninstalling    = releasecommon.StatusUninstalling
+	StatusPendingInstall  = releasecommon.StatusPendingInstall
+	StatusPendingUpgrade  = releasecommon.StatusPendingUpgrade
+	StatusPendingRollback = releasecommon.StatusPendingRollback
 )
 
 // Hook events and phases.

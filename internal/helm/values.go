@@ -1,8 +1,9 @@
 package helm
 
 import (
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/strvals"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chartutil "helm.sh/helm/v4/pkg/chart/common/util"
+	"helm.sh/helm/v4/pkg/strvals"
 )
 
 // ParseSet sets into values what `helm --set` would of s (path=value,
@@ -17,7 +18,7 @@ func ParseSetString(s string, values map[string]any) error {
 
 // ReadValues parses a values document (YAML or JSON).
 func ReadValues(data []byte) (map[string]any, error) {
-	v, err := chartutil.ReadValues(data)
+	v, err := common.ReadValues(data)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/chart"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"

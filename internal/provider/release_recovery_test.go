@@ -9,8 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
-	"helm.sh/helm/v3/pkg/release"
-	helmtime "helm.sh/helm/v3/pkg/time"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 )
@@ -74,8 +73,8 @@ func TestAccRelease_pendingLock(t *testing.T) {
 					info := *latest.Info
 					pending.Info = &info
 					pending.Version = latest.Version + 1
-					pending.Info.Status = release.StatusPendingUpgrade
-					pending.Info.LastDeployed = helmtime.Time{Time: time.Now().Add(-time.Hour)}
+					pending.Info.Status = releasecommon.StatusPendingUpgrade
+					pending.Info.LastDeployed = time.Now().Add(-time.Hour)
 					if err := c.CreateRelease(&pending); err != nil {
 						t.Fatal(err)
 					}

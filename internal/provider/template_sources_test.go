@@ -12,7 +12,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
-	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 )
@@ -21,7 +22,7 @@ import (
 func testChart(t *testing.T, version string) *chart.Chart {
 	t.Helper()
 	c := testrepo.LoadChart(t, testChartDir(t), version)
-	c.Files = append(c.Files, &chart.File{Name: "values-prod.yaml", Data: []byte("message: from values-prod\n")})
+	c.Files = append(c.Files, &common.File{Name: "values-prod.yaml", Data: []byte("message: from values-prod\n")})
 	return c
 }
 

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/release"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
+	release "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // testDigests digests under a fixed key, as a resource's would.
@@ -66,7 +67,7 @@ func TestDigestsConfirmNoGuess(t *testing.T) {
 func testReleaseFor(mutate func(*release.Release)) *release.Release {
 	r := &release.Release{
 		Name: "web", Namespace: "apps", Version: 2,
-		Info:     &release.Info{Status: release.StatusDeployed},
+		Info:     &release.Info{Status: releasecommon.StatusDeployed},
 		Chart:    &chart.Chart{Metadata: &chart.Metadata{Name: "app", Version: "1.0.0"}},
 		Config:   map[string]any{"a": 1},
 		Manifest: "kind: ConfigMap",
@@ -91,7 +92,7 @@ func TestReleaseDigest(t *testing.T) {
 		"test hook changed": {func(r *release.Release) { r.Hooks[1].Manifest = "other" }, true},
 		"description":       {func(r *release.Release) { r.Info.Description = "other" }, true},
 		"revision":          {func(r *release.Release) { r.Version = 3 }, false},
-		"status":            {func(r *release.Release) { r.Info.Status = release.StatusUninstalled }, false},
+		"status":            {func(r *release.Release) { r.Info.Status = releasecommon.StatusUninstalled }, false},
 		"values":            {func(r *release.Release) { r.Config = map[string]any{"a": 2} }, false},
 		"chart version":     {func(r *release.Release) { r.Chart.Metadata.Version = "1.0.1" }, false},
 		"manifest":          {func(r *release.Release) { r.Manifest = "kind: Secret" }, false},
@@ -150,7 +151,7 @@ func TestSameDigests(t *testing.T) {
 // keyed ones for what storage or the values confirm, and keeps no plain
 // digest it cannot confirm.
 func TestUpgradePlainDigests(t *testing.T) {
-	v1 := testReleaseFor(func(r *release.Release) { r.Version = 1; r.Info.Status = release.StatusSuperseded })
+	v1 := testReleaseFor(func(r *release.Release) { r.Version = 1; r.Info.Status = releasecommon.StatusSuperseded })
 	v2 := testReleaseFor(func(r *release.Release) { r.Config = map[string]any{"a": 2} })
 	plainStatus := func(lastAttempted map[string]any) *Status {
 		st := &Status{}

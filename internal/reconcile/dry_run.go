@@ -224,7 +224,9 @@ func (e *Reconciler) render(ctx context.Context, req *Request) (rel *helm.Releas
 		SkipSchemaValidation:     s.Upgrade.DisableSchemaValidation,
 		TakeOwnership:            !s.Upgrade.DisableTakeOwnership,
 		ReuseValues:              s.Upgrade.PreserveValues,
+		ApplyMethod:              helm.ApplyClientSide,
 		PostRenderer:             postRenderer(s),
+		PostRenderStrategy:       helm.PostRenderNoHooks,
 		DryRun:                   true,
 	})
 	if err != nil {

@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -22,7 +23,7 @@ import (
 func operatorChart(group string) *chart.Chart {
 	return &chart.Chart{
 		Metadata: &chart.Metadata{APIVersion: "v2", Name: "operator", Version: "1.0.0"},
-		Files: []*chart.File{{Name: "crds/widgets.yaml", Data: []byte(`apiVersion: apiextensions.k8s.io/v1
+		Files: []*common.File{{Name: "crds/widgets.yaml", Data: []byte(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
   name: widgets.` + group + `
@@ -40,7 +41,7 @@ spec:
         properties:
           spec: {type: object, properties: {size: {type: integer}}}
 `)}},
-		Templates: []*chart.File{{Name: "templates/widget.yaml", Data: []byte(`apiVersion: ` + group + `/v1
+		Templates: []*common.File{{Name: "templates/widget.yaml", Data: []byte(`apiVersion: ` + group + `/v1
 kind: Widget
 metadata:
   name: first

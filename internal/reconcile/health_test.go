@@ -8,8 +8,9 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/apis/kustomize"
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -31,7 +32,7 @@ func TestHealthChecks(t *testing.T) {
 	databases := dynamic.NewForConfigOrDie(testRESTConfig).Resource(schema.GroupVersionResource{Group: group, Version: "v1", Resource: "databases"}).Namespace(f.ns)
 	dbChart := func(version string) *chart.Chart {
 		c := engineChart(version)
-		c.Files = append(c.Files, &chart.File{Name: "crds/databases.yaml", Data: []byte(`apiVersion: apiextensions.k8s.io/v1
+		c.Files = append(c.Files, &common.File{Name: "crds/databases.yaml", Data: []byte(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
   name: databases.` + group + `
@@ -46,7 +47,7 @@ spec:
     schema:
       openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
 `)})
-		c.Templates = append(c.Templates, &chart.File{Name: "templates/database.yaml", Data: []byte(`apiVersion: ` + group + `/v1
+		c.Templates = append(c.Templates, &common.File{Name: "templates/database.yaml", Data: []byte(`apiVersion: ` + group + `/v1
 kind: Database
 metadata:
   name: db
@@ -103,7 +104,7 @@ status:
 	if got := we.Error(); !strings.Contains(got, "Database "+f.ns+"/db: in progress: health check current `status.phase == 'Ready'` does not hold") {
 		t.Errorf("the error does not name the expression that did not hold:\n%s", got)
 	}
-	if rel := f.latest(); rel.Info.Status != release.StatusFailed {
+	if rel := f.latest(); rel.Info.Status != releasecommon.StatusFailed {
 		t.Errorf("release %s, want failed", rel.Info.Status)
 	}
 	uninstall()

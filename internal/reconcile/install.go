@@ -66,6 +66,7 @@ func (a *Install) Reconcile(ctx context.Context, req *Request) error {
 		Replace:                  s.Install.Replace,
 		CreateNamespace:          s.Install.CreateNamespace,
 		PostRenderer:             pr,
+		PostRenderStrategy:       helm.PostRenderNoHooks,
 		Poller:                   s.poller(ctx),
 		Description:              "Installed by helmrelease",
 	})

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -19,7 +20,7 @@ func TestUninstallSaysWhatItLeaves(t *testing.T) {
 	f := newFixture(t)
 	c := &chart.Chart{
 		Metadata: &chart.Metadata{APIVersion: "v2", Name: "stateful", Version: "1.0.0"},
-		Templates: []*chart.File{{Name: "templates/all.yaml", Data: []byte(`apiVersion: apps/v1
+		Templates: []*common.File{{Name: "templates/all.yaml", Data: []byte(`apiVersion: apps/v1
 kind: StatefulSet
 metadata:
   name: db

@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/release"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
+	release "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // TestCheckCreate: what a create may act on, by the origin labels of the
@@ -15,7 +16,7 @@ func TestCheckCreate(t *testing.T) {
 		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  labels:\n    " + group + "/name: " + name + "\n    " + group + "/namespace: " + ns + "\n"
 	}
 	mine := labelled("helmrelease.terraform.io", "apps", "web")
-	rel := func(manifest string, s release.Status) *release.Release {
+	rel := func(manifest string, s releasecommon.Status) *release.Release {
 		return &release.Release{Name: "web", Namespace: "apps", Version: 3, Manifest: manifest, Info: &release.Info{Status: s}}
 	}
 	spec := &Spec{Name: "web", Namespace: "apps"}
@@ -28,15 +29,15 @@ func TestCheckCreate(t *testing.T) {
 		want string
 	}{
 		{"no release", nil, spec, ""},
-		{"uninstalled", rel(mine, release.StatusUninstalled), spec, ""},
-		{"this resource's, deployed: another state's", rel(mine, release.StatusDeployed), spec, "unrecorded"},
-		{"this resource's, failed: another state's", rel(mine, release.StatusFailed), spec, "unrecorded"},
-		{"this resource's interrupted install", rel(mine, release.StatusPendingInstall), spec, ""},
-		{"this resource's, adopted by import", rel(mine, release.StatusDeployed), adopting, ""},
-		{"another helmrelease_release's", rel(labelled("helmrelease.terraform.io", "apps", "other"), release.StatusDeployed), spec, "other"},
-		{"another's, even when adopting", rel(labelled("helmrelease.terraform.io", "apps", "other"), release.StatusDeployed), adopting, "other"},
-		{"helm-controller's", rel(labelled("helm.toolkit.fluxcd.io", "apps", "web"), release.StatusDeployed), spec, "foreign"},
-		{"the helm CLI's", rel("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n", release.StatusDeployed), spec, "foreign"},
+		{"uninstalled", rel(mine, releasecommon.StatusUninstalled), spec, ""},
+		{"this resource's, deployed: another state's", rel(mine, releasecommon.StatusDeployed), spec, "unrecorded"},
+		{"this resource's, failed: another state's", rel(mine, releasecommon.StatusFailed), spec, "unrecorded"},
+		{"this resource's interrupted install", rel(mine, releasecommon.StatusPendingInstall), spec, ""},
+		{"this resource's, adopted by import", rel(mine, releasecommon.StatusDeployed), adopting, ""},
+		{"another helmrelease_release's", rel(labelled("helmrelease.terraform.io", "apps", "other"), releasecommon.StatusDeployed), spec, "other"},
+		{"another's, even when adopting", rel(labelled("helmrelease.terraform.io", "apps", "other"), releasecommon.StatusDeployed), adopting, "other"},
+		{"helm-controller's", rel(labelled("helm.toolkit.fluxcd.io", "apps", "web"), releasecommon.StatusDeployed), spec, "foreign"},
+		{"the helm CLI's", rel("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n", releasecommon.StatusDeployed), spec, "foreign"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := CheckCreate(tc.rel, tc.spec)

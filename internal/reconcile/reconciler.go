@@ -219,9 +219,9 @@ func describeRevision(rel *helm.Release) Snapshot {
 	s := Snapshot{Name: rel.Name, Namespace: rel.Namespace, Version: rel.Version}
 	if rel.Info != nil {
 		s.Status = rel.Info.Status.String()
-		s.FirstDeployed = rel.Info.FirstDeployed.Time
-		s.LastDeployed = rel.Info.LastDeployed.Time
-		s.Deleted = rel.Info.Deleted.Time
+		s.FirstDeployed = rel.Info.FirstDeployed
+		s.LastDeployed = rel.Info.LastDeployed
+		s.Deleted = rel.Info.Deleted
 	}
 	if rel.Chart != nil && rel.Chart.Metadata != nil {
 		s.ChartName, s.ChartVersion, s.AppVersion = rel.Chart.Metadata.Name, rel.Chart.Metadata.Version, rel.Chart.Metadata.AppVersion
@@ -234,8 +234,8 @@ func describeRevision(rel *helm.Release) Snapshot {
 			s.TestHooks = map[string]TestHook{}
 		}
 		s.TestHooks[h.Name] = TestHook{
-			LastStarted:   h.LastRun.StartedAt.Time,
-			LastCompleted: h.LastRun.CompletedAt.Time,
+			LastStarted:   h.LastRun.StartedAt,
+			LastCompleted: h.LastRun.CompletedAt,
 			Phase:         h.LastRun.Phase.String(),
 		}
 	}

@@ -9,10 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
-	helmtime "helm.sh/helm/v3/pkg/time"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	ri "helm.sh/helm/v4/pkg/release"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
+	release "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,7 +42,7 @@ func TestUninstall(t *testing.T) {
 			}
 			rel := f.latest()
 			switch {
-			case keep && (rel == nil || rel.Info.Status != release.StatusUninstalled):
+			case keep && (rel == nil || rel.Info.Status != releasecommon.StatusUninstalled):
 				t.Errorf("keep_history: latest %v, want an uninstalled release", rel)
 			case !keep && rel != nil:
 				t.Errorf("latest %s, want no release", rel.Info.Status)
@@ -68,7 +70,7 @@ func TestStaleLockRecovered(t *testing.T) {
 	// pending-upgrade.
 	pending := f.latest()
 	pending.Version = 2
-	pending.Info.Status = release.StatusPendingUpgrade
+	pending.Info.Status = releasecommon.StatusPendingUpgrade
 	pending.Info.LastDeployed = pending.Info.FirstDeployed
 	pending.Manifest = strings.ReplaceAll(pending.Manifest, postrender.OriginNameLabel, "example.com/other-tool")
 	if err := f.engine.Helm.UpdateRelease(pending); err == nil {
@@ -80,20 +82,20 @@ func TestStaleLockRecovered(t *testing.T) {
 	}
 
 	// Within the timeout the lock is respected.
-	f.engine.Now = func() time.Time { return pending.Info.LastDeployed.Time.Add(10 * time.Second) }
+	f.engine.Now = func() time.Time { return pending.Info.LastDeployed.Add(10 * time.Second) }
 	err := f.reconcile(s, st, "1.0.0", map[string]any{"replicas": 2})
 	if err == nil || !strings.Contains(err.Error(), "another operation may still run it") {
 		t.Fatalf("fresh lock: %v, want a refusal", err)
 	}
 	// Once stale it is broken and the upgrade goes on.
-	f.engine.Now = func() time.Time { return pending.Info.LastDeployed.Time.Add(2 * time.Minute) }
+	f.engine.Now = func() time.Time { return pending.Info.LastDeployed.Add(2 * time.Minute) }
 	if err := f.reconcile(s, st, "1.0.0", map[string]any{"replicas": 2}); err != nil {
 		t.Fatal(err)
 	}
 	// Unlocked, the interrupted upgrade is a failed one: it is rolled back,
 	// then upgraded again.
 	rel := f.latest()
-	if rel.Version < 3 || rel.Info.Status != release.StatusDeployed || fmt.Sprint(rel.Config["replicas"]) != "2" {
+	if rel.Version < 3 || rel.Info.Status != releasecommon.StatusDeployed || fmt.Sprint(rel.Config["replicas"]) != "2" {
 		t.Errorf("latest v%d %s %v, want a later revision deployed with replicas 2", rel.Version, rel.Info.Status, rel.Config)
 	}
 	if got := condition(st, ConditionReady); !strings.HasPrefix(got, "true/") {
@@ -101,7 +103,7 @@ func TestStaleLockRecovered(t *testing.T) {
 	}
 	history, _ := f.engine.Helm.History("app")
 	for _, h := range history {
-		if h.Version == 2 && h.Info.Status != release.StatusFailed {
+		if h.Version == 2 && h.Info.Status != releasecommon.StatusFailed {
 			t.Errorf("the stale revision is %s, want failed", h.Info.Status)
 		}
 	}
@@ -120,8 +122,8 @@ func TestOwnLockBrokenAtOnce(t *testing.T) {
 		}
 		pending := f.latest()
 		pending.Version = 2
-		pending.Info.Status = release.StatusPendingUpgrade
-		pending.Info.LastDeployed = helmtime.Now()
+		pending.Info.Status = releasecommon.StatusPendingUpgrade
+		pending.Info.LastDeployed = time.Now()
 		if err := createRelease(f, pending); err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +137,7 @@ func TestOwnLockBrokenAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		rel := f.latest()
-		if rel.Info.Status != release.StatusDeployed || fmt.Sprint(rel.Config["replicas"]) != "2" {
+		if rel.Info.Status != releasecommon.StatusDeployed || fmt.Sprint(rel.Config["replicas"]) != "2" {
 			t.Errorf("latest v%d %s %v, want deployed with replicas 2", rel.Version, rel.Info.Status, rel.Config)
 		}
 		if st.Latest() == nil || st.Latest().Version != rel.Version {
@@ -152,8 +154,8 @@ func TestOwnLockBrokenAtOnce(t *testing.T) {
 		if _, err := f.engine.Uninstall(context.Background(), s, &Status{}); err != nil {
 			t.Fatal(err)
 		}
-		pending.Info.Status = release.StatusPendingInstall
-		pending.Info.LastDeployed = helmtime.Now()
+		pending.Info.Status = releasecommon.StatusPendingInstall
+		pending.Info.LastDeployed = time.Now()
 		if err := createRelease(f, pending); err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +171,7 @@ func TestOwnLockBrokenAtOnce(t *testing.T) {
 		if err := f.reconcile(s, st, "1.0.0", nil); err != nil {
 			t.Fatal(err)
 		}
-		if rel := f.latest(); rel.Info.Status != release.StatusDeployed {
+		if rel := f.latest(); rel.Info.Status != releasecommon.StatusDeployed {
 			t.Errorf("latest v%d %s, want deployed", rel.Version, rel.Info.Status)
 		}
 		if _, err := f.cs.AppsV1().Deployments(f.ns).Get(context.Background(), "app", metav1.GetOptions{}); err != nil {
@@ -223,7 +225,7 @@ func TestCRDPolicies(t *testing.T) {
 	f := newFixture(t)
 	crdChart := func(version, description string) *chart.Chart {
 		c := engineChart(version)
-		c.Files = append(c.Files, &chart.File{Name: "crds/gadgets.yaml", Data: []byte(`apiVersion: apiextensions.k8s.io/v1
+		c.Files = append(c.Files, &common.File{Name: "crds/gadgets.yaml", Data: []byte(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
   name: gadgets.` + f.ns + `.example.com
@@ -308,7 +310,7 @@ func TestWaitTimeout(t *testing.T) {
 	f := newFixture(t)
 	st := &Status{}
 	c := engineChart("1.0.0")
-	c.Templates = append(c.Templates, &chart.File{Name: "templates/unschedulable.yaml", Data: []byte(`apiVersion: apps/v1
+	c.Templates = append(c.Templates, &common.File{Name: "templates/unschedulable.yaml", Data: []byte(`apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: unschedulable
@@ -332,7 +334,7 @@ spec:
 	if !strings.Contains(err.Error(), "Last Helm log lines") {
 		t.Errorf("the failure lacks Helm's log lines: %v", err)
 	}
-	if rel := f.latest(); rel == nil || rel.Info.Status != release.StatusFailed {
+	if rel := f.latest(); rel == nil || rel.Info.Status != releasecommon.StatusFailed {
 		t.Errorf("latest %v, want a failed release", rel)
 	}
 }
@@ -388,14 +390,14 @@ type faultyStorage struct {
 
 var errInjected = errors.New("injected storage failure")
 
-func (d *faultyStorage) Create(key string, rls *release.Release) error {
+func (d *faultyStorage) Create(key string, rls ri.Releaser) error {
 	if d.failCreate {
 		return errInjected
 	}
 	return d.Driver.Create(key, rls)
 }
 
-func (d *faultyStorage) Update(key string, rls *release.Release) error {
+func (d *faultyStorage) Update(key string, rls ri.Releaser) error {
 	if d.failUpdate {
 		return errInjected
 	}
@@ -441,7 +443,7 @@ func TestStorageFaults(t *testing.T) {
 	if !errors.Is(err, errInjected) || errors.As(err, &untouched) {
 		t.Fatalf("error %v, want the storage fault met while unlocking", err)
 	}
-	if st.Latest() == nil || st.Latest().Status != release.StatusPendingInstall.String() {
+	if st.Latest() == nil || st.Latest().Status != releasecommon.StatusPendingInstall.String() {
 		t.Fatalf("latest snapshot %+v, want the pending revision as written", st.Latest())
 	}
 	// Storage back: the lock this engine took is broken at once, the failed
@@ -450,7 +452,7 @@ func TestStorageFaults(t *testing.T) {
 	if err := f.reconcile(f.spec(nil), st, "1.0.0", nil); err != nil {
 		t.Fatalf("after the fault: %v", err)
 	}
-	if rel := f.latest(); rel.Info.Status != release.StatusDeployed {
+	if rel := f.latest(); rel.Info.Status != releasecommon.StatusDeployed {
 		t.Errorf("latest %s, want deployed", rel.Info.Status)
 	}
 	if got := condition(st, ConditionReady); !strings.HasPrefix(got, "true/") {
@@ -461,7 +463,7 @@ func TestStorageFaults(t *testing.T) {
 func TestTestFilters(t *testing.T) {
 	f := newFixture(t)
 	c := engineChart("1.0.0")
-	c.Templates = append(c.Templates, &chart.File{Name: "templates/failing-test.yaml", Data: []byte(`apiVersion: v1
+	c.Templates = append(c.Templates, &common.File{Name: "templates/failing-test.yaml", Data: []byte(`apiVersion: v1
 kind: Pod
 metadata:
   name: {{ .Release.Name }}-failing-test
@@ -547,14 +549,14 @@ func TestDryRun(t *testing.T) {
 	}
 	// Invalid objects are caught by the cluster's schemas.
 	bad := engineChart("3.0.0")
-	bad.Templates = append(bad.Templates, &chart.File{Name: "templates/bad.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad}\ndata: {key: {not: a string}}\n")})
+	bad.Templates = append(bad.Templates, &common.File{Name: "templates/bad.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad}\ndata: {key: {not: a string}}\n")})
 	if _, err := f.engine.DryRun(ctx, &Request{Spec: s, Chart: bad, Status: st}); err == nil || !strings.Contains(err.Error(), "ConfigMap bad") {
 		t.Errorf("a ConfigMap with a map value: %v, want the cluster's rejection naming it", err)
 	}
 	// Unknown fields are errors, as Helm's OpenAPI validation makes them,
 	// unless the validation is disabled.
 	unknown := engineChart("3.0.0")
-	unknown.Templates = append(unknown.Templates, &chart.File{Name: "templates/unknown.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: unknown}\nspec: {replicas: 2}\n")})
+	unknown.Templates = append(unknown.Templates, &common.File{Name: "templates/unknown.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: unknown}\nspec: {replicas: 2}\n")})
 	if _, err := f.engine.DryRun(ctx, &Request{Spec: s, Chart: unknown, Status: st}); err == nil || !strings.Contains(err.Error(), `.spec: field not declared in schema`) {
 		t.Errorf("a ConfigMap with a spec: %v, want the unknown field refused", err)
 	}
@@ -609,7 +611,7 @@ func TestInstallRetriesThenSuccess(t *testing.T) {
 		t.Fatal(err)
 	}
 	rel := f.latest()
-	if rel.Info.Status != release.StatusDeployed || st.InstallFailures != 1 {
+	if rel.Info.Status != releasecommon.StatusDeployed || st.InstallFailures != 1 {
 		t.Errorf("release %s, %d install failures: want deployed after one failure", rel.Info.Status, st.InstallFailures)
 	}
 	if got := condition(st, ConditionReady); got != "true/"+ReasonInstallSucceeded {
@@ -634,7 +636,7 @@ func TestUpgradeFailureUninstallStrategy(t *testing.T) {
 		t.Errorf("failures: upgrade %d install %d, want 1 and 1", st.UpgradeFailures, st.InstallFailures)
 	}
 	// The release was uninstalled, then installed afresh (v1).
-	if rel := f.latest(); rel.Version != 1 || rel.Info.Status != release.StatusFailed || rel.Chart.Metadata.Version != "1.1.0" {
+	if rel := f.latest(); rel.Version != 1 || rel.Info.Status != releasecommon.StatusFailed || rel.Chart.Metadata.Version != "1.1.0" {
 		t.Errorf("latest v%d %s chart %s, want the fresh install v1 of 1.1.0, failed", rel.Version, rel.Info.Status, rel.Chart.Metadata.Version)
 	}
 	if len(st.History) != 1 {
@@ -706,7 +708,7 @@ func TestCreateNamespaceAndMaxHistory(t *testing.T) {
 func TestInstallValidatedByTheServer(t *testing.T) {
 	f := newFixture(t)
 	c := engineChart("1.0.0")
-	c.Templates = append(c.Templates, &chart.File{Name: "templates/unknown.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: unknown}\nspec: {replicas: 2}\n")})
+	c.Templates = append(c.Templates, &common.File{Name: "templates/unknown.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: unknown}\nspec: {replicas: 2}\n")})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	st := &Status{}
@@ -833,7 +835,7 @@ func TestRetryOnFailure(t *testing.T) {
 					t.Fatalf("attempt %d: error %v, want ErrRetryNextRun", attempt, err)
 				}
 				rel := f.latest()
-				if rel.Version != base+attempt || rel.Info.Status != release.StatusFailed {
+				if rel.Version != base+attempt || rel.Info.Status != releasecommon.StatusFailed {
 					t.Errorf("attempt %d: latest v%d %s, want v%d failed (one attempt a run, nothing remediated)", attempt, rel.Version, rel.Info.Status, base+attempt)
 				}
 				if got := failures(); got != int64(attempt) {
@@ -853,7 +855,7 @@ func TestRetryOnFailure(t *testing.T) {
 			if err := run("1.1.0"); err != nil {
 				t.Fatalf("run after the cause was fixed: %v", err)
 			}
-			if rel := f.latest(); rel.Version != base+3 || rel.Info.Status != release.StatusDeployed {
+			if rel := f.latest(); rel.Version != base+3 || rel.Info.Status != releasecommon.StatusDeployed {
 				t.Errorf("latest v%d %s, want v%d deployed", rel.Version, rel.Info.Status, base+3)
 			}
 			if st.Failures+st.InstallFailures+st.UpgradeFailures != 0 {

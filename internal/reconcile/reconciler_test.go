@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
+	release "helm.sh/helm/v4/pkg/release/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -55,7 +57,7 @@ func run(m *testing.M) int {
 // Job and a test pod. The values failHook and failTest make the hook or the
 // test fail (by label on the local cluster, by exit code on kind).
 func engineChart(version string) *chart.Chart {
-	file := func(name, data string) *chart.File { return &chart.File{Name: name, Data: []byte(data)} }
+	file := func(name, data string) *common.File { return &common.File{Name: name, Data: []byte(data)} }
 	failing := func(value string) string {
 		return `{{- if .Values.` + value + ` }}
       labels:
@@ -68,7 +70,7 @@ func engineChart(version string) *chart.Chart {
 	return &chart.Chart{
 		Metadata: &chart.Metadata{APIVersion: "v2", Name: "engine", Version: version},
 		Values:   map[string]any{"replicas": 1, "failHook": false, "failTest": false},
-		Templates: []*chart.File{
+		Templates: []*common.File{
 			file("templates/deployment.yaml", `apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -199,7 +201,7 @@ func TestInstallAndTestSucceed(t *testing.T) {
 		t.Fatal(err)
 	}
 	rel := f.latest()
-	if rel.Version != 1 || rel.Info.Status != release.StatusDeployed {
+	if rel.Version != 1 || rel.Info.Status != releasecommon.StatusDeployed {
 		t.Fatalf("release v%d %s, want v1 deployed", rel.Version, rel.Info.Status)
 	}
 	if got := condition(st, ConditionReady); got != "true/"+ReasonTestSucceeded {
@@ -248,7 +250,7 @@ func TestInstallFailureExhausted(t *testing.T) {
 		t.Errorf("Stalled %s", got)
 	}
 	// Without remediate_last_failure the failed release stays.
-	if rel := f.latest(); rel == nil || rel.Info.Status != release.StatusFailed {
+	if rel := f.latest(); rel == nil || rel.Info.Status != releasecommon.StatusFailed {
 		t.Errorf("latest release %v, want the failed install", rel)
 	}
 	// A second run with nothing changed does not retry.
@@ -263,7 +265,7 @@ func TestInstallFailureExhausted(t *testing.T) {
 	if err := f.reconcile(f.spec(nil), st, "1.0.0", map[string]any{"failHook": false}); err != nil {
 		t.Fatalf("after fixing the values: %v", err)
 	}
-	if rel := f.latest(); rel.Info.Status != release.StatusDeployed || st.Failures != 0 {
+	if rel := f.latest(); rel.Info.Status != releasecommon.StatusDeployed || st.Failures != 0 {
 		t.Errorf("after fixing the values: release %s, failures %d", rel.Info.Status, st.Failures)
 	}
 }
@@ -303,7 +305,7 @@ func TestUpgradeFailureRolledBack(t *testing.T) {
 		t.Fatalf("error %v, want exhausted after a pre-upgrade hook failure", err)
 	}
 	rel := f.latest()
-	if rel.Version != 3 || rel.Info.Status != release.StatusDeployed || rel.Chart.Metadata.Version != "1.0.0" {
+	if rel.Version != 3 || rel.Info.Status != releasecommon.StatusDeployed || rel.Chart.Metadata.Version != "1.0.0" {
 		t.Errorf("latest release v%d %s chart %s, want v3 deployed rolled back to 1.0.0", rel.Version, rel.Info.Status, rel.Chart.Metadata.Version)
 	}
 	if got := condition(st, ConditionRemediated); got != "true/"+ReasonRollbackSucceeded {

@@ -35,7 +35,7 @@ func (a *RollbackRemediation) Reconcile(ctx context.Context, req *Request) error
 		WaitForJobs:   !s.Rollback.DisableWaitForJobs,
 		DisableHooks:  s.Rollback.DisableHooks,
 		Force:         s.Rollback.Force,
-		Recreate:      s.Rollback.Recreate,
+		ApplyMethod:   helm.ApplyClientSide,
 		CleanupOnFail: s.Rollback.CleanupOnFail,
 		MaxHistory:    s.GetMaxHistory(),
 		Poller:        s.poller(ctx),

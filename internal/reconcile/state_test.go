@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/release"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
+	release "helm.sh/helm/v4/pkg/release/v1"
 )
 
-func testRelease(version int, st release.Status) *release.Release {
+func testRelease(version int, st releasecommon.Status) *release.Release {
 	return &release.Release{
 		Name: "web", Namespace: "apps", Version: version,
 		Info:     &release.Info{Status: st},
@@ -53,7 +54,7 @@ func TestDetermineReleaseState(t *testing.T) {
 	want := func(s *Spec) Desired {
 		return Desired{Spec: s, ChartName: "app", ChartVersion: "1.0.0", ConfigDigest: "cfg", PostRenderersDigest: "pr", OptionsDigest: "opts", Digests: testDigests}
 	}
-	deployed := testRelease(2, release.StatusDeployed)
+	deployed := testRelease(2, releasecommon.StatusDeployed)
 	tested := func(phase release.HookPhase) func(*Status) {
 		return func(st *Status) { st.History[0].TestHooks = map[string]TestHook{"t": {Phase: phase.String()}} }
 	}
@@ -71,21 +72,21 @@ func TestDetermineReleaseState(t *testing.T) {
 		want    ReleaseStatus
 	}{
 		{name: "no release", status: &Status{}, desired: want(spec(nil)), want: StateAbsent},
-		{name: "pending upgrade", latest: testRelease(3, release.StatusPendingUpgrade), status: observed(t, deployed, nil), desired: want(spec(nil)), want: StateLocked},
-		{name: "pending install, never observed", latest: testRelease(1, release.StatusPendingInstall), status: &Status{}, desired: want(spec(nil)), want: StateLocked},
+		{name: "pending upgrade", latest: testRelease(3, releasecommon.StatusPendingUpgrade), status: observed(t, deployed, nil), desired: want(spec(nil)), want: StateLocked},
+		{name: "pending install, never observed", latest: testRelease(1, releasecommon.StatusPendingInstall), status: &Status{}, desired: want(spec(nil)), want: StateLocked},
 		{name: "existing release, no history", latest: deployed, status: &Status{}, desired: want(spec(nil)), want: StateUnmanaged},
-		{name: "uninstalled release, no history", latest: testRelease(2, release.StatusUninstalled), status: &Status{}, desired: want(spec(nil)), want: StateAbsent},
-		{name: "newer revision made elsewhere", latest: testRelease(3, release.StatusDeployed), status: observed(t, deployed, nil), desired: want(spec(nil)), want: StateUnmanaged},
+		{name: "uninstalled release, no history", latest: testRelease(2, releasecommon.StatusUninstalled), status: &Status{}, desired: want(spec(nil)), want: StateAbsent},
+		{name: "newer revision made elsewhere", latest: testRelease(3, releasecommon.StatusDeployed), status: observed(t, deployed, nil), desired: want(spec(nil)), want: StateUnmanaged},
 		{name: "same revision changed elsewhere", latest: func() *release.Release {
-			r := testRelease(2, release.StatusDeployed)
+			r := testRelease(2, releasecommon.StatusDeployed)
 			r.Config = map[string]any{"a": 2}
 			return r
 		}(), status: observed(t, deployed, nil), desired: want(spec(nil)), want: StateUnmanaged},
-		{name: "uninstall failed", latest: testRelease(2, release.StatusUninstalling), status: observed(t, testRelease(2, release.StatusUninstalling), nil), desired: want(spec(nil)), want: StateUninstalling},
+		{name: "uninstall failed", latest: testRelease(2, releasecommon.StatusUninstalling), status: observed(t, testRelease(2, releasecommon.StatusUninstalling), nil), desired: want(spec(nil)), want: StateUninstalling},
 		{name: "chart published again", latest: deployed, status: observed(t, deployed, func(st *Status) { st.History[0].ChartDigest = "sha256:a" }), desired: func() Desired { d := want(spec(nil)); d.ChartDigest = "sha256:b"; return d }(), want: StateOutOfSync},
 		{name: "chart digest unknown before", latest: deployed, status: observed(t, deployed, nil), desired: func() Desired { d := want(spec(nil)); d.ChartDigest = "sha256:b"; return d }(), want: StateInSync},
-		{name: "failed", latest: testRelease(2, release.StatusFailed), status: observed(t, testRelease(2, release.StatusFailed), nil), desired: want(spec(nil)), want: StateFailed},
-		{name: "uninstalled, keep history", latest: testRelease(2, release.StatusUninstalled), status: observed(t, testRelease(2, release.StatusUninstalled), nil), desired: want(spec(nil)), want: StateAbsent},
+		{name: "failed", latest: testRelease(2, releasecommon.StatusFailed), status: observed(t, testRelease(2, releasecommon.StatusFailed), nil), desired: want(spec(nil)), want: StateFailed},
+		{name: "uninstalled, keep history", latest: testRelease(2, releasecommon.StatusUninstalled), status: observed(t, testRelease(2, releasecommon.StatusUninstalled), nil), desired: want(spec(nil)), want: StateAbsent},
 		{name: "chart version changed", latest: deployed, status: observed(t, deployed, nil), desired: func() Desired { d := want(spec(nil)); d.ChartVersion = "1.1.0"; return d }(), want: StateOutOfSync},
 		{name: "values changed", latest: deployed, status: observed(t, deployed, nil), desired: func() Desired { d := want(spec(nil)); d.ConfigDigest = "other"; return d }(), want: StateOutOfSync},
 		{name: "post-renderers changed", latest: deployed, status: observed(t, deployed, nil), desired: func() Desired { d := want(spec(nil)); d.PostRenderersDigest = "other"; return d }(), want: StateOutOfSync},
@@ -123,7 +124,7 @@ func TestDetermineReleaseState(t *testing.T) {
 }
 
 func TestDetermineReleaseStateDriftError(t *testing.T) {
-	deployed := testRelease(1, release.StatusDeployed)
+	deployed := testRelease(1, releasecommon.StatusDeployed)
 	failing := func(context.Context, *release.Release) (*DriftReport, error) { return nil, errors.New("api down") }
 	_, err := DetermineReleaseState(context.Background(), deployed, observed(t, deployed, nil),
 		Desired{Spec: &Spec{}, ChartName: "app", ChartVersion: "1.0.0", ConfigDigest: "cfg", PostRenderersDigest: "pr", OptionsDigest: "opts", Digests: testDigests}, failing)

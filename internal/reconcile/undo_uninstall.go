@@ -36,7 +36,7 @@ func (a *UndoUninstall) Reconcile(ctx context.Context, req *Request) error {
 		same, err := a.e.Digests().SameRelease(cur.Digest, rel)
 		own = err == nil && same
 	}
-	since, timeout := rel.Info.Deleted.Time, s.UninstallTimeout()
+	since, timeout := rel.Info.Deleted, s.UninstallTimeout()
 	if age := a.e.now().Sub(since); !own && age < timeout && !a.e.wrote(rel) {
 		return fmt.Errorf("release %s is uninstalling since %s, within the uninstall timeout of %s: another operation may still run it; retry after %s",
 			releaseRef(req), since.UTC().Format("15:04:05"), timeout, since.Add(timeout).UTC().Format("15:04:05"))
@@ -54,6 +54,7 @@ func (a *UndoUninstall) Reconcile(ctx context.Context, req *Request) error {
 		WaitForJobs: !s.Rollback.DisableWaitForJobs,
 		Force:       s.Rollback.Force,
 		MaxHistory:  s.GetMaxHistory(),
+		ApplyMethod: helm.ApplyClientSide,
 		Poller:      s.poller(ctx),
 	})
 	if _, rerr := a.e.recordObserved(req, digest, ActionRollback); rerr != nil && err == nil {

@@ -35,7 +35,7 @@ func (a *Unlock) Reconcile(_ context.Context, req *Request) error {
 	case helm.StatusPendingRollback:
 		timeout = s.RollbackTimeout()
 	}
-	since := rel.Info.LastDeployed.Time
+	since := rel.Info.LastDeployed
 	own, err := ownLock(a.e.Helm, a.e.Digests(), rel, req)
 	if err != nil {
 		return err

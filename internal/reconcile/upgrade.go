@@ -42,7 +42,9 @@ func (a *Upgrade) Reconcile(ctx context.Context, req *Request) error {
 		CleanupOnFail:            s.Upgrade.CleanupOnFail,
 		ReuseValues:              s.Upgrade.PreserveValues,
 		MaxHistory:               s.GetMaxHistory(),
+		ApplyMethod:              helm.ApplyClientSide,
 		PostRenderer:             pr,
+		PostRenderStrategy:       helm.PostRenderNoHooks,
 		Poller:                   s.poller(ctx),
 		Description:              "Upgraded by helmrelease",
 	})

@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"k8s.io/client-go/rest"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
@@ -22,7 +23,7 @@ import (
 func waitChart(objects string) *chart.Chart {
 	return &chart.Chart{
 		Metadata: &chart.Metadata{APIVersion: "v2", Name: "waits", Version: "1.0.0"},
-		Templates: []*chart.File{
+		Templates: []*common.File{
 			{Name: "templates/ready.yaml", Data: []byte(`apiVersion: apps/v1
 kind: Deployment
 metadata:

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 // BigChart is a chart of many objects, as large charts such as
@@ -57,7 +58,7 @@ data:
 	return &chart.Chart{
 		Metadata: &chart.Metadata{APIVersion: "v2", Name: "big", Version: "1.0.0"},
 		Values:   map[string]any{"message": "hello"},
-		Templates: []*chart.File{
+		Templates: []*common.File{
 			{Name: "templates/crds.yaml", Data: []byte(crdDocs.String())},
 			{Name: "templates/configmaps.yaml", Data: []byte(configMaps)},
 		},

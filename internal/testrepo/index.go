@@ -10,10 +10,10 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/provenance"
-	"helm.sh/helm/v3/pkg/repo"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	"helm.sh/helm/v4/pkg/provenance"
+	repo "helm.sh/helm/v4/pkg/repo/v1"
 )
 
 // SyntheticIndex is an index of charts × versions laid out as Helm writes

@@ -29,12 +29,12 @@ import (
 	"github.com/distribution/distribution/v3/registry/handlers"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/crypto/bcrypt"
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/provenance"
-	"helm.sh/helm/v3/pkg/registry"
-	"helm.sh/helm/v3/pkg/repo"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	"helm.sh/helm/v4/pkg/provenance"
+	"helm.sh/helm/v4/pkg/registry"
+	repo "helm.sh/helm/v4/pkg/repo/v1"
 	"sigs.k8s.io/yaml"
 
 	_ "github.com/distribution/distribution/v3/registry/auth/htpasswd"           // htpasswd authentication
@@ -298,14 +298,20 @@ func NewSigner(t testing.TB, name string) *Signer {
 	return &Signer{Keyring: path, signatory: &provenance.Signatory{Entity: entity, KeyRing: openpgp.EntityList{entity}}}
 }
 
-// sign returns the provenance file of archive, named name.
+// sign returns the provenance file of archive, named name, as `helm
+// package --sign` writes it: the chart's metadata, then the archive's
+// digest, signed.
 func (s *Signer) sign(t testing.TB, archive []byte, name string) []byte {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, archive, 0o600); err != nil {
+	c, err := loader.LoadArchive(bytes.NewReader(archive))
+	if err != nil {
 		t.Fatal(err)
 	}
-	prov, err := s.signatory.ClearSign(path)
+	metadata, err := yaml.Marshal(c.Metadata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prov, err := s.signatory.ClearSign(archive, name, metadata)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -245,7 +245,15 @@ func ValidateTargetPath(path string) error {
 	if strings.ContainsAny(path, "=") {
 		return errors.New("a target path must not contain '='")
 	}
-	return helm.ParseSet(path+"=x", map[string]any{})
+	probe := map[string]any{}
+	if err := helm.ParseSet(path+"=x", probe); err != nil {
+		return err
+	}
+	if len(probe) == 0 {
+		// Helm 4's parser drops a key whose '[' is never closed.
+		return errors.New("the path sets no value: is a '[' not closed by ']'?")
+	}
+	return nil
 }
 
 // Merge deep-merges b into a copy of a: maps merge key by key, any other
