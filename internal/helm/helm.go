@@ -60,6 +60,8 @@ type RenderOptions struct {
 	Values    map[string]any
 	// PostRenderer runs over the rendered manifest, CRDs included.
 	PostRenderer postrender.PostRenderer
+	// PostRenderStrategy; empty is PostRenderNoHooks.
+	PostRenderStrategy PostRenderStrategy
 	// Capabilities of the target cluster; nil means Helm's defaults.
 	Capabilities *Capabilities
 	// IncludeCRDs adds the chart's crds/ directory to the manifest.
@@ -88,6 +90,7 @@ func Render(ctx context.Context, opts RenderOptions) (*Rendered, error) {
 	install.Namespace = opts.Namespace
 	install.IncludeCRDs = opts.IncludeCRDs
 	install.PostRenderer = opts.PostRenderer
+	install.PostRenderStrategy = postRenderStrategy(opts.PostRenderStrategy)
 	install.SkipSchemaValidation = opts.DisableSchemaValidation
 	install.IsUpgrade = opts.IsUpgrade
 	install.DisableOpenAPIValidation = true

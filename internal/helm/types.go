@@ -27,6 +27,14 @@ type (
 	PostRenderer = postrender.PostRenderer
 )
 
+// PostRenderFileAnnotation names each object's template file in what the
+// post-renderers get (Helm 4 puts the objects of all files in one stream),
+// and is removed from their output.
+const PostRenderFileAnnotation = "postrenderer.helm.sh/postrender-filename"
+
+// HookAnnotation makes a chart's object one of its hooks.
+const HookAnnotation = "helm.sh/hook"
+
 // Release statuses.
 const (
 	StatusUnknown         = releasecommon.StatusUnknown

@@ -12,7 +12,7 @@ import (
 )
 
 // TestAccRelease_healthChecks: a custom resource no controller reconciles
-// is ready at once for Helm 3's waiter; with a health check the install
+// is ready at once for the legacy waiter; with a health check the install
 // waits for its expression, fails naming it when it never holds (the
 // resource tainted), and succeeds once the object satisfies it.
 func TestAccRelease_healthChecks(t *testing.T) {
@@ -45,7 +45,7 @@ resource "helmrelease_release" "r" {
 		// Helm action (as in helm-controller: not part of the release).
 		Steps: []resource.TestStep{
 			{
-				// Helm 3's waiter: a Widget is ready once it exists.
+				// The legacy waiter: a Widget is ready once it exists.
 				Config: config("one", "Pending", `wait_strategy = { name = "legacy" }`),
 			},
 			{

@@ -87,7 +87,7 @@ func releaseSchema() schema.Schema {
 			"health_check_exprs": healthCheckExprsAttribute(),
 			"post_render_strategy": schema.StringAttribute{
 				MarkdownDescription: "Whether the chart's hooks go through the post-renderers (`post_renderers`, `common_metadata` and the origin labels) as the release's objects do (HelmRelease `spec.postRenderStrategy`), one of " + postRenderStrategies.markdown() + ": `" + postRenderNoHooks + "` post-renders the objects only, as Helm 3 does; `" + postRenderCombined + "` post-renders hooks with them, in one stream, as Helm 4.2 does by default; `" + postRenderSeparate + "` post-renders hooks apart from them. `planned_hooks` shows the hooks as the strategy renders them. " +
-					"The in-process engine runs Helm 3 and takes `" + postRenderNoHooks + "` only; with `engine = \"flux\"`, `" + postRenderCombined + "` and `" + postRenderSeparate + "` need helm-controller v1.6 or later. Default: `" + postRenderNoHooks + "`, written explicitly with `engine = \"flux\"` where the CRD has the field (helm-controller v1.6's own default is `" + postRenderCombined + "`): a release renders its hooks the same under both engines and every controller version, so neither a hand-over nor a controller upgrade changes them behind the plan.",
+					"With `engine = \"flux\"`, `" + postRenderCombined + "` and `" + postRenderSeparate + "` need helm-controller v1.6 or later. Default: `" + postRenderNoHooks + "`, written explicitly with `engine = \"flux\"` where the CRD has the field (helm-controller v1.6's own default is `" + postRenderCombined + "`): hooks are what they were with Helm 3, before any post-renderer saw them, so a release's hooks change neither with this provider's move to Helm 4, nor with a hand-over, nor with a controller's version, behind the plan.",
 				Optional:   true,
 				Validators: []validator.String{postRenderStrategies.validator()},
 			},
@@ -316,7 +316,7 @@ func installAttribute() schema.SingleNestedAttribute {
 			},
 			"strategy": strategyAttribute("install"),
 			"server_side_apply": schema.BoolAttribute{
-				MarkdownDescription: "Whether the install creates the objects by server-side apply (`serverSideApply`), with `engine = \"flux\"` and a Helm 4 controller (helm-controller v1.5 or later), which then owns their fields as the field manager `helm`. The in-process engine runs Helm 3, which creates objects client-side: it takes `false` only. Default: the engine's (`true` for Helm 4 controllers, client-side for the in-process engine and helm-controller v1.4).",
+				MarkdownDescription: "Whether the install creates the objects by server-side apply (`serverSideApply`), forcing conflicts with other field managers as helm-controller does; `false` creates them client-side, as Helm 3 did. The release's record says which (`apply_method`), and upgrades and rollbacks follow it unless told otherwise. The field manager is `terraform-provider-helmrelease` in-process, `helm` under helm-controller. With `engine = \"flux\"` it needs helm-controller v1.5 or later (Helm 4). Default: `true`, helm-controller's default since v1.5, on both engines (helm-controller v1.4, on Helm 3, creates objects client-side).",
 				Optional:            true,
 			},
 			"remediation": schema.SingleNestedAttribute{
@@ -362,12 +362,12 @@ func strategyAttribute(action string) schema.SingleNestedAttribute {
 
 func waitStrategyAttribute() schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
-		MarkdownDescription: "How install, upgrade and rollback wait for the release's objects (HelmRelease `spec.waitStrategy`). Default: `poller` when `health_check_exprs` is set, else `legacy`; with `engine = \"flux\"` and neither set, helm-controller's default (`poller` from v1.5).",
+		MarkdownDescription: "How install, upgrade and rollback wait for the release's objects and hooks (HelmRelease `spec.waitStrategy`). Default: `poller`, helm-controller's default since v1.5 (Helm 4), on both engines (helm-controller v1.4 waits as `legacy`).",
 		Optional:            true,
 		Attributes: map[string]schema.Attribute{
 			"name": schema.StringAttribute{
-				MarkdownDescription: "The strategy (`name`): `legacy` is Helm 3's waiter: Deployments, StatefulSets, DaemonSets, Jobs, Pods, Services and PersistentVolumeClaims, and any other object is ready once it exists; " +
-					"`poller` polls every object's status as helm-controller does (kstatus): custom resources that report a `Ready` condition or an `observedGeneration` are waited for too, `health_check_exprs` decide for their kinds, and the wait ends as soon as one object has failed. One of " + waitStrategies.markdown() + ".",
+				MarkdownDescription: "The strategy (`name`): `legacy` is Helm 3's waiter (Helm 4's `legacy`): Deployments, StatefulSets, DaemonSets, Jobs, Pods, Services and PersistentVolumeClaims, and any other object is ready once it exists; hooks are watched by Helm's watch. " +
+					"`poller` polls every object's status as helm-controller does (kstatus, through Flux's `ssa` library, every 2 seconds where the controller polls every 5): custom resources that report a `Ready` condition or an `observedGeneration` are waited for too, `health_check_exprs` decide for their kinds, and the wait ends as soon as one object has failed; hooks and tests are waited for the same way (Jobs until complete, Pods until succeeded). helm-controller runs this for its `poller`, which it gives Helm 4 as `watcher`; Helm 4's own watcher is not used. One of " + waitStrategies.markdown() + ".",
 				Required:   true,
 				Validators: []validator.String{waitStrategies.validator()},
 			},
@@ -465,7 +465,11 @@ func rollbackAttribute() schema.SingleNestedAttribute {
 			"disable_wait":          flag("Do not wait for the objects to be ready", "disableWait"),
 			"disable_wait_for_jobs": flag("Do not wait for Jobs to complete", "disableWaitForJobs"),
 			"force":                 flag("Replace objects that cannot be patched (delete and create)", "force"),
-			"recreate":              flag("Restart the pods of the objects", "recreate"),
+			"recreate": schema.BoolAttribute{
+				MarkdownDescription: "Restart the pods of the objects (`recreate`). Helm 4 removed it: the in-process engine and helm-controller v1.5 and later ignore it, as helm-controller does with a warning; only helm-controller v1.4 (Helm 3) still restarts pods. Default: `false`.",
+				Optional:            true,
+				DeprecationMessage:  "rollback.recreate has no effect: Helm 4 removed it, and the in-process engine and helm-controller v1.5 and later ignore it (helm-controller v1.4 alone still restarts pods). Remove it.",
+			},
 			"server_side_apply":     serverSideApplyAttribute("rollback"),
 		},
 	}
@@ -475,7 +479,7 @@ func rollbackAttribute() schema.SingleNestedAttribute {
 // rollback.server_side_apply.
 func serverSideApplyAttribute(action string) schema.StringAttribute {
 	return schema.StringAttribute{
-		MarkdownDescription: "How the " + action + " writes the objects (`serverSideApply`), with `engine = \"flux\"` and a Helm 4 controller (helm-controller v1.5 or later), one of " + serverSideApplyModes.markdown() + ": `" + ssaEnabled + "` by server-side apply, `" + ssaDisabled + "` by client-side three-way merge, `" + ssaAuto + "` as the release's previous revision was written. The in-process engine runs Helm 3, which writes client-side: it takes `" + ssaDisabled + "` and `" + ssaAuto + "`. Default: `" + ssaAuto + "` (the controller's), client-side for the in-process engine and helm-controller v1.4.",
+		MarkdownDescription: "How the " + action + " writes the objects (`serverSideApply`), one of " + serverSideApplyModes.markdown() + ": `" + ssaEnabled + "` by server-side apply, forcing conflicts with other field managers as helm-controller does; `" + ssaDisabled + "` by client-side three-way merge patches; `" + ssaAuto + "` as " + map[string]string{"upgrade": "the release's newest record", "rollback": "the record of the revision rolled back to"}[action] + " says it was written (`apply_method`), and client-side for a record without one: a release installed client-side (by Helm 3, HashiCorp's helm provider or this provider before it ran Helm 4) stays client-side until this says `" + ssaEnabled + "`. With `engine = \"flux\"` it needs helm-controller v1.5 or later (Helm 4). Default: `" + ssaAuto + "`, helm-controller's default, on both engines.",
 		Optional:            true,
 		Validators:          []validator.String{serverSideApplyModes.validator()},
 	}

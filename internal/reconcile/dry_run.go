@@ -34,9 +34,6 @@ func (e *Reconciler) DryRun(ctx context.Context, req *Request) (*helm.Release, e
 	if err != nil {
 		return nil, err
 	}
-	if err := postRenderHooks(req, rel); err != nil {
-		return nil, err
-	}
 	validate := !req.Spec.Upgrade.DisableOpenAPIValidation
 	if install {
 		validate = !req.Spec.Install.DisableOpenAPIValidation
@@ -56,25 +53,6 @@ func (e *Reconciler) DryRun(ctx context.Context, req *Request) (*helm.Release, e
 	e.validated = validated
 	e.mu.Unlock()
 	return rel, nil
-}
-
-// postRenderHooks sends each hook of rel through the post-renderers of
-// req, as a Helm 4 controller does under the combined and separate
-// strategies. Post-renderers patch objects one by one: whether hooks go
-// with the other objects or apart changes nothing of each.
-func postRenderHooks(req *Request, rel *helm.Release) error {
-	if !req.Spec.PostRenderStrategy.PostRendersHooks() {
-		return nil
-	}
-	chain := postRenderer(req.Spec)
-	for _, h := range rel.Hooks {
-		out, err := chain.Run(bytes.NewBufferString(h.Manifest))
-		if err != nil {
-			return fmt.Errorf("post-rendering hook %s of release %s (post_render_strategy %s): %w", h.Path, releaseRef(req), req.Spec.PostRenderStrategy, err)
-		}
-		h.Manifest = out.String()
-	}
-	return nil
 }
 
 // Validated is what the newest DryRun had the API server validate whole;
@@ -151,6 +129,7 @@ func (e *Reconciler) renderBeforeCRDs(ctx context.Context, req *Request, install
 		Chart:                   req.Chart,
 		Values:                  req.Values,
 		PostRenderer:            postRenderer(s),
+		PostRenderStrategy:      s.PostRenderStrategy.helm(),
 		Capabilities:            caps,
 		DisableSchemaValidation: skipSchema,
 		IsUpgrade:               !install,
@@ -209,7 +188,9 @@ func (e *Reconciler) render(ctx context.Context, req *Request) (rel *helm.Releas
 			SkipSchemaValidation:     s.Install.DisableSchemaValidation,
 			TakeOwnership:            !s.Install.DisableTakeOwnership,
 			Replace:                  true,
+			ServerSideApply:          s.Install.serverSideApply(),
 			PostRenderer:             postRenderer(s),
+			PostRenderStrategy:       s.PostRenderStrategy.helm(),
 			DryRun:                   true,
 		})
 		if err != nil {
@@ -224,9 +205,9 @@ func (e *Reconciler) render(ctx context.Context, req *Request) (rel *helm.Releas
 		SkipSchemaValidation:     s.Upgrade.DisableSchemaValidation,
 		TakeOwnership:            !s.Upgrade.DisableTakeOwnership,
 		ReuseValues:              s.Upgrade.PreserveValues,
-		ApplyMethod:              helm.ApplyClientSide,
+		ApplyMethod:              applyMethod(s.Upgrade.ServerSideApply),
 		PostRenderer:             postRenderer(s),
-		PostRenderStrategy:       helm.PostRenderNoHooks,
+		PostRenderStrategy:       s.PostRenderStrategy.helm(),
 		DryRun:                   true,
 	})
 	if err != nil {
@@ -245,8 +226,8 @@ func (e *Reconciler) validate(ctx context.Context, req *Request, manifestText st
 	}
 	list := make([]*unstructured.Unstructured, 0, len(objs))
 	for i := range objs {
-		if !slices.Contains(coming, objs[i].Object.GroupVersionKind()) {
-			list = append(list, objs[i].Object)
+		if !slices.Contains(coming, objs[i].Object.GroupVersionKind()) && !isHook(objs[i].Object) {
+			list = append(list, withoutRenderAnnotation(objs[i].Object))
 		}
 	}
 	validated, err := e.Kube.DryRunApply(ctx, list, opts)
@@ -254,6 +235,32 @@ func (e *Reconciler) validate(ctx context.Context, req *Request, manifestText st
 		return nil, fmt.Errorf("the cluster rejects objects of release %s: %w", releaseRef(req), err)
 	}
 	return validated, nil
+}
+
+// isHook reports whether obj is one of the chart's hooks, which go through
+// the post-renderers with the objects under the combined and separate
+// strategies: Helm creates them when their event comes, after deleting
+// those of the last run, so that the cluster's answer now says nothing
+// of them (a Job's template is immutable while the last run's exists).
+func isHook(obj *unstructured.Unstructured) bool {
+	_, ok := obj.GetAnnotations()[helm.HookAnnotation]
+	return ok
+}
+
+// withoutRenderAnnotation is obj as Helm writes it: without the annotation
+// that names its template file to the post-renderers, which Helm removes
+// after them (the validating renderer sees it; the plan's manifest does not).
+func withoutRenderAnnotation(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	a := obj.GetAnnotations()
+	if _, ok := a[helm.PostRenderFileAnnotation]; !ok {
+		return obj
+	}
+	delete(a, helm.PostRenderFileAnnotation)
+	if len(a) == 0 {
+		a = nil
+	}
+	obj.SetAnnotations(a)
+	return obj
 }
 
 // validatingRenderer runs the release's post-renderers inside an install or
@@ -278,6 +285,9 @@ func (e *Reconciler) validatingPostRenderer(ctx context.Context, req *Request, v
 		return pr, nil
 	}
 	v := &validatingRenderer{next: pr, validate: func(m string) error {
+		if onlyHooks(m) {
+			return nil // the separate strategy's stream of hooks
+		}
 		e.mu.Lock()
 		trusted := e.TrustedRender
 		e.TrustedRender = nil // once: a retry after a remediation is validated anew
@@ -286,6 +296,21 @@ func (e *Reconciler) validatingPostRenderer(ctx context.Context, req *Request, v
 		return err
 	}}
 	return v, v
+}
+
+// onlyHooks reports whether every object of manifest is a hook; one that
+// does not parse is left for validate to say so.
+func onlyHooks(manifestText string) bool {
+	objs, err := manifest.Parse(manifestText, "", nil)
+	if err != nil {
+		return false
+	}
+	for i := range objs {
+		if !isHook(objs[i].Object) {
+			return false
+		}
+	}
+	return true
 }
 
 func (v *validatingRenderer) Run(in *bytes.Buffer) (*bytes.Buffer, error) {

@@ -65,8 +65,9 @@ func (a *Install) Reconcile(ctx context.Context, req *Request) error {
 		TakeOwnership:            !s.Install.DisableTakeOwnership,
 		Replace:                  s.Install.Replace,
 		CreateNamespace:          s.Install.CreateNamespace,
+		ServerSideApply:          s.Install.serverSideApply(),
 		PostRenderer:             pr,
-		PostRenderStrategy:       helm.PostRenderNoHooks,
+		PostRenderStrategy:       s.PostRenderStrategy.helm(),
 		Poller:                   s.poller(ctx),
 		Description:              "Installed by helmrelease",
 	})

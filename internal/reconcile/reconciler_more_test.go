@@ -328,7 +328,7 @@ spec:
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	err := f.engine.Reconcile(ctx, &Request{Spec: s, Chart: c, Status: st}, nil)
-	if !errors.Is(err, ErrRetriesExhausted) || !strings.Contains(err.Error(), "context deadline exceeded") {
+	if !errors.Is(err, ErrRetriesExhausted) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "timed out after 5s waiting for 1 of 2 objects to be ready") {
 		t.Fatalf("error %v, want exhausted after a wait timeout", err)
 	}
 	if !strings.Contains(err.Error(), "Last Helm log lines") {

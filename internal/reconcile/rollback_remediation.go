@@ -35,7 +35,7 @@ func (a *RollbackRemediation) Reconcile(ctx context.Context, req *Request) error
 		WaitForJobs:   !s.Rollback.DisableWaitForJobs,
 		DisableHooks:  s.Rollback.DisableHooks,
 		Force:         s.Rollback.Force,
-		ApplyMethod:   helm.ApplyClientSide,
+		ApplyMethod:   applyMethod(s.Rollback.ServerSideApply),
 		CleanupOnFail: s.Rollback.CleanupOnFail,
 		MaxHistory:    s.GetMaxHistory(),
 		Poller:        s.poller(ctx),

@@ -101,8 +101,8 @@ type Spec struct {
 	Uninstall UninstallSpec
 	Drift     DriftSpec
 
-	// WaitStrategy is spec.waitStrategy.name; empty is helm.WaitPoller
-	// when HealthChecks are set, else helm.WaitLegacy (Helm 3's waiter).
+	// WaitStrategy is spec.waitStrategy.name; empty is helm.WaitPoller,
+	// helm-controller's default since v1.5 (Helm 4).
 	WaitStrategy helm.WaitStrategy
 	// HealthChecks are spec.healthCheckExprs: CEL expressions of the
 	// status of kinds, used by the poller.
@@ -147,6 +147,18 @@ const (
 // post-renderers.
 func (s PostRenderStrategy) PostRendersHooks() bool {
 	return s == PostRenderCombined || s == PostRenderSeparate
+}
+
+// helm is Helm's strategy; empty is PostRenderNoHooks.
+func (s PostRenderStrategy) helm() helm.PostRenderStrategy {
+	switch s {
+	case PostRenderCombined:
+		return helm.PostRenderCombined
+	case PostRenderSeparate:
+		return helm.PostRenderSeparate
+	default:
+		return helm.PostRenderNoHooks
+	}
 }
 
 // ChartNameChangeStrategy is what a change of the chart's name does
@@ -196,9 +208,14 @@ type InstallSpec struct {
 	DisableWaitForJobs       bool
 	Strategy                 ActionStrategy
 	Remediation              Remediation
-	// ServerSideApply is serverSideApply (Helm 4 controllers); nil is the
-	// engine's default.
+	// ServerSideApply is serverSideApply; nil is true, helm-controller's
+	// default since v1.5 (Helm 4).
 	ServerSideApply *bool
+}
+
+// serverSideApply tells whether the install writes by server-side apply.
+func (s InstallSpec) serverSideApply() bool {
+	return s.ServerSideApply == nil || *s.ServerSideApply
 }
 
 // UpgradeSpec is spec.upgrade.
@@ -216,8 +233,8 @@ type UpgradeSpec struct {
 	PreserveValues           bool
 	Strategy                 ActionStrategy
 	Remediation              Remediation
-	// ServerSideApply is serverSideApply (Helm 4 controllers): enabled,
-	// disabled or auto; empty is the engine's default.
+	// ServerSideApply is serverSideApply: enabled, disabled or auto; empty
+	// is auto (as the release's newest record was written).
 	ServerSideApply string
 	// ChartNameChangeStrategy is what a new chart name does; empty is
 	// ChartNameReinstall.
@@ -246,9 +263,31 @@ type RollbackSpec struct {
 	DisableWait        bool
 	DisableWaitForJobs bool
 	Force              bool
-	Recreate           bool
-	// ServerSideApply as UpgradeSpec.ServerSideApply.
+	// Recreate has no effect since Helm 4 removed it (helm-controller
+	// v1.5 and later warn of it too).
+	Recreate bool
+	// ServerSideApply as UpgradeSpec.ServerSideApply; auto is as the
+	// revision rolled back to was written.
 	ServerSideApply string
+}
+
+// Server-side apply modes of upgrades and rollbacks (serverSideApply).
+const (
+	ServerSideApplyEnabled  = "enabled"
+	ServerSideApplyDisabled = "disabled"
+	ServerSideApplyAuto     = "auto"
+)
+
+// applyMethod is Helm's apply method of a serverSideApply mode.
+func applyMethod(mode string) helm.ApplyMethod {
+	switch mode {
+	case ServerSideApplyEnabled:
+		return helm.ApplyServerSide
+	case ServerSideApplyDisabled:
+		return helm.ApplyClientSide
+	default:
+		return helm.ApplyAsLast
+	}
 }
 
 // UninstallSpec is spec.uninstall.
@@ -274,17 +313,13 @@ type IgnoreRule struct {
 
 // GetWaitStrategy is the effective wait strategy (WaitStrategy).
 func (s *Spec) GetWaitStrategy() helm.WaitStrategy {
-	switch {
-	case s.WaitStrategy != "":
+	if s.WaitStrategy != "" {
 		return s.WaitStrategy
-	case len(s.HealthChecks) > 0:
-		return helm.WaitPoller
-	default:
-		return helm.WaitLegacy
 	}
+	return helm.WaitPoller
 }
 
-// poller is the waiter of the spec's actions: nil for Helm 3's.
+// poller is the waiter of the spec's actions: nil for Helm's legacy one.
 func (s *Spec) poller(ctx context.Context) *helm.Poller {
 	if s.GetWaitStrategy() != helm.WaitPoller {
 		return nil

@@ -54,7 +54,7 @@ func (a *UndoUninstall) Reconcile(ctx context.Context, req *Request) error {
 		WaitForJobs: !s.Rollback.DisableWaitForJobs,
 		Force:       s.Rollback.Force,
 		MaxHistory:  s.GetMaxHistory(),
-		ApplyMethod: helm.ApplyClientSide,
+		ApplyMethod: applyMethod(s.Rollback.ServerSideApply),
 		Poller:      s.poller(ctx),
 	})
 	if _, rerr := a.e.recordObserved(req, digest, ActionRollback); rerr != nil && err == nil {

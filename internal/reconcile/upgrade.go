@@ -42,9 +42,9 @@ func (a *Upgrade) Reconcile(ctx context.Context, req *Request) error {
 		CleanupOnFail:            s.Upgrade.CleanupOnFail,
 		ReuseValues:              s.Upgrade.PreserveValues,
 		MaxHistory:               s.GetMaxHistory(),
-		ApplyMethod:              helm.ApplyClientSide,
+		ApplyMethod:              applyMethod(s.Upgrade.ServerSideApply),
 		PostRenderer:             pr,
-		PostRenderStrategy:       helm.PostRenderNoHooks,
+		PostRenderStrategy:       s.PostRenderStrategy.helm(),
 		Poller:                   s.poller(ctx),
 		Description:              "Upgraded by helmrelease",
 	})

@@ -182,7 +182,7 @@ spec:
 		hooks: "post-install Job seed",
 		logs:  "of pod seed-",
 		cause: kube.CauseFailed,
-		want:  []string{"hook post-install Job seed did not complete: failed post-install: 1 error occurred: * job seed failed: BackoffLimitExceeded", "- Job %s/seed: failed: BackoffLimitExceeded", "Failed, container seed exited with code 1"},
+		want:  []string{"hook post-install Job seed did not complete: failed post-install: job seed failed: BackoffLimitExceeded", "- Job %s/seed: failed: BackoffLimitExceeded", "Failed, container seed exited with code 1"},
 	}, {
 		name:     "a hundred objects stay readable",
 		objects:  many.String(),
