@@ -314,9 +314,23 @@ func configMapData(name, key string) func(ctx context.Context, ns, message strin
 // shown), corrected by apply without a new Helm revision, and followed by
 // an empty plan; a release's objects as the cluster defaults and its
 // controllers update them never show. The table runs on the release as
-// installed, after an upgrade, and after a failed upgrade was rolled back.
+// installed, after an upgrade, and after a failed upgrade was rolled back,
+// for a release written by server-side apply (the default) and for one
+// written client-side: the upgrades and the rollback follow the install's
+// apply method, which every record says.
 func TestOutOfBandEdits(t *testing.T) {
-	parallelMatrix(t)
+	for _, m := range []struct {
+		name, method string
+		ssa          bool
+	}{{"server-side", "ssa", true}, {"client-side", "csa", false}} {
+		t.Run(m.name, func(t *testing.T) {
+			parallelMatrix(t)
+			outOfBandEditsBy(t, m.ssa, m.method)
+		})
+	}
+}
+
+func outOfBandEditsBy(t *testing.T, ssa bool, method string) {
 	ns := newNamespace(t)
 	_, file, _, _ := runtime.Caller(0)
 	chart := filepath.Join(filepath.Dir(file), "testdata", "charts", "edits")
@@ -340,10 +354,11 @@ resource "helmrelease_release" "edits" {
   values             = %s
   sensitive_values   = jsonencode({ secret = "chart-secret-value" })
   timeout            = "20s"
+  install            = { server_side_apply = %t }
   upgrade            = { remediation = { retries = 0, remediate_last_failure = true, strategy = "rollback" } }
   drift_detection    = { mode = "enabled" }
 }
-`, cluster.Kubeconfig, ns, chart, values))
+`, cluster.Kubeconfig, ns, chart, values, ssa))
 	}
 
 	round := func(phase, message string) {
@@ -397,6 +412,11 @@ resource "helmrelease_release" "edits" {
 		}
 		w.planIsEmpty()
 		w.planIsEmpty()
+		for _, r := range st.history("edits") {
+			if r.ApplyMethod != method {
+				t.Errorf("%s: revision %d (%s) records apply_method %q, want %q", phase, r.Version, r.Info.Description, r.ApplyMethod, method)
+			}
+		}
 	}
 
 	configure(`{ message = "hello" }`)

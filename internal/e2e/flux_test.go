@@ -3,10 +3,7 @@
 package e2e
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -313,14 +310,12 @@ func TestFluxHandOver(t *testing.T) {
 }
 
 // TestFluxHandOverRecords: what the release records say after hand-overs
-// between this provider's Helm 3 and a Helm 4 controller (helm-controller
-// v1.5 and later), which records each revision's apply method. A release
-// installed here and handed over is upgraded client-side ("csa": Helm 4's
-// "auto" follows the previous record, which Helm 3 wrote without one); one
-// the controller installed is server-side ("ssa"), and once taken back its
-// next record has no method, so that handed over again it is upgraded
-// client-side. Every step plans empty after its apply, and taking back a
-// release the controller applied server-side keeps its objects.
+// between this provider and each controller. Every Helm 4 writer (this
+// provider, helm-controller v1.5 and later) records its apply method:
+// installs are server-side ("ssa"), upgrades follow the previous record
+// (Helm 4's "auto": client-side, "csa", after a record without one); Helm 3
+// (helm-controller v1.4) records none. Every step plans empty after its
+// apply, and the release's objects stay in place throughout.
 func TestFluxHandOverRecords(t *testing.T) {
 	withFluxControllers(t, func(t *testing.T, run *fluxRun) {
 		helm4 := semver.Compare(run.Versions[testcluster.HelmController], "v1.5.0") >= 0
@@ -330,17 +325,32 @@ func TestFluxHandOverRecords(t *testing.T) {
 		w := newWorkspace(t, "records")
 		flux := "  engine = \"flux\"\n  values = { message = \"one\" }"
 		helm := "  values = { message = \"one\" }"
-		want := func(name, method string) {
+		seen := map[string]int{} // the newest revision checked, by release
+		// want checks the records written since the last call: an install
+		// records installed, each later revision follows the one before.
+		want := func(name string, byHelm4 bool, installed string) {
 			t.Helper()
-			latest := st.latest(name)
-			if latest == nil {
-				t.Fatalf("release %s has no revision", name)
+			h := st.history(name)
+			for i, r := range h {
+				if r.Version <= seen[name] {
+					continue
+				}
+				method := ""
+				switch {
+				case !byHelm4:
+				case i == 0:
+					method = installed
+				case h[i-1].ApplyMethod == "ssa":
+					method = "ssa"
+				default:
+					method = "csa"
+				}
+				if r.ApplyMethod != method {
+					t.Errorf("release %s revision %d (%s) records apply_method %q, want %q", name, r.Version, r.Info.Description, r.ApplyMethod, method)
+				}
 			}
-			if !helm4 && method != "" {
-				method = "" // Helm 3 records none
-			}
-			if got := applyMethodOf(t, run.cs, ns, name, latest.Version); got != method {
-				t.Errorf("release %s revision %d (%s) records apply_method %q, want %q", name, latest.Version, latest.Info.Description, got, method)
+			if len(h) > 0 {
+				seen[name] = h[len(h)-1].Version
 			}
 		}
 
@@ -348,64 +358,37 @@ func TestFluxHandOverRecords(t *testing.T) {
 		// installed by the controller.
 		w.write(c.hcl(map[string]string{"here": helm}))
 		w.apply()
-		want("here", "")
+		want("here", true, "ssa")
+		uids := map[string]string{"here": deploymentUID(t, run.cs, ns, "here")}
 		w.write(c.hcl(map[string]string{"here": flux, "there": flux}))
 		w.apply()
 		w.planIsEmpty()
-		if st.latest("here").Version > 1 {
-			want("here", "csa")
-		}
-		want("there", "ssa")
-		uid := deploymentUID(t, run.cs, ns, "there")
+		want("here", helm4, "")
+		want("there", helm4, "ssa")
+		uids["there"] = deploymentUID(t, run.cs, ns, "there")
 
-		// Both taken back: Helm 3 writes no method.
+		// Both taken back.
 		w.write(c.hcl(map[string]string{"here": helm, "there": helm}))
 		w.apply()
 		w.planIsEmpty()
-		want("here", "")
-		want("there", "")
-		if got := deploymentUID(t, run.cs, ns, "there"); got != uid {
-			t.Errorf("Deployment uid %s after taking back a release applied server-side, want the same %s", got, uid)
-		}
+		want("here", true, "")
+		want("there", true, "")
 
 		// Handed over again, with a change the controller upgrades.
 		w.write(c.hcl(map[string]string{"here": helm, "there": strings.Replace(flux, "one", "two", 1)}))
 		w.apply()
 		w.planIsEmpty()
-		want("there", "csa")
+		want("there", helm4, "")
 		if got := configMessageOn(t, run.cs, ns, "there"); got != "two" {
 			t.Errorf("message after the controller's upgrade %q, want two", got)
 		}
+		for name, uid := range uids {
+			if got := deploymentUID(t, run.cs, ns, name); got != uid {
+				t.Errorf("Deployment %s uid %s after the hand-overs, want the same %s", name, got, uid)
+			}
+		}
 		w.must(0, "destroy", "-auto-approve", "-input=false", "-no-color")
 	})
-}
-
-// applyMethodOf is the apply_method field of revision version of release
-// name, read from its storage Secret (Helm 3's types drop the field):
-// "ssa", "csa", or empty when the record has none.
-func applyMethodOf(t *testing.T, cs kubernetes.Interface, ns, name string, version int) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	secret, err := cs.CoreV1().Secrets(ns).Get(ctx, fmt.Sprintf("sh.helm.release.v1.%s.v%d", name, version), metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gz, err := base64.StdEncoding.DecodeString(string(secret.Data["release"]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var record struct {
-		ApplyMethod string `json:"apply_method"`
-	}
-	if err := json.NewDecoder(r).Decode(&record); err != nil {
-		t.Fatal(err)
-	}
-	return record.ApplyMethod
 }
 
 // TestFluxFailures: values that make the install fail end the apply with

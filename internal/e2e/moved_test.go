@@ -26,7 +26,7 @@ import (
 // provider's options (set, set_sensitive, atomic, timeout, max_history)
 // with their counterparts: the plan of the move changes nothing, the apply
 // neither reinstalls nor upgrades, the next plan is empty, and a values
-// change then upgrades the release.
+// change then upgrades the release, client-side as it was installed.
 func TestMovedFromHelmProvider(t *testing.T) {
 	parallelMatrix(t)
 	helmProvider := os.Getenv("HELMRELEASE_TEST_HELM_PROVIDER")
@@ -221,6 +221,10 @@ resource "helmrelease_release" "options" {
 	}
 	if got := store.latest("options").Config["ui"]; !reflect.DeepEqual(got, map[string]any{"message": "from helmrelease", "token": "moved-secret"}) {
 		t.Errorf("release options upgraded with ui values %v", got)
+	}
+	// The helm provider (Helm 3) wrote client-side: the upgrade too.
+	if got := store.latest("options").ApplyMethod; got != "csa" {
+		t.Errorf("release options upgraded with apply_method %q, want csa (as the helm provider installed it)", got)
 	}
 	w.must(0, append([]string{"plan", "-input=false", "-no-color", "-detailed-exitcode"}, vars...)...)
 	w.must(0, append([]string{"destroy", "-auto-approve", "-input=false", "-no-color"}, vars...)...)

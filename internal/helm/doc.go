@@ -1,4 +1,4 @@
-// Package helm is the thin layer over the Helm SDK (Helm 3): its actions,
+// Package helm is the thin layer over the Helm SDK (Helm 4): its actions,
 // its release storage and the types the rest of the project speaks
 // (types.go: releases, hooks, statuses, charts, post-renderers; values.go:
 // --set parsing and values merging). The reconciler holds Actions, not the
@@ -14,62 +14,42 @@
 //   - internal/testrepo: the tests' repositories and registries, which
 //     write Helm's formats.
 //
-// One more module ties the build to Helm 3: github.com/fluxcd/pkg/chartutil
-// v1.17.0, for DigestValues in internal/flux (the values digest
-// helm-controller records); its later versions require Helm 4 (`go mod why
-// -m github.com/fluxcd/pkg/chartutil`).
+// github.com/fluxcd/pkg/chartutil (DigestValues, in internal/flux: the
+// values digest helm-controller records) is built on the same Helm 4.
 //
-// # What a move to Helm 4 changes here
+// # Helm 4 as helm-controller runs it
 //
-// Helm 4 moves the types (pkg/release/v1, with actions returning a
-// release.Releaser to assert; pkg/release/common for statuses;
-// pkg/chart/v2 and its loader; pkg/repo/v1; pkg/postrenderer) and renames
-// action options (Atomic becomes RollbackOnFailure, Force ForceReplace,
-// DryRun and ClientOnly a DryRunStrategy; new ServerSideApply,
-// WaitStrategy and PostRenderStrategy); it logs through slog, which
-// LogBuffer would take as a handler. The aliases of types.go and the
-// option structs of this package absorb the moves: their users keep their
-// names.
+// The options of this package say what helm-controller v1.6 decides, so
+// that both engines deploy alike:
+//   - Apply method. An install writes by server-side apply unless told
+//     otherwise; an upgrade or rollback as ApplyMethod says, by default as
+//     the release's record says it was written (apply_method "ssa",
+//     "csa"; a record Helm 3 wrote has none and is client-side). Server-
+//     side applies force conflicts, and client-side ones alone replace
+//     objects on Force, as helm-controller resolves "auto" itself
+//     (serverSideApply) to set both.
+//   - Waiting. Helm's legacy waiter, or the Poller: fluxcd/pkg/ssa's
+//     kstatus polling, health checks first, which helm-controller runs for
+//     its poller strategy (it gives Helm "watcher" and answers GetWaiter
+//     itself; Helm's own watcher is not used). With the Poller, hooks and
+//     tests are waited for by polling too (Jobs complete, Pods succeeded).
+//     A hook-only wait (an action that does not wait) still waits for
+//     hooks, with the waiter of the strategy.
+//   - Hooks and post-renderers. PostRenderStrategy; the zero value is
+//     PostRenderNoHooks (hooks as Helm 3 rendered them).
+//   - Logging. Helm logs through slog into the LogBuffer of the client;
+//     Helm's legacy waiter logs to slog's default logger, which the
+//     provider process leaves as it is.
 //
-// # Behaviours that differ between Helm 3 and Helm 4
+// # Behaviours no option takes back (against Helm 3)
 //
-// What this package does (Helm 3), against what Helm 4 does (Flux's
-// helm-controller v1.5 and later run it, so a release handed to Flux
-// meets it):
-//   - Apply method. Helm 3 creates objects, then updates them by three-way
-//     merge patches, client-side, as the field manager FieldManager. Helm 4
-//     installs by server-side apply by default (helm-controller's
-//     install.serverSideApply defaults to true) and records it in the
-//     release record's apply_method ("ssa", "csa"); an upgrade or rollback
-//     in "auto" mode applies as the previous record says, and a record
-//     written by Helm 3 has none, so a release this provider installed
-//     stays client-side under a Helm 4 controller until
-//     upgrade.server_side_apply says otherwise.
-//   - Release records. Helm 4 adds apply_method; Helm 3 reads such records
-//     and ignores the field, and the records it writes have none. So a
-//     release the controller installed ("ssa"), taken back by this
-//     provider and handed over again, is upgraded client-side from then
-//     on; its objects stay in place throughout (e2e
-//     TestFluxHandOverRecords).
-//   - Waiting. Helm 3's waiter checks Deployments, StatefulSets, Jobs and
-//     the like by kind (wait_strategy "legacy"); this package also waits
-//     by kstatus (Poller, "poller"), which is Helm 4's default (its
-//     "watcher" strategy).
-//   - Hooks and post-renderers. Helm 3 post-renders the release's objects,
-//     never its hooks. Helm 4.2 post-renders hooks with them by default;
-//     helm-controller v1.6 says how with postRenderStrategy, which the
-//     provider writes as "nohooks" unless told otherwise, so that hooks are
-//     what the plan rendered.
-//   - Manifest splitting. Helm 3 trims each document of a rendered
-//     manifest of its surrounding white space, Helm 4.2 (pkg/release/v1/util)
-//     of its leading white space only. Renders that differ between the
-//     Helms have been seen (a block scalar's final newline under
-//     helm-controller v1.5.5, Helm 4.2.0; the Flux guide lists them by
-//     controller version); with engine = "flux" the apply reports each
-//     object and field the controller deployed otherwise than planned, and
-//     the state records what was deployed.
-//   - Install order. Helm 4 orders MutatingWebhookConfiguration and
-//     ValidatingWebhookConfiguration last among the kinds it knows; Helm 3
-//     knows neither and installs them with the other unknown kinds, after
-//     the known ones.
+//   - Manifest splitting: each document of a template is trimmed of its
+//     leading white space only, so a block scalar ending a document keeps
+//     its final newline.
+//   - Post-rendering: the objects of every template file go through the
+//     post-renderers in one stream, each annotated with its file
+//     (PostRenderFileAnnotation), and are re-serialised after them.
+//   - Install order: MutatingWebhookConfiguration and
+//     ValidatingWebhookConfiguration last among the kinds Helm knows.
+//   - Records: apply_method, which Helm 3 ignores and drops on rewrite.
 package helm

@@ -314,7 +314,7 @@ data "helmrelease_template" "t" {
 			},
 			{
 				Config:      config(`values_from = [{ kind = "ConfigMap", name = "broken", target_path = "image[tag" }]`),
-				ExpectError: errorText("Error: Invalid target path … The target path at values_from[0].target_path is not valid: error parsing index: EOF. Write the path as for `helm --set`, e.g. `image.tag`, `ingress.hosts[0].host` or `annotations.example\\.com/key`."),
+				ExpectError: errorText("Error: Invalid target path … The target path at values_from[0].target_path is not valid: it sets no value: a '[' without its ']'. Write the path as for `helm --set`, e.g. `image.tag`, `ingress.hosts[0].host` or `annotations.example\\.com/key`."),
 			},
 			{
 				Config:      config(`values_from = [{ kind = "Deployment", name = "x" }]`),

@@ -148,16 +148,20 @@ func (e *Reconciler) inSyncWithoutComparing(ctx context.Context, rec *InSyncReco
 }
 
 // writtenByHelmAlone reports whether every field of the object was last
-// set by this provider's Helm actions: its managedFields name no other
-// manager, no server-side apply and no subresource write. It is not enough
-// on its own: the API server drops a manager whose fields are all removed,
-// so an edit that only removes fields leaves no trace of its writer.
+// set by this provider's Helm actions, client-side (Update) or by
+// server-side apply (Apply): its managedFields name no other manager and
+// no subresource write. It is not enough on its own: the API server drops
+// a manager whose fields are all removed, so an edit that only removes
+// fields leaves no trace of its writer.
 func writtenByHelmAlone(fields []metav1.ManagedFieldsEntry) bool {
 	if len(fields) == 0 {
 		return false
 	}
 	for _, f := range fields {
-		if f.Manager != helm.FieldManager || f.Operation != metav1.ManagedFieldsOperationUpdate || f.Subresource != "" {
+		if f.Manager != helm.FieldManager || f.Subresource != "" {
+			return false
+		}
+		if f.Operation != metav1.ManagedFieldsOperationUpdate && f.Operation != metav1.ManagedFieldsOperationApply {
 			return false
 		}
 	}

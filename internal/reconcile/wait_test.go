@@ -215,7 +215,8 @@ spec:
 			if timeout == 0 {
 				timeout = 20 * time.Second
 			}
-			s := f.spec(func(s *Spec) { s.Timeout = timeout })
+			// Helm's legacy waiter, whose failures the table explains.
+			s := f.spec(func(s *Spec) { s.Timeout, s.WaitStrategy = timeout, helm.WaitLegacy })
 			st := &Status{}
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()

@@ -251,7 +251,7 @@ func ValidateTargetPath(path string) error {
 	}
 	if len(probe) == 0 {
 		// Helm 4's parser drops a key whose '[' is never closed.
-		return errors.New("the path sets no value: is a '[' not closed by ']'?")
+		return errors.New("it sets no value: a '[' without its ']'")
 	}
 	return nil
 }
