@@ -470,7 +470,7 @@ func rollbackAttribute() schema.SingleNestedAttribute {
 				Optional:            true,
 				DeprecationMessage:  "rollback.recreate has no effect: Helm 4 removed it, and the in-process engine and helm-controller v1.5 and later ignore it (helm-controller v1.4 alone still restarts pods). Remove it.",
 			},
-			"server_side_apply":     serverSideApplyAttribute("rollback"),
+			"server_side_apply": serverSideApplyAttribute("rollback"),
 		},
 	}
 }
