@@ -48,7 +48,7 @@ const (
 )
 
 // pollInterval is how often the poller reads the objects.
-const pollInterval = 2 * time.Second
+const pollInterval = 1 * time.Second
 
 // Poller waits as helm-controller's poller strategy does.
 type Poller struct {

@@ -28,8 +28,10 @@ type comparedChart struct {
 }
 
 // compare runs the same steps with HashiCorp's helm provider and with this
-// provider, on one cluster in one run, and prints each step's wall time,
-// their ratio and the API requests of each, by verb and resource.
+// provider, writing by server-side apply (its default) and client-side,
+// on one cluster in one run, and prints each step's wall time, the ratio
+// of each of this provider's to the helm provider's, and the API requests
+// of each, by verb and resource.
 func compare(tf terraform, helmProvider, kubeconfig string, c comparedChart) error {
 	type side struct {
 		label    string
@@ -38,15 +40,42 @@ func compare(tf terraform, helmProvider, kubeconfig string, c comparedChart) err
 		measures []measure
 		requests []string
 	}
-	helmDir, ourDir := filepath.Join(tf.dir, "helm"), filepath.Join(tf.dir, "helmrelease")
-	helmTF, ourTF := tf, tf
-	helmTF.dir, helmTF.provider = helmDir, helmProvider
-	ourTF.dir = ourDir
+	helmTF := tf
+	helmTF.dir, helmTF.provider = filepath.Join(tf.dir, "helm"), helmProvider
 	source := fmt.Sprintf("repository = %q\n  chart      = %q\n  version    = %q", c.url, c.chart, c.version)
 	ourChart := fmt.Sprintf("{ repository = %q, name = %q, version = %q }", c.url, c.chart, c.version)
 	if c.url == "" {
 		source = fmt.Sprintf("chart = %q", c.chart)
 		ourChart = fmt.Sprintf("{ name = %q }", c.chart)
+	}
+	ours := func(label, dir string, ssa bool) *side {
+		ourTF := tf
+		ourTF.dir = filepath.Join(tf.dir, dir)
+		return &side{label: label, tf: ourTF, config: fmt.Sprintf(`terraform {
+  required_providers {
+    helmrelease = { source = "helmrelease/helmrelease" }
+  }
+}
+
+variable "message" {
+  default = "hello"
+}
+
+provider "helmrelease" {
+  kubernetes = { config_path = %q }
+  cache_dir  = %q
+}
+
+resource "helmrelease_release" "r" {
+  name            = "r"
+  namespace       = %q
+  chart           = %s
+  values          = %s
+  install         = { create_namespace = true, server_side_apply = %t }
+  drift_detection = { mode = "enabled" }
+  timeout         = "15m"
+}
+`, kubeconfig, filepath.Join(ourTF.dir, "cache"), c.namespace+"-"+dir, ourChart, c.values, ssa)}
 	}
 	sides := []*side{
 		{label: "helm provider", tf: helmTF, config: fmt.Sprintf(`terraform {
@@ -72,31 +101,8 @@ resource "helm_release" "r" {
   timeout          = 900
 }
 `, kubeconfig, c.namespace+"-helm", source, c.values)},
-		{label: "this provider", tf: ourTF, config: fmt.Sprintf(`terraform {
-  required_providers {
-    helmrelease = { source = "helmrelease/helmrelease" }
-  }
-}
-
-variable "message" {
-  default = "hello"
-}
-
-provider "helmrelease" {
-  kubernetes = { config_path = %q }
-  cache_dir  = %q
-}
-
-resource "helmrelease_release" "r" {
-  name            = "r"
-  namespace       = %q
-  chart           = %s
-  values          = %s
-  install         = { create_namespace = true }
-  drift_detection = { mode = "enabled" }
-  timeout         = "15m"
-}
-`, kubeconfig, filepath.Join(ourDir, "cache"), c.namespace, ourChart, c.values)},
+		ours("this provider, server-side", "ssa", true),
+		ours("this provider, client-side", "csa", false),
 	}
 	steps := []struct {
 		name string
@@ -133,12 +139,14 @@ resource "helmrelease_release" "r" {
 			s.requests = append(s.requests, requestsBetween(before, after))
 		}
 	}
-	fmt.Printf("\n%s: HashiCorp's helm provider beside this provider (drift detection on), one cluster, one run; %d CPUs; wall clock, the provider's peak RSS, API requests net of the cluster's idle rate\n\n", c.name, runtime.NumCPU())
-	fmt.Printf("%-30s %12s %12s %8s %12s %12s %10s %10s\n", "step", "helm", "this", "ratio", "helm req", "this req", "helm MB", "this MB")
-	for i, step := range steps {
-		h, o := sides[0].measures[i], sides[1].measures[i]
-		fmt.Printf("%-30s %12s %12s %7.2fx %12.0f %12.0f %10.1f %10.1f\n", step.name, h.wall.Round(10*time.Millisecond), o.wall.Round(10*time.Millisecond),
-			o.wall.Seconds()/h.wall.Seconds(), h.requests, o.requests, float64(h.rss)/(1<<20), float64(o.rss)/(1<<20))
+	fmt.Printf("\n%s: HashiCorp's helm provider beside this provider (drift detection on), one cluster, one run; %d CPUs; wall clock, the provider's peak RSS, API requests net of the cluster's idle rate\n", c.name, runtime.NumCPU())
+	for _, o := range sides[1:] {
+		fmt.Printf("\n%s\n%-30s %12s %12s %8s %12s %12s %10s %10s\n", o.label, "step", "helm", "this", "ratio", "helm req", "this req", "helm MB", "this MB")
+		for i, step := range steps {
+			h, m := sides[0].measures[i], o.measures[i]
+			fmt.Printf("%-30s %12s %12s %7.2fx %12.0f %12.0f %10.1f %10.1f\n", step.name, h.wall.Round(10*time.Millisecond), m.wall.Round(10*time.Millisecond),
+				m.wall.Seconds()/h.wall.Seconds(), h.requests, m.requests, float64(h.rss)/(1<<20), float64(m.rss)/(1<<20))
+		}
 	}
 	fmt.Println("\nAPI requests by verb and resource (those that grew by 10 or more):")
 	for i, step := range steps {

@@ -86,7 +86,7 @@ func releaseSchema() schema.Schema {
 			"wait_strategy":      waitStrategyAttribute(),
 			"health_check_exprs": healthCheckExprsAttribute(),
 			"post_render_strategy": schema.StringAttribute{
-				MarkdownDescription: "Whether the chart's hooks go through the post-renderers (`post_renderers`, `common_metadata` and the origin labels) as the release's objects do (HelmRelease `spec.postRenderStrategy`), one of " + postRenderStrategies.markdown() + ": `" + postRenderNoHooks + "` post-renders the objects only, as Helm 3 does; `" + postRenderCombined + "` post-renders hooks with them, in one stream, as Helm 4.2 does by default; `" + postRenderSeparate + "` post-renders hooks apart from them. `planned_hooks` shows the hooks as the strategy renders them. " +
+				MarkdownDescription: "Whether the chart's hooks go through the post-renderers (`post_renderers`, `common_metadata` and the origin labels) as the release's objects do (HelmRelease `spec.postRenderStrategy`), one of " + postRenderStrategies.markdown() + ": `" + postRenderNoHooks + "` post-renders the objects only, as Helm 3 does; `" + postRenderCombined + "` post-renders hooks with them, in one stream, as Helm 4 does by default; `" + postRenderSeparate + "` post-renders hooks apart from them. `planned_hooks` shows the hooks as the strategy renders them. " +
 					"With `engine = \"flux\"`, `" + postRenderCombined + "` and `" + postRenderSeparate + "` need helm-controller v1.6 or later. Default: `" + postRenderNoHooks + "`, written explicitly with `engine = \"flux\"` where the CRD has the field (helm-controller v1.6's own default is `" + postRenderCombined + "`): hooks are what they were with Helm 3, before any post-renderer saw them, so a release's hooks change neither with this provider's move to Helm 4, nor with a hand-over, nor with a controller's version, behind the plan.",
 				Optional:   true,
 				Validators: []validator.String{postRenderStrategies.validator()},
@@ -290,7 +290,7 @@ func actionAttributes(action, crdDefault string, own map[string]schema.Attribute
 			Validators:          []validator.String{crdPolicies.validator()},
 		},
 		"disable_hooks":               flag("Skip the chart's hooks", "disableHooks"),
-		"disable_open_api_validation": flag("Skip the validation of objects against the cluster's OpenAPI schema", "disableOpenAPIValidation"),
+		"disable_open_api_validation": flag("Skip the validation of objects against the cluster's OpenAPI schema (a server-side dry run before the objects are written): a client-side write then sends them as they are, and the API server drops fields it does not know; a server-side apply is still refused them", "disableOpenAPIValidation"),
 		"disable_schema_validation":   flag("Skip the validation of values against the chart's `values.schema.json`", "disableSchemaValidation"),
 		"disable_take_ownership":      flag("Refuse to take over objects that exist and belong to no release", "disableTakeOwnership"),
 		"disable_wait":                flag("Do not wait for the objects to be ready", "disableWait"),
@@ -367,7 +367,7 @@ func waitStrategyAttribute() schema.SingleNestedAttribute {
 		Attributes: map[string]schema.Attribute{
 			"name": schema.StringAttribute{
 				MarkdownDescription: "The strategy (`name`): `legacy` is Helm 3's waiter (Helm 4's `legacy`): Deployments, StatefulSets, DaemonSets, Jobs, Pods, Services and PersistentVolumeClaims, and any other object is ready once it exists; hooks are watched by Helm's watch. " +
-					"`poller` polls every object's status as helm-controller does (kstatus, through Flux's `ssa` library, every 2 seconds where the controller polls every 5): custom resources that report a `Ready` condition or an `observedGeneration` are waited for too, `health_check_exprs` decide for their kinds, and the wait ends as soon as one object has failed; hooks and tests are waited for the same way (Jobs until complete, Pods until succeeded). helm-controller runs this for its `poller`, which it gives Helm 4 as `watcher`; Helm 4's own watcher is not used. One of " + waitStrategies.markdown() + ".",
+					"`poller` polls every object's status as helm-controller does (kstatus, through Flux's `ssa` library, every second where the controller polls every 5 seconds): custom resources that report a `Ready` condition or an `observedGeneration` are waited for too, `health_check_exprs` decide for their kinds, and the wait ends as soon as one object has failed; hooks and tests are waited for the same way (Jobs until complete, Pods until succeeded). helm-controller runs this for its `poller`, which it gives Helm 4 as `watcher`; Helm 4's own watcher is not used. One of " + waitStrategies.markdown() + ".",
 				Required:   true,
 				Validators: []validator.String{waitStrategies.validator()},
 			},
@@ -405,7 +405,7 @@ func upgradeAttribute() schema.SingleNestedAttribute {
 			"force":             flag("Replace objects that cannot be patched (delete and create)", "force"),
 			"preserve_values":   flag("Merge the values of the previous revision under the new ones", "preserveValues"),
 			"strategy":          strategyAttribute("upgrade"),
-			"server_side_apply": serverSideApplyAttribute("upgrade"),
+			"server_side_apply": serverSideApplyAttribute("upgrade", "the release's newest record"),
 			"chart_name_change_strategy": schema.StringAttribute{
 				MarkdownDescription: "What a change of the chart's name does (`chartNameChangeStrategy`), one of " + chartNameChangeStrategies.markdown() + ": `" + chartNameReinstall + "` uninstalls the release (under `uninstall`'s settings) and installs the new chart afresh, a new history from revision 1, as helm-controller has done since Flux 2.2; `" + chartNameInPlaceUpdate + "` upgrades the release to the new chart in place, as `helm upgrade` does. The plan's `planned_action` says which. With `engine = \"flux\"`, `" + chartNameInPlaceUpdate + "` needs helm-controller v1.6 or later. Default: `" + chartNameReinstall + "`.",
 				Optional:            true,
@@ -470,16 +470,16 @@ func rollbackAttribute() schema.SingleNestedAttribute {
 				Optional:            true,
 				DeprecationMessage:  "rollback.recreate has no effect: Helm 4 removed it, and the in-process engine and helm-controller v1.5 and later ignore it (helm-controller v1.4 alone still restarts pods). Remove it.",
 			},
-			"server_side_apply": serverSideApplyAttribute("rollback"),
+			"server_side_apply": serverSideApplyAttribute("rollback", "the record of the revision rolled back to"),
 		},
 	}
 }
 
 // serverSideApplyAttribute is upgrade.server_side_apply or
-// rollback.server_side_apply.
-func serverSideApplyAttribute(action string) schema.StringAttribute {
+// rollback.server_side_apply; record is the record auto follows.
+func serverSideApplyAttribute(action, record string) schema.StringAttribute {
 	return schema.StringAttribute{
-		MarkdownDescription: "How the " + action + " writes the objects (`serverSideApply`), one of " + serverSideApplyModes.markdown() + ": `" + ssaEnabled + "` by server-side apply, forcing conflicts with other field managers as helm-controller does; `" + ssaDisabled + "` by client-side three-way merge patches; `" + ssaAuto + "` as " + map[string]string{"upgrade": "the release's newest record", "rollback": "the record of the revision rolled back to"}[action] + " says it was written (`apply_method`), and client-side for a record without one: a release installed client-side (by Helm 3, HashiCorp's helm provider or this provider before it ran Helm 4) stays client-side until this says `" + ssaEnabled + "`. With `engine = \"flux\"` it needs helm-controller v1.5 or later (Helm 4). Default: `" + ssaAuto + "`, helm-controller's default, on both engines.",
+		MarkdownDescription: "How the " + action + " writes the objects (`serverSideApply`), one of " + serverSideApplyModes.markdown() + ": `" + ssaEnabled + "` by server-side apply, forcing conflicts with other field managers as helm-controller does; `" + ssaDisabled + "` by client-side three-way merge patches; `" + ssaAuto + "` as " + record + " says it was written (`apply_method`), and client-side for a record without one: a release installed client-side (by Helm 3, HashiCorp's helm provider or this provider before it ran Helm 4) stays client-side until this says `" + ssaEnabled + "`. With `engine = \"flux\"` it needs helm-controller v1.5 or later (Helm 4). Default: `" + ssaAuto + "`, helm-controller's default, on both engines.",
 		Optional:            true,
 		Validators:          []validator.String{serverSideApplyModes.validator()},
 	}

@@ -334,7 +334,7 @@ data "helmrelease_template" "t" {
 			},
 			{
 				Config:      config(`values = { extra = "not a map" }`),
-				ExpectError: errorText("Error: Chart rendering failed … rendering chart app: template: app/templates/configmap.yaml:7:29: executing \"app/templates/configmap.yaml\" at <.Values.extra>: range can't iterate over not a map. Fix the values or the chart so that it renders, e.g. with `helm template` locally."),
+				ExpectError: errorText("Error: Chart rendering failed … rendering chart app: app/templates/configmap.yaml:7:29 executing \"app/templates/configmap.yaml\" at <.Values.extra>: range can't iterate over not a map. Fix the values or the chart so that it renders, e.g. with `helm template` locally."),
 			},
 			{
 				Config:      config(`sensitive_values = "password: !!int hunter2"`),
