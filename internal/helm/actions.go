@@ -26,7 +26,7 @@ type Actions interface {
 	Upgrade(ctx context.Context, name string, chart *Chart, values map[string]any, o UpgradeOptions) (*Release, error)
 	Test(name string, o TestOptions) (*Release, error)
 	Rollback(name string, o RollbackOptions) error
-	Uninstall(name string, o UninstallOptions) (*Release, error)
+	Uninstall(name string, o UninstallOptions) (*Uninstalled, error)
 	// TestPodLogs is the last maxLines log lines of each of rel's test
 	// pods that failed.
 	TestPodLogs(ctx context.Context, rel *Release, maxLines int64) (map[string]string, error)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"helm.sh/helm/v4/pkg/action"
@@ -501,9 +502,22 @@ type UninstallOptions struct {
 	Description         string
 }
 
+// Uninstalled is what an uninstall did.
+type Uninstalled struct {
+	Release *Release
+	// NotOwned are the objects of the release, "<Kind> <name>", that
+	// Helm 4 did not delete because their meta.helm.sh/release-name or
+	// release-namespace annotation names another release.
+	NotOwned []string
+}
+
+// notOwnedHeader opens the list of such objects in Helm's account of an
+// uninstall, one "[<Kind>] <name>" line each.
+const notOwnedHeader = "were not deleted because they are not owned by this release:"
+
 // Uninstall removes release name; a release that does not exist is an
 // error wrapping driver.ErrReleaseNotFound.
-func (c *Client) Uninstall(name string, o UninstallOptions) (*Release, error) {
+func (c *Client) Uninstall(name string, o UninstallOptions) (*Uninstalled, error) {
 	a := action.NewUninstall(c.cfg)
 	a.Timeout = o.Timeout
 	a.WaitStrategy = waitStrategy(o.Wait, nil)
@@ -514,7 +528,18 @@ func (c *Client) Uninstall(name string, o UninstallOptions) (*Release, error) {
 	if res == nil {
 		return nil, err
 	}
-	return releaseOf(res.Release, err)
+	rel, err := releaseOf(res.Release, err)
+	out := &Uninstalled{Release: rel}
+	if _, list, ok := strings.Cut(res.Info, notOwnedHeader); ok {
+		for _, line := range strings.Split(strings.TrimPrefix(list, "\n"), "\n") {
+			kind, obj, ok := strings.Cut(strings.TrimPrefix(line, "["), "] ")
+			if !ok || !strings.HasPrefix(line, "[") {
+				break
+			}
+			out.NotOwned = append(out.NotOwned, kind+" "+obj)
+		}
+	}
+	return out, err
 }
 
 // IsReleaseNotFound reports whether err means the release does not exist.

@@ -32,7 +32,27 @@ const (
 	whyResourcePolicy = "annotated helm.sh/resource-policy: keep"
 	whyVolumeClaim    = "volume claim of StatefulSet %s: the StatefulSet's pods made it, not Helm, and its data outlives them"
 	whyCRD            = "from a crds/ directory of the chart or a subchart: Helm never deletes those, their custom resources would go with them"
+	whyNotOwned       = "its meta.helm.sh/release-name or release-namespace annotation names another release: Helm deletes only the release's own objects"
 )
+
+// notOwned are the objects of rel's manifest that its uninstall left as
+// another release's (helm.Uninstalled.NotOwned, "<Kind> <name>").
+func notOwned(rel *helm.Release, kept []string) []LeftBehind {
+	if len(kept) == 0 {
+		return nil
+	}
+	objects, err := manifest.Parse(rel.Manifest, rel.Namespace, nil)
+	if err != nil {
+		return nil
+	}
+	var out []LeftBehind
+	for _, o := range objects {
+		if slices.Contains(kept, o.Object.GetKind()+" "+o.Object.GetName()) {
+			out = append(out, LeftBehind{Object: objectName(o.Object.GetKind(), o.Object.GetNamespace(), o.Object.GetName()), Why: whyNotOwned})
+		}
+	}
+	return out
+}
 
 // leftBehind lists what still exists in the cluster, after rel was
 // uninstalled, of what Helm leaves by design: objects of the manifest

@@ -11,11 +11,13 @@ import (
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
-// TestUninstallSaysWhatItLeaves: the claims a StatefulSet made and objects
-// annotated helm.sh/resource-policy: keep outlive an uninstall, as Helm
-// means them to; the uninstall lists them (and nothing it deleted).
+// TestUninstallSaysWhatItLeaves: the claims a StatefulSet made, objects
+// annotated helm.sh/resource-policy: keep, and objects whose Helm
+// annotations name another release outlive an uninstall, as Helm means
+// them to; the uninstall lists them (and nothing it deleted).
 func TestUninstallSaysWhatItLeaves(t *testing.T) {
 	f := newFixture(t)
 	c := &chart.Chart{
@@ -67,6 +69,11 @@ apiVersion: v1
 kind: ConfigMap
 metadata:
   name: removed
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: taken
 `)}},
 	}
 	s := f.spec(nil)
@@ -74,6 +81,12 @@ metadata:
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	if err := f.engine.Reconcile(ctx, &Request{Spec: s, Chart: c, Values: map[string]any{}, Status: st}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Taken over by another release since (as `helm install
+	// --take-ownership` does).
+	patch := []byte(`{"metadata":{"annotations":{"meta.helm.sh/release-name":"other"}}}`)
+	if _, err := f.cs.CoreV1().ConfigMaps(f.ns).Patch(ctx, "taken", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	left, err := f.engine.Uninstall(ctx, s, st)
@@ -85,6 +98,7 @@ metadata:
 		{Object: "ConfigMap " + f.ns + "/kept", Why: whyResourcePolicy},
 		{Object: "PersistentVolumeClaim " + f.ns + "/data-db-0", Why: claim},
 		{Object: "PersistentVolumeClaim " + f.ns + "/data-db-1", Why: claim},
+		{Object: "ConfigMap " + f.ns + "/taken", Why: whyNotOwned},
 	}
 	if !slices.Equal(left, want) {
 		t.Errorf("left behind:\n%v\nwant:\n%v", left, want)

@@ -27,7 +27,7 @@ func (e *Reconciler) Uninstall(ctx context.Context, spec *Spec, st *Status) ([]L
 	if e.Logs != nil {
 		e.Logs.Reset()
 	}
-	_, err = e.Helm.Uninstall(name, uninstallOptions(spec, "Uninstalled by helmrelease"))
+	done, err := e.Helm.Uninstall(name, uninstallOptions(spec, "Uninstalled by helmrelease"))
 	if _, rerr := e.recordObserved(&Request{Spec: spec, Status: st}, "", ActionUninstall); rerr != nil && err == nil {
 		err = rerr
 	}
@@ -46,5 +46,9 @@ func (e *Reconciler) Uninstall(ctx context.Context, spec *Spec, st *Status) ([]L
 	}
 	ctx, cancel := context.WithTimeout(ctx, explainTimeout)
 	defer cancel()
-	return leftBehind(ctx, cs, rel), nil
+	left := leftBehind(ctx, cs, rel)
+	if done != nil {
+		left = append(left, notOwned(rel, done.NotOwned)...)
+	}
+	return left, nil
 }
