@@ -44,8 +44,9 @@
 // # Behaviours no option takes back (against Helm 3)
 //
 //   - Manifest splitting: each document of a template is trimmed of its
-//     leading white space only, so a block scalar ending a document keeps
-//     its final newline.
+//     leading white space only, so a block scalar kept with "|+" that
+//     ends a document keeps its trailing empty lines (Helm 3 left one
+//     line break).
 //   - Post-rendering: the objects of every template file go through the
 //     post-renderers in one stream, each annotated with its file
 //     (PostRenderFileAnnotation), and are re-serialised after them.
