@@ -1,6 +1,7 @@
 package helm
 
 import (
+	"log/slog"
 	"reflect"
 	"strings"
 	"sync"
@@ -47,5 +48,24 @@ func TestLogBufferConcurrent(t *testing.T) {
 	wg.Wait()
 	if got := b.Lines(); len(got) != 5 || !strings.HasPrefix(got[0], "line ") {
 		t.Errorf("Lines = %v", got)
+	}
+}
+
+// TestLogBufferHandler: Helm 4's slog records become one line each, the
+// message first and unquoted, then the attributes (of every level, with
+// the logger's own attributes and groups), without time and level.
+func TestLogBufferHandler(t *testing.T) {
+	b := NewLogBuffer(5, nil)
+	log := slog.New(b.Handler())
+	log.Debug("creating resource(s)", "resources", 2)
+	log.With("release", "web").Warn("skipping delete", "kind", "ConfigMap", "error", `not "owned"`)
+	log.WithGroup("wait").Info("done")
+	want := []string{
+		"creating resource(s) resources=2",
+		`skipping delete release=web kind=ConfigMap error="not \"owned\""`,
+		"done",
+	}
+	if got := b.Lines(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Lines =\n%q\nwant\n%q", got, want)
 	}
 }
