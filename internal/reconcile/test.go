@@ -31,6 +31,10 @@ func (a *Test) Reconcile(ctx context.Context, req *Request) error {
 	}
 	_, err := a.e.Helm.Test(s.GetReleaseName(), helm.TestOptions{
 		Namespace: s.GetTargetNamespace(), Timeout: s.TestTimeout(), Include: include, Exclude: exclude,
+		// Whatever the wait strategy, tests are waited for by polling
+		// (Helm 4 waits for them with its watcher; helm-controller with
+		// its poller), the health checks included.
+		Poller: &helm.Poller{HealthChecks: s.HealthChecks, Context: ctx},
 	})
 	if _, rerr := a.e.recordObserved(req, "", ""); rerr != nil && err == nil {
 		err = rerr
