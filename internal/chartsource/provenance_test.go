@@ -1,7 +1,6 @@
 package chartsource
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -9,61 +8,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
-	"helm.sh/helm/v4/pkg/provenance"
 	"helm.sh/helm/v4/pkg/registry"
-	"sigs.k8s.io/yaml"
 )
 
-// signer is a signing key and the keyring file of its public key.
-type signer struct {
-	signatory *provenance.Signatory
-	keyring   string
-}
-
-func newSigner(t *testing.T, name string) *signer {
-	t.Helper()
-	entity, err := openpgp.NewEntity(name, "", name+"@example.com", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyring := filepath.Join(t.TempDir(), name+".gpg")
-	f, err := os.Create(keyring)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := entity.Serialize(f); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return &signer{signatory: &provenance.Signatory{Entity: entity, KeyRing: openpgp.EntityList{entity}}, keyring: keyring}
-}
-
-// sign returns the provenance file of the archive at path, as `helm package --sign` writes it.
-func (s *signer) sign(t *testing.T, path string) []byte {
+// signProvenance returns the provenance file of the archive at path, as
+// `helm package --sign` writes it.
+func signProvenance(t *testing.T, s *testrepo.Signer, path string) []byte {
 	t.Helper()
 	archive, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := loader.LoadArchive(bytes.NewReader(archive))
-	if err != nil {
-		t.Fatal(err)
-	}
-	metadata, err := yaml.Marshal(c.Metadata)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prov, err := s.signatory.ClearSign(archive, filepath.Base(path), metadata)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return []byte(prov)
+	return s.Sign(t, archive, filepath.Base(path))
 }
 
 func packageChart(t *testing.T, name, version string) string {
@@ -78,15 +37,15 @@ func packageChart(t *testing.T, name, version string) string {
 func TestVerifyLocal(t *testing.T) {
 	ctx := context.Background()
 	repos := NewRepositories(t.TempDir(), 0)
-	trusted, other := newSigner(t, "trusted"), newSigner(t, "other")
+	trusted, other := testrepo.NewSigner(t, "trusted"), testrepo.NewSigner(t, "other")
 	tgz := packageChart(t, "app", "1.0.0")
-	if err := os.WriteFile(tgz+".prov", trusted.sign(t, tgz), 0o600); err != nil {
+	if err := os.WriteFile(tgz+".prov", signProvenance(t, trusted, tgz), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := repos.Resolve(ctx, Source{Name: tgz, Keyring: trusted.keyring}); err != nil {
+	if _, err := repos.Resolve(ctx, Source{Name: tgz, Keyring: trusted.Keyring}); err != nil {
 		t.Fatalf("signed chart: %v", err)
 	}
-	if _, err := repos.Resolve(ctx, Source{Name: tgz, Keyring: other.keyring}); !errors.Is(err, ErrProvenance) {
+	if _, err := repos.Resolve(ctx, Source{Name: tgz, Keyring: other.Keyring}); !errors.Is(err, ErrProvenance) {
 		t.Errorf("signed by a key not in the keyring: %v", err)
 	}
 
@@ -98,19 +57,19 @@ func TestVerifyLocal(t *testing.T) {
 	if err := os.WriteFile(tampered+".prov", mustRead(t, tgz+".prov"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := repos.Resolve(ctx, Source{Name: tampered, Keyring: trusted.keyring}); !errors.Is(err, ErrProvenance) || !strings.Contains(err.Error(), "sha256 sum does not match") {
+	if _, err := repos.Resolve(ctx, Source{Name: tampered, Keyring: trusted.Keyring}); !errors.Is(err, ErrProvenance) || !strings.Contains(err.Error(), "sha256 sum does not match") {
 		t.Errorf("archive changed after signing: %v", err)
 	}
 
 	unsigned := packageChart(t, "app", "1.0.0")
-	if _, err := repos.Resolve(ctx, Source{Name: unsigned, Keyring: trusted.keyring}); !errors.Is(err, ErrProvenance) || !strings.Contains(err.Error(), "no provenance file") {
+	if _, err := repos.Resolve(ctx, Source{Name: unsigned, Keyring: trusted.Keyring}); !errors.Is(err, ErrProvenance) || !strings.Contains(err.Error(), "no provenance file") {
 		t.Errorf("unsigned chart: %v", err)
 	}
 	if _, err := repos.Resolve(ctx, Source{Name: unsigned}); err != nil {
 		t.Errorf("unsigned chart without verify: %v", err)
 	}
 	dir := writeChart(t, t.TempDir(), "app", "1.0.0", nil, nil)
-	if _, err := repos.Resolve(ctx, Source{Name: dir, Keyring: trusted.keyring}); !errors.Is(err, ErrProvenance) || !strings.Contains(err.Error(), "package and sign it") {
+	if _, err := repos.Resolve(ctx, Source{Name: dir, Keyring: trusted.Keyring}); !errors.Is(err, ErrProvenance) || !strings.Contains(err.Error(), "package and sign it") {
 		t.Errorf("chart directory: %v", err)
 	}
 	if _, err := repos.Resolve(ctx, Source{Name: tgz, Keyring: filepath.Join(t.TempDir(), "absent.gpg")}); !errors.Is(err, ErrProvenance) || !strings.Contains(err.Error(), "reading keyring") {
@@ -130,8 +89,8 @@ func mustRead(t *testing.T, path string) []byte {
 func TestVerifyRepository(t *testing.T) {
 	ctx := context.Background()
 	s := newRepoServer(t, false, relative)
-	trusted := newSigner(t, "trusted")
-	source := Source{Name: "web", Repository: s.URL, Keyring: trusted.keyring}
+	trusted := testrepo.NewSigner(t, "trusted")
+	source := Source{Name: "web", Repository: s.URL, Keyring: trusted.Keyring}
 	if _, err := NewRepositories(t.TempDir(), 0).Resolve(ctx, source); !errors.Is(err, ErrProvenance) || !strings.Contains(err.Error(), "web-1.2.3.tgz has no provenance file") {
 		t.Errorf("no .prov on the server: %v", err)
 	}
@@ -139,11 +98,11 @@ func TestVerifyRepository(t *testing.T) {
 	if err := os.WriteFile(signed, s.archive, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s.prov.Store(trusted.sign(t, signed))
+	s.prov.Store(signProvenance(t, trusted, signed))
 	if _, err := NewRepositories(t.TempDir(), 0).Resolve(ctx, source); err != nil {
 		t.Errorf("signed chart: %v", err)
 	}
-	source.Keyring = newSigner(t, "other").keyring
+	source.Keyring = testrepo.NewSigner(t, "other").Keyring
 	if _, err := NewRepositories(t.TempDir(), 0).Resolve(ctx, source); !errors.Is(err, ErrProvenance) {
 		t.Errorf("other keyring: %v", err)
 	}
@@ -152,7 +111,7 @@ func TestVerifyRepository(t *testing.T) {
 func TestVerifyOCI(t *testing.T) {
 	ctx := context.Background()
 	reg := newOCIRegistry(t)
-	trusted := newSigner(t, "trusted")
+	trusted := testrepo.NewSigner(t, "trusted")
 	repos := NewRepositories(t.TempDir(), 0)
 	client, err := repos.registryClient(reg.auth)
 	if err != nil {
@@ -162,7 +121,7 @@ func TestVerifyOCI(t *testing.T) {
 		tgz := packageChart(t, "signed", version)
 		var opts []registry.PushOption
 		if prov {
-			opts = append(opts, registry.PushOptProvData(trusted.sign(t, tgz)))
+			opts = append(opts, registry.PushOptProvData(signProvenance(t, trusted, tgz)))
 		}
 		ref := strings.TrimPrefix(reg.url, "oci://") + "/signed:" + version
 		if _, err := client.Push(mustRead(t, tgz), ref, opts...); err != nil {
@@ -177,14 +136,14 @@ func TestVerifyOCI(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 { // from the registry, then from the cache
-		if _, err := repos.Resolve(ctx, Source{Name: "signed", Repository: reg.url, Version: "1.0.0", Auth: reg.auth, Keyring: trusted.keyring}); err != nil {
+		if _, err := repos.Resolve(ctx, Source{Name: "signed", Repository: reg.url, Version: "1.0.0", Auth: reg.auth, Keyring: trusted.Keyring}); err != nil {
 			t.Errorf("signed chart: %v", err)
 		}
 	}
-	if _, err := repos.Resolve(ctx, Source{Name: "signed", Repository: reg.url, Version: "2.0.0", Auth: reg.auth, Keyring: trusted.keyring}); !errors.Is(err, ErrProvenance) || !strings.Contains(err.Error(), "no provenance file") {
+	if _, err := repos.Resolve(ctx, Source{Name: "signed", Repository: reg.url, Version: "2.0.0", Auth: reg.auth, Keyring: trusted.Keyring}); !errors.Is(err, ErrProvenance) || !strings.Contains(err.Error(), "no provenance file") {
 		t.Errorf("unsigned chart: %v", err)
 	}
-	if _, err := repos.Resolve(ctx, Source{Name: "signed", Repository: reg.url, Version: "1.0.0", Auth: reg.auth, Keyring: newSigner(t, "other").keyring}); !errors.Is(err, ErrProvenance) {
+	if _, err := repos.Resolve(ctx, Source{Name: "signed", Repository: reg.url, Version: "1.0.0", Auth: reg.auth, Keyring: testrepo.NewSigner(t, "other").Keyring}); !errors.Is(err, ErrProvenance) {
 		t.Errorf("other keyring: %v", err)
 	}
 }

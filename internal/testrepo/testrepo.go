@@ -170,7 +170,7 @@ func (h *HTTP) Add(t testing.TB, c *chart.Chart, signer *Signer) {
 	defer h.mu.Unlock()
 	h.files["charts/"+name] = archive
 	if signer != nil {
-		h.files["charts/"+name+".prov"] = signer.sign(t, archive, name)
+		h.files["charts/"+name+".prov"] = signer.Sign(t, archive, name)
 	}
 	digest, err := provenance.Digest(bytes.NewReader(archive))
 	if err != nil {
@@ -266,7 +266,7 @@ func (o *OCI) Push(t testing.TB, c *chart.Chart, signer *Signer) {
 	ref := strings.TrimPrefix(o.URL, "oci://") + "/" + c.Name() + ":" + strings.ReplaceAll(c.Metadata.Version, "+", "_")
 	var opts []registry.PushOption
 	if signer != nil {
-		opts = append(opts, registry.PushOptProvData(signer.sign(t, archive, name)))
+		opts = append(opts, registry.PushOptProvData(signer.Sign(t, archive, name)))
 	}
 	if _, err := o.client.Push(archive, ref, opts...); err != nil {
 		t.Fatal(err)
@@ -298,10 +298,10 @@ func NewSigner(t testing.TB, name string) *Signer {
 	return &Signer{Keyring: path, signatory: &provenance.Signatory{Entity: entity, KeyRing: openpgp.EntityList{entity}}}
 }
 
-// sign returns the provenance file of archive, named name, as `helm
+// Sign returns the provenance file of archive, named name, as `helm
 // package --sign` writes it: the chart's metadata, then the archive's
 // digest, signed.
-func (s *Signer) sign(t testing.TB, archive []byte, name string) []byte {
+func (s *Signer) Sign(t testing.TB, archive []byte, name string) []byte {
 	t.Helper()
 	c, err := loader.LoadArchive(bytes.NewReader(archive))
 	if err != nil {
