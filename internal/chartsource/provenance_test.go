@@ -8,10 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	"helm.sh/helm/v4/pkg/registry"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 )
 
 // signProvenance returns the provenance file of the archive at path, as
