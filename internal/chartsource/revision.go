@@ -30,12 +30,12 @@ var ReconcileStrategies = []ReconcileStrategy{StrategyChartVersion, StrategyRevi
 
 // strategy is the strategy of src: the configured one, else Revision for a
 // local chart (an edit in the configuration's own chart must deploy) and
-// ChartVersion for a repository (Flux's default).
+// ChartVersion for a repository or Git (Flux's default).
 func (src Source) strategy() ReconcileStrategy {
 	switch {
 	case src.ReconcileStrategy != "":
 		return src.ReconcileStrategy
-	case src.Repository == "":
+	case src.Repository == "" && src.Git == nil:
 		return StrategyRevision
 	default:
 		return StrategyChartVersion
@@ -55,6 +55,7 @@ const (
 	changeOCI         = "chart pushed again under the same tag"
 	changeContent     = "chart content changed"
 	changeValuesFiles = "values files changed"
+	changeCommit      = "new commit"
 )
 
 // revision is version with parts as semver build metadata, dot-separated:

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/fluxcd/pkg/git"
 	"helm.sh/helm/v4/pkg/chart/common"
 	chartutil "helm.sh/helm/v4/pkg/chart/common/util"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
@@ -37,13 +38,18 @@ func (m marked) Unwrap() []error { return []error{m.err, m.kind} }
 
 // Source is a chart as the configuration names it (spec.chart.spec).
 type Source struct {
-	// Name is the chart name in a repository, or the path of a local chart
-	// (directory or .tgz) when Repository is empty.
+	// Name is the chart name in a repository, the chart's directory in a
+	// Git repository (Git set), or the path of a local chart (directory or
+	// .tgz) when Repository is empty.
 	Name string
 	// Repository is https://…, http://… (a Helm repository), oci://… (an
 	// OCI registry) or empty (a local chart).
 	Repository string
-	// Version is a semver constraint; empty is "*".
+	// Git, when set, is the Git repository holding the chart at Name
+	// (Repository is then empty).
+	Git *Git
+	// Version is a semver constraint; empty is "*". Charts from Git have
+	// the version their Chart.yaml says.
 	Version string
 	// ValuesFiles, when set, replace the chart's default values by these
 	// files of the chart merged in order (values.yaml only if listed).
@@ -60,6 +66,10 @@ type Source struct {
 	// install --verify`): a chart without one, or not matching it, fails.
 	// Chart directories cannot be verified.
 	Keyring string
+
+	// localRoot, when set, is the directory a local chart's file://
+	// dependencies may not leave (a Git checkout).
+	localRoot string
 }
 
 // Resolved is a chart ready to render.
@@ -90,6 +100,10 @@ type Resolved struct {
 	// StaleIndex is set when the repository failed and its index cached
 	// on disk resolved the version.
 	StaleIndex *StaleIndex
+	// SourceRevision is the revision of the source the chart was read
+	// from, as Flux's artifact revision: "main@sha1:<commit>" (Git).
+	// Empty for repositories and local charts.
+	SourceRevision string
 }
 
 // Name is the resolved chart's name: its metadata's, else the index's;
@@ -124,7 +138,14 @@ func (r *Repositories) Resolve(ctx context.Context, src Source) (*Resolved, erro
 func (r *Repositories) resolve(ctx context.Context, src Source) (*Resolved, error) {
 	var out *Resolved
 	var err error
+	// deps is where the chart's file:// dependencies are found.
+	deps := src
 	switch {
+	case src.Git != nil:
+		var root string
+		if out, root, err = r.resolveGit(ctx, src); err == nil {
+			deps = Source{Name: filepath.Join(root, src.Name), localRoot: root}
+		}
 	case src.Repository == "":
 		out, err = resolveLocal(src)
 	case IsOCI(src.Repository):
@@ -143,14 +164,18 @@ func (r *Repositories) resolve(ctx context.Context, src Source) (*Resolved, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := r.buildDependencies(ctx, out.Chart, src); err != nil {
+	if err := r.buildDependencies(ctx, out.Chart, deps); err != nil {
 		return nil, err
 	}
 	used, err := applyValuesFiles(out.Chart, src.ValuesFiles, src.IgnoreMissingValuesFiles)
 	if err != nil {
 		return nil, err
 	}
-	if src.strategy() == StrategyRevision {
+	switch {
+	case src.strategy() == StrategyRevision && src.Git != nil:
+		// As source-controller's HelmChart: the commit's first 12 digits.
+		out.Parts = append(out.Parts, RevisionPart{Change: changeCommit, Hex: shortHex(git.ExtractHashFromRevision(out.SourceRevision).String())})
+	case src.strategy() == StrategyRevision:
 		skip := make([]string, len(used))
 		for i, f := range used {
 			skip[i] = f.name
@@ -182,7 +207,7 @@ func (r *Repositories) Version(ctx context.Context, src Source) (*Resolved, erro
 }
 
 func (r *Repositories) version(ctx context.Context, src Source) (*Resolved, error) {
-	if src.Repository == "" || IsOCI(src.Repository) || src.strategy() == StrategyRevision || len(src.ValuesFiles) > 0 {
+	if src.Repository == "" || src.Git != nil || IsOCI(src.Repository) || src.strategy() == StrategyRevision || len(src.ValuesFiles) > 0 {
 		return r.resolve(ctx, src)
 	}
 	idx, err := r.index(ctx, src.Repository, src.Auth)
@@ -303,7 +328,12 @@ func (r *Repositories) buildDependencies(ctx context.Context, c *chart.Chart, sr
 				err = errors.New("file:// dependencies resolve only for chart directories")
 				break
 			}
-			sub, err = resolveLocal(Source{Name: filepath.Join(src.Name, strings.TrimPrefix(dep.Repository, "file://")), Version: dep.Version})
+			dir := filepath.Join(src.Name, strings.TrimPrefix(dep.Repository, "file://"))
+			if src.localRoot != "" && !within(src.localRoot, dir) {
+				err = errors.New("a file:// dependency may not leave the repository")
+				break
+			}
+			sub, err = resolveLocal(Source{Name: dir, Version: dep.Version})
 		default:
 			// A dependency's repository gets no credentials of the parent's.
 			sub, err = r.Resolve(ctx, Source{Name: dep.Name, Repository: dep.Repository, Version: dep.Version})
@@ -314,6 +344,12 @@ func (r *Repositories) buildDependencies(ctx context.Context, c *chart.Chart, sr
 		c.AddDependency(sub.Chart)
 	}
 	return nil
+}
+
+// within reports whether path is root or under it (both clean).
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 func isDir(p string) bool {

@@ -11,6 +11,7 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -211,6 +212,7 @@ func (e *Client) deleteOwn(ctx context.Context, objs *Objects) error {
 	for _, obj := range []client.Object{
 		&sourcev1.HelmRepository{ObjectMeta: metav1.ObjectMeta{Namespace: hr.Namespace, Name: SourceName(hr.Name)}},
 		&sourcev1.OCIRepository{ObjectMeta: metav1.ObjectMeta{Namespace: hr.Namespace, Name: SourceName(hr.Name)}},
+		&sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: hr.Namespace, Name: SourceName(hr.Name)}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: hr.Namespace, Name: CredentialsName(hr.Name)}},
 	} {
 		if slices.ContainsFunc(objs.List(), func(o client.Object) bool {
@@ -231,6 +233,7 @@ func (e *Client) deleteAuxiliary(ctx context.Context, namespace, name string) er
 	for _, obj := range []client.Object{
 		&sourcev1.HelmRepository{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: SourceName(name)}},
 		&sourcev1.OCIRepository{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: SourceName(name)}},
+		&sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: SourceName(name)}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: ValuesName(name)}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: CredentialsName(name)}},
 	} {
@@ -245,7 +248,8 @@ func (e *Client) deleteAuxiliary(ctx context.Context, namespace, name string) er
 // name (labelled for it and managed by the provider); another's is left.
 func (e *Client) deleteLabelled(ctx context.Context, obj client.Object, name string) error {
 	if err := e.Kube.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-		if apierrors.IsNotFound(err) {
+		if apierrors.IsNotFound(err) || apimeta.IsNoMatchError(err) {
+			// None, or not even its kind (a source-controller without it).
 			return nil
 		}
 		return fmt.Errorf("reading %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err)

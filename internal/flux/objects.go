@@ -19,6 +19,7 @@ import (
 	"github.com/fluxcd/pkg/apis/kustomize"
 	"github.com/fluxcd/pkg/apis/meta"
 	fluxchartutil "github.com/fluxcd/pkg/chartutil"
+	"github.com/fluxcd/pkg/git"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/opencontainers/go-digest"
 	corev1 "k8s.io/api/core/v1"
@@ -76,6 +77,9 @@ type Chart struct {
 	Version string
 	// Digest is the OCI manifest digest (OCI charts).
 	Digest string
+	// SourceRevision is the Git revision the plan resolved
+	// ("main@sha1:<hash>"), which the GitRepository is pinned to.
+	SourceRevision string
 }
 
 // Release is everything one release is made of in the cluster.
@@ -111,12 +115,14 @@ type Release struct {
 type Objects struct {
 	// Credentials of the chart source (username/password, TLS), or nil.
 	Credentials *corev1.Secret
-	// Source is the HelmRepository or OCIRepository of the chart.
+	// Source is the HelmRepository, OCIRepository or GitRepository of the
+	// chart.
 	Source client.Object
 	// Shared is set when Source and Credentials are shared with the other
 	// releases of the namespace that use the same Helm repository, login,
 	// TLS files and interval (a HelmRepository); an OCIRepository is the
-	// release's own, pinned to the digest its plan resolved.
+	// release's own, pinned to the digest its plan resolved, and a
+	// GitRepository to the commit.
 	Shared bool
 	// Values holds the sensitive values, or nil.
 	Values      *corev1.Secret
@@ -193,8 +199,8 @@ var dnsUnsafe = regexp.MustCompile(`[^a-z0-9-]+`)
 func Build(r *Release) (*Objects, error) {
 	s := r.Spec
 	src := r.Chart.Source
-	if src.Repository == "" {
-		return nil, errors.New("a local chart cannot be handed to Flux: the controller reads charts from a Helm repository or an OCI registry")
+	if src.Repository == "" && src.Git == nil {
+		return nil, errors.New("a local chart cannot be handed to Flux: the controller reads charts from a Helm repository, an OCI registry or Git")
 	}
 	interval := r.Interval
 	if interval == 0 {
@@ -204,7 +210,7 @@ func Build(r *Release) (*Objects, error) {
 	objectMeta := func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: s.Namespace, Labels: labels}
 	}
-	out := &Objects{Shared: !chartsource.IsOCI(src.Repository)}
+	out := &Objects{Shared: src.Git == nil && !chartsource.IsOCI(src.Repository)}
 	credentials, err := credentialsSecret(src, objectMeta(CredentialsName(s.Name)))
 	if err != nil {
 		return nil, err
@@ -232,7 +238,29 @@ func Build(r *Release) (*Objects, error) {
 	hr.Labels = map[string]string{ManagedByLabel: ManagedBy}
 	hr.Spec.PostRenderStrategy = helmv2.PostRenderStrategy(r.PostRenderStrategy)
 	version, _, _ := strings.Cut(r.Chart.Version, "+")
-	if chartsource.IsOCI(src.Repository) {
+	switch {
+	case src.Git != nil:
+		repo := &sourcev1.GitRepository{
+			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.GitRepositoryKind},
+			ObjectMeta: objectMeta(SourceName(s.Name)),
+			Spec: sourcev1.GitRepositorySpec{
+				URL:       src.Git.URL,
+				Reference: gitReference(src.Git.Ref, r.Chart.SourceRevision),
+				Interval:  metav1.Duration{Duration: interval},
+			},
+		}
+		if credentials != nil {
+			repo.Spec.SecretRef = &meta.LocalObjectReference{Name: credentials.Name}
+		}
+		out.Source = repo
+		hr.Spec.Chart = &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
+			Chart:                    src.Name,
+			SourceRef:                helmv2.CrossNamespaceObjectReference{Kind: sourcev1.GitRepositoryKind, Name: repo.Name},
+			ReconcileStrategy:        string(src.ReconcileStrategy),
+			ValuesFiles:              src.ValuesFiles,
+			IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles,
+		}}
+	case chartsource.IsOCI(src.Repository):
 		repo := &sourcev1.OCIRepository{
 			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.OCIRepositoryKind},
 			ObjectMeta: objectMeta(SourceName(s.Name)),
@@ -253,7 +281,7 @@ func Build(r *Release) (*Objects, error) {
 		}
 		out.Source = repo
 		hr.Spec.ChartRef = &helmv2.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: repo.Name}
-	} else {
+	default:
 		repo := &sourcev1.HelmRepository{
 			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.HelmRepositoryKind},
 			ObjectMeta: objectMeta(sourceName),
@@ -365,6 +393,13 @@ func credentialsSecret(src chartsource.Source, m metav1.ObjectMeta) (*corev1.Sec
 	data := map[string][]byte{}
 	secretType := corev1.SecretTypeOpaque
 	switch {
+	case src.Git != nil:
+		// GitRepository's secretRef keys (fluxcd/pkg/git NewAuthOptions).
+		for key, value := range map[string]string{"username": src.Auth.Username, "password": src.Auth.Password, "identity": src.Git.Identity, "known_hosts": src.Git.KnownHosts} {
+			if value != "" {
+				data[key] = []byte(value)
+			}
+		}
 	case src.Auth.Username == "" && src.Auth.Password == "":
 	case chartsource.IsOCI(src.Repository):
 		// OCIRepository reads a registry login as Docker's config.
@@ -400,6 +435,34 @@ func credentialsSecret(src chartsource.Source, m metav1.ObjectMeta) (*corev1.Sec
 		Type:       secretType,
 		Data:       data,
 	}, nil
+}
+
+// gitReference is the GitRepository reference of ref, pinned to the
+// commit of revision where source-controller can check it out: with the
+// branch it is on, or alone. A tag (a semver range's: the tag it chose)
+// and a reference that is no branch are written as such, since
+// source-controller clones only branches to find a commit.
+func gitReference(ref chartsource.GitRef, revision string) *sourcev1.GitRepositoryRef {
+	pointer, hash := git.SplitRevision(revision)
+	commit := hash.String()
+	switch {
+	case revision == "":
+		return &sourcev1.GitRepositoryRef{Branch: ref.Branch, Tag: ref.Tag, SemVer: ref.SemVer, Name: ref.Name, Commit: ref.Commit}
+	case ref.Commit != "" && ref.Name == "":
+		return &sourcev1.GitRepositoryRef{Branch: ref.Branch, Commit: commit}
+	case ref.Name != "":
+		if b, ok := strings.CutPrefix(ref.Name, "refs/heads/"); ok {
+			return &sourcev1.GitRepositoryRef{Branch: b, Commit: commit}
+		}
+		return &sourcev1.GitRepositoryRef{Name: ref.Name}
+	case ref.SemVer != "" || ref.Tag != "":
+		return &sourcev1.GitRepositoryRef{Tag: pointer}
+	}
+	branch := ref.Branch
+	if branch == "" {
+		branch = git.DefaultBranch
+	}
+	return &sourcev1.GitRepositoryRef{Branch: branch, Commit: commit}
 }
 
 // without is v without the leaves that over sets: merging over onto the

@@ -88,9 +88,7 @@ func (f fluxEngine) release(ctx context.Context, m *releaseModel, wo writeOnly, 
 	}
 	src, d := c.source(ctx, f.r.data)
 	diags.Append(d...)
-	if p := wo.ChartPassword.ValueString(); p != "" {
-		src.Auth.Password = p
-	}
+	wo.credentials(&src)
 	// The controller gets the login's current token, which expires in the
 	// credentials Secret (the guide says so).
 	auth, err := src.Auth.Concrete(ctx, src.Repository)
@@ -114,7 +112,7 @@ func (f fluxEngine) release(ctx context.Context, m *releaseModel, wo writeOnly, 
 	interval, _ := m.fluxSettings(ctx, diags)
 	rel := &flux.Release{
 		Spec:            spec,
-		Chart:           flux.Chart{Source: src, Version: resolved.Version, Digest: resolved.Digest},
+		Chart:           flux.Chart{Source: src, Version: resolved.Version, Digest: resolved.Digest, SourceRevision: resolved.SourceRevision},
 		Values:          inline,
 		SensitiveValues: sensitive,
 		ValuesFrom:      valuesReferences(refs),

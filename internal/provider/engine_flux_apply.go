@@ -33,7 +33,7 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 	if diags.HasError() {
 		return
 	}
-	resolved := r.resolveChart(ctx, m, wo, true, diags)
+	resolved := r.resolveChart(ctx, m, wo, true, m.ChartSourceRevision, diags)
 	if diags.HasError() {
 		return
 	}
@@ -125,6 +125,7 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 	diags.Append(d...)
 	m.Status = status
 	m.ChartVersion, m.AppVersion = types.StringValue(resolved.Version), types.StringValue(resolved.AppVersion)
+	m.ChartSourceRevision = stringOrNull(resolved.SourceRevision)
 	if m.ChartDigest.IsUnknown() {
 		m.ChartDigest = types.StringValue(resolved.Digest)
 	}

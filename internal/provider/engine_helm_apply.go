@@ -43,7 +43,7 @@ func (h helmEngine) apply(ctx context.Context, op *applyOp) {
 	red := r.redactorFor(ctx, m, wo)
 	ctx = red.context(ctx)
 	defer red.finish(ctx, out, diags)
-	resolved := r.resolveChart(ctx, m, wo, false, diags)
+	resolved := r.resolveChart(ctx, m, wo, false, m.ChartSourceRevision, diags)
 	if diags.HasError() {
 		return
 	}
@@ -81,6 +81,7 @@ func (h helmEngine) apply(ctx context.Context, op *applyOp) {
 
 	m.ChartVersion = types.StringValue(resolved.Version)
 	m.AppVersion = types.StringValue(resolved.AppVersion)
+	m.ChartSourceRevision = stringOrNull(resolved.SourceRevision)
 	if m.ChartDigest.IsUnknown() {
 		// Known, it is resolved.Digest or an adopted release's empty one.
 		m.ChartDigest = types.StringValue(resolved.Digest)
@@ -114,6 +115,9 @@ func (r *releaseResource) saveSuspended(ctx context.Context, m *releaseModel, st
 		if v.IsUnknown() {
 			*v = types.StringValue("")
 		}
+	}
+	if m.ChartSourceRevision.IsUnknown() {
+		m.ChartSourceRevision = types.StringNull()
 	}
 	if m.Resources.IsUnknown() {
 		m.Resources = types.MapValueMust(types.StringType, nil)

@@ -105,11 +105,15 @@ func (r *releaseResource) redactorFor(ctx context.Context, m *releaseModel, wo w
 	red.addValues(m.SensitiveValues.ValueString())
 	red.addValues(wo.SensitiveValues.ValueString())
 	red.add(wo.ChartPassword.ValueString())
+	red.add(wo.GitPrivateKey.ValueString())
 	if fullyKnown(m.Chart) && !m.Chart.IsNull() {
 		var c releaseChartModel
 		if d := objectInto(ctx, m.Chart, &c); !d.HasError() {
 			red.add(c.Password.ValueString())
 			red.addURLPassword(c.Repository.ValueString())
+			if g := gitSource(c.Git); g != nil {
+				red.add(g.Identity)
+			}
 		}
 	}
 	return red

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 )
@@ -34,7 +35,9 @@ func chartChangedSincePlan(m *releaseModel, resolved *chartsource.Resolved, diag
 // resolveChart resolves the chart of the model; nil with a diagnostic on
 // failure. With versionOnly, a chart of a Helm repository is resolved from
 // the index alone (Chart nil): what a plan without a Helm action needs.
-func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, wo writeOnly, versionOnly bool, diags *diag.Diagnostics) *chartsource.Resolved {
+// A known pinned source revision (the plan's, at apply) is the one read:
+// the commit planned, however the branch moved since.
+func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, wo writeOnly, versionOnly bool, pinned types.String, diags *diag.Diagnostics) *chartsource.Resolved {
 	c := objectAs[releaseChartModel](ctx, m.Chart, path.Root("chart"), diags)
 	if c == nil {
 		return nil
@@ -44,8 +47,9 @@ func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, wo 
 	if diags.HasError() {
 		return nil
 	}
-	if p := wo.ChartPassword.ValueString(); p != "" {
-		src.Auth.Password = p
+	wo.credentials(&src)
+	if src.Git != nil && !pinned.IsUnknown() {
+		src.Git.Pinned = pinned.ValueString()
 	}
 	resolve := r.data.charts.Resolve
 	if versionOnly {

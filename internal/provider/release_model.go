@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
@@ -57,8 +58,11 @@ type releaseModel struct {
 	ChartVersion types.String `tfsdk:"chart_version"`
 	AppVersion   types.String `tfsdk:"app_version"`
 	ChartDigest  types.String `tfsdk:"chart_digest"`
-	Notes        types.String `tfsdk:"notes"`
-	Description  types.String `tfsdk:"description"`
+	// ChartSourceRevision is the source revision of the chart deployed
+	// (Git: its commit); an apply deploys the planned one.
+	ChartSourceRevision types.String `tfsdk:"chart_source_revision"`
+	Notes               types.String `tfsdk:"notes"`
+	Description         types.String `tfsdk:"description"`
 	// PlannedAction is set by a plan that runs a Helm action, and null
 	// once refreshed (plannedActionDescription).
 	PlannedAction types.String `tfsdk:"planned_action"`
@@ -86,19 +90,37 @@ type releaseChartModel struct {
 type writeOnly struct {
 	SensitiveValues types.String
 	ChartPassword   types.String
+	// GitPrivateKey is chart.git.private_key_wo.
+	GitPrivateKey types.String
 }
 
 // writeOnlyOf reads the write-only values of config (nil: none).
 func writeOnlyOf(ctx context.Context, config *releaseModel, diags *diag.Diagnostics) writeOnly {
-	wo := writeOnly{SensitiveValues: types.StringNull(), ChartPassword: types.StringNull()}
+	wo := writeOnly{SensitiveValues: types.StringNull(), ChartPassword: types.StringNull(), GitPrivateKey: types.StringNull()}
 	if config == nil {
 		return wo
 	}
 	wo.SensitiveValues = config.SensitiveValuesWO
 	if c := objectAs[releaseChartModel](ctx, config.Chart, path.Root("chart"), diags); c != nil {
 		wo.ChartPassword = c.PasswordWO
+		if !c.Git.IsNull() && !c.Git.IsUnknown() {
+			if key, ok := c.Git.Attributes()["private_key_wo"].(types.String); ok {
+				wo.GitPrivateKey = key
+			}
+		}
 	}
 	return wo
+}
+
+// credentials puts the write-only credentials into src, in place of the
+// plain attributes they stand for.
+func (wo writeOnly) credentials(src *chartsource.Source) {
+	if p := wo.ChartPassword.ValueString(); p != "" {
+		src.Auth.Password = p
+	}
+	if k := wo.GitPrivateKey.ValueString(); k != "" && src.Git != nil {
+		src.Git.Identity = k
+	}
 }
 
 // fluxModel is flux: what only Flux's controller uses.

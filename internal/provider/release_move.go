@@ -225,7 +225,7 @@ func nullReleaseModel() *releaseModel {
 		Test: object("test"), Rollback: object("rollback"), Uninstall: object("uninstall"), DriftDetection: object("drift_detection"),
 		WaitStrategy: object("wait_strategy"), HealthCheckExprs: list("health_check_exprs"),
 		ForceAt: types.StringNull(), ResetAt: types.StringNull(), Engine: types.StringNull(), Flux: object("flux"),
-		ChartVersion: types.StringNull(), AppVersion: types.StringNull(), ChartDigest: types.StringNull(),
+		ChartVersion: types.StringNull(), AppVersion: types.StringNull(), ChartDigest: types.StringNull(), ChartSourceRevision: types.StringNull(),
 		Notes: types.StringNull(), Description: types.StringNull(), PlannedAction: types.StringNull(),
 		PlannedHooks: types.MapNull(types.StringType), PlannedCRDs: types.MapNull(types.StringType), PlannedChanges: types.MapNull(types.StringType),
 		Resources: types.MapNull(types.StringType), Status: types.ObjectNull(statusAttrTypes()),

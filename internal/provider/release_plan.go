@@ -97,6 +97,7 @@ type planned struct {
 	status                                types.Object
 	notes, description                    types.String
 	chartVersion, appVersion, chartDigest types.String
+	sourceRevision                        types.String
 }
 
 func plannedOf(m *releaseModel) planned {
@@ -104,6 +105,7 @@ func plannedOf(m *releaseModel) planned {
 		action: m.PlannedAction, resources: m.Resources, hooks: m.PlannedHooks, crds: m.PlannedCRDs, changes: m.PlannedChanges,
 		status: m.Status, notes: m.Notes, description: m.Description,
 		chartVersion: m.ChartVersion, appVersion: m.AppVersion, chartDigest: m.ChartDigest,
+		sourceRevision: m.ChartSourceRevision,
 	}
 }
 
@@ -111,6 +113,7 @@ func (o planned) into(m *releaseModel) {
 	m.PlannedAction, m.Resources, m.PlannedHooks, m.PlannedCRDs, m.PlannedChanges = o.action, o.resources, o.hooks, o.crds, o.changes
 	m.Status, m.Notes, m.Description = o.status, o.notes, o.description
 	m.ChartVersion, m.AppVersion, m.ChartDigest = o.chartVersion, o.appVersion, o.chartDigest
+	m.ChartSourceRevision = o.sourceRevision
 }
 
 // unknownObjects plans the objects, hooks, CRDs and changes as known after
@@ -225,6 +228,7 @@ func (p *releasePlan) suspended() bool {
 	} else {
 		s := p.state
 		p.out.chartVersion, p.out.appVersion, p.out.chartDigest = s.ChartVersion, s.AppVersion, s.ChartDigest
+		p.out.sourceRevision = s.ChartSourceRevision
 		p.out.notes, p.out.description = s.Notes, s.Description
 		p.out.resources, p.out.status = s.Resources, s.Status
 	}

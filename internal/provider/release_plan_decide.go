@@ -82,6 +82,7 @@ func (p *releasePlan) act(ctx context.Context, d decision) {
 			fmt.Sprintf("helmrelease_release %s: helm-controller is at work on the release now (%s). Nothing is planned for it: plan again when it is done to see its result.", id, d.atWork))
 	case decideStalled:
 		s := p.state
+		p.out.sourceRevision = s.ChartSourceRevision
 		p.out.resources, p.out.status = s.Resources, s.Status
 		p.out.notes, p.out.description = s.Notes, s.Description
 		p.diags.AddWarning("Release stalled: retries exhausted",
@@ -139,6 +140,9 @@ func (p *releasePlan) driftCorrection(ctx context.Context) {
 		// unknown, shown empty, until an upgrade installs one.
 		p.out.chartDigest = state.ChartDigest
 	}
+	// No Helm action deploys another source revision: a new commit that
+	// leaves the chart's revision alone changes nothing.
+	p.out.sourceRevision = state.ChartSourceRevision
 	p.out.resources = state.Resources
 	p.out.notes, p.out.description = state.Notes, state.Description
 	if !p.out.status.IsUnknown() {

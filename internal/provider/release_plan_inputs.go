@@ -26,14 +26,16 @@ func (p *releasePlan) inputs(ctx context.Context) bool {
 	p.red = p.r.redactorFor(ctx, m, p.wo)
 	ctx = p.red.context(ctx)
 	if fullyKnown(m.Chart) {
-		if p.resolved = p.r.resolveChart(ctx, m, p.wo, true, p.diags); p.resolved == nil {
+		if p.resolved = p.r.resolveChart(ctx, m, p.wo, true, types.StringNull(), p.diags); p.resolved == nil {
 			return false
 		}
 		p.out.chartVersion = types.StringValue(p.resolved.Version)
 		p.out.appVersion = types.StringValue(p.resolved.AppVersion)
 		p.out.chartDigest = types.StringValue(p.resolved.Digest)
+		p.out.sourceRevision = stringOrNull(p.resolved.SourceRevision)
 	} else {
 		p.out.chartVersion, p.out.appVersion, p.out.chartDigest = types.StringUnknown(), types.StringUnknown(), types.StringUnknown()
+		p.out.sourceRevision = types.StringUnknown()
 	}
 
 	// Everything the release is made of must be known to say more.

@@ -52,6 +52,9 @@ func (r *releaseResource) ValidateConfig(ctx context.Context, req resource.Valid
 		r.engineOf(&m).validate(ctx, &m, &resp.Diagnostics)
 	}
 	validateStrategies(ctx, &m, &resp.Diagnostics)
+	if c := objectAs[releaseChartModel](ctx, m.Chart, path.Root("chart"), &resp.Diagnostics); c != nil {
+		validateGit(&c.chartModel, path.Root("chart"), &resp.Diagnostics)
+	}
 	validateHealthChecks(ctx, &m, &resp.Diagnostics)
 	for _, a := range []struct {
 		name string

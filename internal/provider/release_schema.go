@@ -234,6 +234,10 @@ func releaseSchema() schema.Schema {
 				MarkdownDescription: "App version of the resolved chart.",
 				Computed:            true,
 			},
+			"chart_source_revision": schema.StringAttribute{
+				MarkdownDescription: "Where in its source the deployed chart was read, as Flux writes the artifact revision: for `chart.git`, the reference and commit (`main@sha1:<hash>`, `v1.2.0@sha1:<hash>`, `sha1:<hash>` for a commit). A plan that upgrades shows the commit it resolved, and the apply deploys that commit even if the branch moved since; a plan without a Helm action keeps the one deployed, so a new commit that leaves the chart's revision alone plans nothing. Null for other sources.",
+				Computed:            true,
+			},
 			"chart_digest": schema.StringAttribute{
 				MarkdownDescription: "SHA-256 of the chart archive (Helm repositories, `.tgz`), or the OCI manifest digest; empty for a chart directory, and for a release adopted by import or `moved` until its next install or upgrade (Helm's storage does not record the archive a release came from).",
 				Computed:            true,
@@ -261,9 +265,17 @@ func releaseChartAttribute() schema.SingleNestedAttribute {
 		WriteOnly:           true,
 	}
 	a.Attributes["password_wo_version"] = schema.Int64Attribute{
-		MarkdownDescription: "A version of `password_wo`, kept in the state, to record that the password changed (a new password alone never upgrades the release). Default: none.",
+		MarkdownDescription: "A version of the write-only credentials, `password_wo` and `git.private_key_wo`, kept in the state to record that they changed: with `engine = \"flux\"`, a new version writes the new credentials into the cluster's Secret (a new credential alone never upgrades the release). Default: none.",
 		Optional:            true,
 	}
+	git := a.Attributes["git"].(schema.SingleNestedAttribute)
+	git.Attributes["private_key_wo"] = schema.StringAttribute{
+		MarkdownDescription: "SSH private key for an `ssh://` URL, write-only: never stored in the plan or the state (Terraform ≥ 1.11). Used in place of `private_key` when set; bump `password_wo_version` when it changes. Default: none.",
+		Optional:            true,
+		Sensitive:           true,
+		WriteOnly:           true,
+	}
+	a.Attributes["git"] = git
 	return a
 }
 

@@ -132,6 +132,11 @@ func (d *templateDataSource) ValidateConfig(ctx context.Context, req datasource.
 	var renderers []postRendererModel
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("post_renderers"), &renderers)...)
 	validatePostRenderers(renderers, path.Root("post_renderers"), &resp.Diagnostics)
+	var chart types.Object
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("chart"), &chart)...)
+	if c := objectAs[chartModel](ctx, chart, path.Root("chart"), &resp.Diagnostics); c != nil {
+		validateGit(c, path.Root("chart"), &resp.Diagnostics)
+	}
 }
 
 // validatePostRenderers checks the patches that are known, at plan time.

@@ -1,0 +1,263 @@
+package chartsource
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fluxcd/pkg/git"
+	"github.com/fluxcd/pkg/git/gogit"
+	"github.com/fluxcd/pkg/git/repository"
+)
+
+// ErrGit: a Git repository that cannot be cloned (unreachable, refused
+// credentials, unknown reference).
+var ErrGit = errors.New("git repository not usable")
+
+// ErrChartPath: a path in a source (Git, bucket) that holds no chart.
+var ErrChartPath = errors.New("no chart at the path")
+
+// Git is a Git repository a chart is read from (Flux's GitRepository);
+// the chart is the directory Source.Name in it.
+type Git struct {
+	// URL is https://…, http://… or ssh://… (spec.url).
+	URL string
+	// Ref is what to check out (spec.ref).
+	Ref GitRef
+	// Identity and KnownHosts are the SSH private key (PEM or OpenSSH)
+	// and the known_hosts lines of the server: both required over SSH.
+	Identity, KnownHosts string
+	// Pinned, when set, is a revision an earlier resolve returned
+	// (Resolved.SourceRevision): the checkout is that commit, or an
+	// error if Ref no longer resolves to it. A plan's commit is thus the
+	// apply's, however the branch moved meanwhile.
+	Pinned string
+}
+
+// GitRef is a Git reference (GitRepository spec.ref): Name takes
+// precedence over SemVer, SemVer over Tag, Tag over Branch; Commit over
+// all, or, with Branch, the commit of that branch. Empty: the branch
+// master, as GitRepository's default.
+type GitRef struct {
+	Branch, Tag, SemVer, Name, Commit string
+}
+
+// kind names the field of r that decides the checkout, for messages.
+func (r GitRef) String() string {
+	switch {
+	case r.Commit != "" && r.Branch != "":
+		return fmt.Sprintf("commit %s of branch %s", r.Commit, r.Branch)
+	case r.Commit != "":
+		return "commit " + r.Commit
+	case r.Name != "":
+		return "reference " + r.Name
+	case r.SemVer != "":
+		return fmt.Sprintf("the newest tag matching %q", r.SemVer)
+	case r.Tag != "":
+		return "tag " + r.Tag
+	case r.Branch != "":
+		return "branch " + r.Branch
+	}
+	return "branch " + git.DefaultBranch
+}
+
+// pinned is the checkout of revision: the commit it names, reached as ref
+// reaches it (the tag a semver range chose, the branch it is on).
+func (r GitRef) pinned(revision string) (GitRef, string) {
+	pointer, hash := git.SplitRevision(revision)
+	commit := hash.String()
+	switch {
+	case r.Commit != "" || r.Name != "":
+		return GitRef{Name: r.Name, Commit: r.Commit}, commit
+	case r.SemVer != "" || r.Tag != "":
+		return GitRef{Tag: pointer}, commit
+	}
+	return GitRef{Branch: r.branch(), Commit: commit}, commit
+}
+
+func (r GitRef) branch() string {
+	if r.Branch == "" {
+		return git.DefaultBranch
+	}
+	return r.Branch
+}
+
+// lastObserved is the revision gogit compares with the remote's to skip a
+// clone; branches, tags and names only (semver ranges and commits are
+// cloned, or found in the cache).
+func (r GitRef) lastObserved(c *git.Commit) string {
+	switch {
+	case r.Commit != "" || r.SemVer != "":
+		return ""
+	case r.Name != "":
+		return c.AbsoluteReference()
+	}
+	return c.String()
+}
+
+// authOptions are src's credentials as GitRepository reads them from its
+// secretRef.
+func (g *Git) authOptions(auth Auth) (*git.AuthOptions, error) {
+	u, err := url.Parse(g.URL)
+	if err != nil {
+		return nil, fmt.Errorf("git URL: %w", err)
+	}
+	data := map[string][]byte{}
+	set := func(key, value string) {
+		if value != "" {
+			data[key] = []byte(value)
+		}
+	}
+	set("username", auth.Username)
+	set("password", auth.Password)
+	set("identity", g.Identity)
+	set("known_hosts", g.KnownHosts)
+	for key, file := range map[string]string{"ca.crt": auth.CAFile, "tls.crt": auth.CertFile, "tls.key": auth.KeyFile} {
+		if file == "" {
+			continue
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("reading the git repository's TLS file: %w", err)
+		}
+		data[key] = b
+	}
+	opts, err := git.NewAuthOptions(*u, data)
+	if err != nil {
+		return nil, err
+	}
+	return opts, nil
+}
+
+// gitCacheKey names the checkouts of src's repository in the cache: per
+// URL and credentials, as indexes are (credentialID).
+func (r *Repositories) gitCacheKey(g *Git, auth Auth) string {
+	id := r.credentialID(auth)
+	if g.Identity != "" {
+		mac := hmac.New(sha256.New, r.credentialKey())
+		mac.Write([]byte(g.Identity))
+		id += "\x00" + hex.EncodeToString(mac.Sum(nil))
+	}
+	return g.URL + "\x00" + id
+}
+
+// gitCheckout is a commit of a repository, checked out in the cache.
+type gitCheckout struct {
+	// Dir is the work tree, without .git.
+	Dir string
+	// Revision is GitRepository's artifact revision: "<ref>@sha1:<hash>"
+	// ("main@sha1:…", "v1.2.0@sha1:…"), or "sha1:<hash>" for a commit.
+	Revision string
+}
+
+// checkoutGit clones g at its reference, shallow, into the cache, where
+// each commit is kept once; a reference whose commit is cached costs one
+// request of its references (gogit's LastObservedCommit), a pinned commit
+// that is cached none.
+func (r *Repositories) checkoutGit(ctx context.Context, g *Git, auth Auth) (*gitCheckout, error) {
+	opts, err := g.authOptions(auth)
+	if err != nil {
+		return nil, marked{fmt.Errorf("git repository %s: %w", g.URL, err), ErrGit}
+	}
+	root := r.cachePath("git", r.gitCacheKey(g, auth))
+	ref, want := g.Ref, ""
+	if g.Pinned != "" {
+		ref, want = g.Ref.pinned(g.Pinned)
+		if isDir(filepath.Join(root, want)) {
+			return &gitCheckout{Dir: filepath.Join(root, want), Revision: g.Pinned}, nil
+		}
+	}
+	refFile := r.cachePath("git-refs", root+"\x00"+fmt.Sprintf("%+v", ref))
+	v, err, _ := r.group.Do("git\x00"+refFile, func() (any, error) {
+		return r.clone(ctx, g.URL, opts, ref, root, refFile)
+	})
+	if err != nil {
+		return nil, marked{fmt.Errorf("git repository %s, %s: %w", g.URL, g.Ref, err), ErrGit}
+	}
+	out := v.(*gitCheckout)
+	if want != "" && git.ExtractHashFromRevision(out.Revision).String() != want {
+		return nil, marked{fmt.Errorf("git repository %s: %s is now %s, not the commit %s planned", g.URL, g.Ref, out.Revision, want), ErrGit}
+	}
+	return out, nil
+}
+
+func (r *Repositories) clone(ctx context.Context, repoURL string, opts *git.AuthOptions, ref GitRef, root, refFile string) (*gitCheckout, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	if err := os.MkdirAll(root, 0o750); err != nil {
+		return nil, fmt.Errorf("git cache: %w", err)
+	}
+	cfg := repository.CloneConfig{
+		CheckoutStrategy: repository.CheckoutStrategy{Branch: ref.Branch, Tag: ref.Tag, SemVer: ref.SemVer, RefName: ref.Name, Commit: ref.Commit},
+		ShallowClone:     true,
+	}
+	if last, err := os.ReadFile(refFile); err == nil && isDir(filepath.Join(root, git.ExtractHashFromRevision(string(last)).String())) {
+		cfg.LastObservedCommit = string(last)
+	}
+	tmp, err := os.MkdirTemp(root, ".clone-")
+	if err != nil {
+		return nil, fmt.Errorf("git cache: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	clientOpts := []gogit.ClientOption{gogit.WithDiskStorage()}
+	if opts.Transport == git.HTTP {
+		clientOpts = append(clientOpts, gogit.WithInsecureCredentialsOverHTTP())
+	}
+	client, err := gogit.NewClient(tmp, opts, clientOpts...)
+	if err != nil {
+		return nil, err
+	}
+	commit, err := client.Clone(ctx, repoURL, cfg)
+	client.Close()
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(root, commit.Hash.String())
+	if git.IsConcreteCommit(*commit) && !isDir(dir) {
+		if err := os.RemoveAll(filepath.Join(tmp, ".git")); err != nil {
+			return nil, fmt.Errorf("git cache: %w", err)
+		}
+		// Another process may have cached the commit meanwhile: its
+		// checkout is the same.
+		if err := os.Rename(tmp, dir); err != nil && !errors.Is(err, fs.ErrExist) && !isDir(dir) {
+			return nil, fmt.Errorf("git cache: %w", err)
+		}
+	}
+	out := &gitCheckout{Dir: dir, Revision: commit.String()}
+	if last := ref.lastObserved(commit); last != "" {
+		_ = os.MkdirAll(filepath.Dir(refFile), 0o750)
+		_ = os.WriteFile(refFile, []byte(last), 0o600) // a cache: without it, the next resolve clones
+	}
+	return out, nil
+}
+
+// resolveGit checks out src's repository and loads the chart at src.Name;
+// it returns the checkout's directory too, which the chart's file://
+// dependencies may not leave.
+func (r *Repositories) resolveGit(ctx context.Context, src Source) (*Resolved, string, error) {
+	co, err := r.checkoutGit(ctx, src.Git, src.Auth)
+	if err != nil {
+		return nil, "", err
+	}
+	chartDir, err := git.SecurePath(filepath.Join(co.Dir, src.Name))
+	if err != nil || !strings.HasPrefix(chartDir, co.Dir+string(filepath.Separator)) && chartDir != co.Dir {
+		return nil, "", marked{fmt.Errorf("chart path %q leaves the repository", src.Name), ErrChartPath}
+	}
+	if !isDir(chartDir) {
+		return nil, "", marked{fmt.Errorf("git repository %s at %s has no directory %s", src.Git.URL, co.Revision, src.Name), ErrChartPath}
+	}
+	out, err := resolveLocal(Source{Name: chartDir})
+	if err != nil {
+		return nil, "", marked{fmt.Errorf("git repository %s at %s, path %s: %w", src.Git.URL, co.Revision, src.Name, err), ErrChartPath}
+	}
+	out.SourceRevision = co.Revision
+	return out, co.Dir, nil
+}
