@@ -47,7 +47,11 @@ type Git struct {
 // all, or, with Branch, the commit of that branch. Empty: the branch
 // master, as GitRepository's default.
 type GitRef struct {
-	Branch, Tag, SemVer, Name, Commit string
+	Branch string `json:"branch,omitempty"`
+	Tag    string `json:"tag,omitempty"`
+	SemVer string `json:"semver,omitempty"`
+	Name   string `json:"name,omitempty"`
+	Commit string `json:"commit,omitempty"`
 }
 
 // kind names the field of r that decides the checkout, for messages.
@@ -70,13 +74,16 @@ func (r GitRef) String() string {
 }
 
 // pinned is the checkout of revision: the commit it names, reached as ref
-// reaches it (the tag a semver range chose, the branch it is on).
+// reaches it (the branch it is on, the tag a semver range chose, the
+// reference), and the commit, which the checkout must be.
 func (r GitRef) pinned(revision string) (GitRef, string) {
 	pointer, hash := git.SplitRevision(revision)
 	commit := hash.String()
 	switch {
-	case r.Commit != "" || r.Name != "":
-		return GitRef{Name: r.Name, Commit: r.Commit}, commit
+	case r.Commit != "":
+		return GitRef{Branch: r.Branch, Commit: r.Commit}, commit
+	case r.Name != "":
+		return GitRef{Name: r.Name}, commit
 	case r.SemVer != "" || r.Tag != "":
 		return GitRef{Tag: pointer}, commit
 	}
@@ -254,9 +261,14 @@ func (r *Repositories) resolveGit(ctx context.Context, src Source) (*Resolved, s
 	if !isDir(chartDir) {
 		return nil, "", marked{fmt.Errorf("git repository %s at %s has no directory %s", src.Git.URL, co.Revision, src.Name), ErrChartPath}
 	}
+	if _, err := os.Stat(filepath.Join(chartDir, "Chart.yaml")); err != nil {
+		return nil, "", marked{fmt.Errorf("git repository %s at %s has no chart at %s (no Chart.yaml)", src.Git.URL, co.Revision, src.Name), ErrChartPath}
+	}
 	out, err := resolveLocal(Source{Name: chartDir})
 	if err != nil {
-		return nil, "", marked{fmt.Errorf("git repository %s at %s, path %s: %w", src.Git.URL, co.Revision, src.Name, err), ErrChartPath}
+		// Named by its path in the repository, not in the cache.
+		msg := strings.ReplaceAll(err.Error(), co.Dir+string(filepath.Separator), "")
+		return nil, "", marked{fmt.Errorf("git repository %s at %s: %s", src.Git.URL, co.Revision, msg), ErrChartPath}
 	}
 	out.SourceRevision = co.Revision
 	return out, co.Dir, nil

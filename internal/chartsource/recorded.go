@@ -37,6 +37,14 @@ type Recorded struct {
 	ValuesFiles       []string          `json:"valuesFiles,omitempty"`
 	// IgnoreMissingValuesFiles is Source's.
 	IgnoreMissingValuesFiles bool `json:"ignoreMissingValuesFiles,omitempty"`
+	// Git is the Git repository and reference, without credentials.
+	Git *RecordedGit `json:"git,omitempty"`
+}
+
+// RecordedGit is what a release records of Source.Git.
+type RecordedGit struct {
+	URL string `json:"url"`
+	Ref GitRef `json:"ref"`
 }
 
 // record writes src into the annotations of c.
@@ -46,6 +54,9 @@ func record(c *chart.Chart, src Source) {
 	}
 	r := Recorded{Repository: withoutUserinfo(src.Repository), Name: src.Name, Version: src.Version, ReconcileStrategy: src.ReconcileStrategy, ValuesFiles: src.ValuesFiles,
 		IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles}
+	if src.Git != nil {
+		r.Git = &RecordedGit{URL: withoutUserinfo(src.Git.URL), Ref: src.Git.Ref}
+	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return // strings only: cannot fail

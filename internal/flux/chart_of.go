@@ -26,8 +26,11 @@ func (e *Client) ChartOf(ctx context.Context, hr *helmv2.HelmRelease) (chartsour
 	switch {
 	case hr.Spec.Chart != nil:
 		t := hr.Spec.Chart.Spec
+		if t.SourceRef.Kind == sourcev1.GitRepositoryKind {
+			return e.gitChartOf(ctx, t, ns(t.SourceRef.Namespace))
+		}
 		if t.SourceRef.Kind != sourcev1.HelmRepositoryKind {
-			return chartsource.Source{}, fmt.Errorf("its chart comes from a %s, not a HelmRepository", t.SourceRef.Kind)
+			return chartsource.Source{}, fmt.Errorf("its chart comes from a %s, not a HelmRepository or GitRepository", t.SourceRef.Kind)
 		}
 		repo := &sourcev1.HelmRepository{}
 		if err := e.Kube.Get(ctx, client.ObjectKey{Namespace: ns(t.SourceRef.Namespace), Name: t.SourceRef.Name}, repo); err != nil {
@@ -68,4 +71,25 @@ func (e *Client) ChartOf(ctx context.Context, hr *helmv2.HelmRelease) (chartsour
 		return chartsource.Source{Name: repo.Spec.URL[i+1:], Repository: repo.Spec.URL[:i], Version: version}, nil
 	}
 	return chartsource.Source{}, errors.New("it names no chart")
+}
+
+// gitChartOf is the chart of t from its GitRepository. The commit the
+// provider pinned its own GitRepository to is left out: the configuration
+// names the branch, and the plan resolves its commit.
+func (e *Client) gitChartOf(ctx context.Context, t helmv2.HelmChartTemplateSpec, namespace string) (chartsource.Source, error) {
+	repo := &sourcev1.GitRepository{}
+	if err := e.Kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: t.SourceRef.Name}, repo); err != nil {
+		return chartsource.Source{}, fmt.Errorf("reading its GitRepository: %w", err)
+	}
+	g := &chartsource.Git{URL: repo.Spec.URL}
+	if r := repo.Spec.Reference; r != nil {
+		g.Ref = chartsource.GitRef{Branch: r.Branch, Tag: r.Tag, SemVer: r.SemVer, Name: r.Name, Commit: r.Commit}
+		if repo.Labels[ManagedByLabel] == ManagedBy && r.Branch != "" {
+			g.Ref.Commit = ""
+		}
+	}
+	return chartsource.Source{
+		Name: t.Chart, Git: g, ValuesFiles: t.ValuesFiles,
+		IgnoreMissingValuesFiles: t.IgnoreMissingValuesFiles, ReconcileStrategy: chartsource.ReconcileStrategy(t.ReconcileStrategy),
+	}, nil
 }

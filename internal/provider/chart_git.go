@@ -172,3 +172,27 @@ func validateGit(c *chartModel, chart path.Path, diags *diag.Diagnostics) {
 		attrError(diags, at.AtName("known_hosts"), "known_hosts missing", "An ssh:// URL needs the server's host keys: without them the server cannot be told from another.", "Set chart.git.known_hosts to the output of ssh-keyscan for the host, checked against a fingerprint you trust.")
 	}
 }
+
+// recordedGitObject is chart.git of a release's recorded source: the URL
+// and reference, without credentials (an import's configuration adds
+// them).
+func recordedGitObject(g *chartsource.RecordedGit, diags *diag.Diagnostics) types.Object {
+	gitType := releaseChartAttribute().GetType().(types.ObjectType).AttrTypes["git"].(types.ObjectType)
+	refType := gitType.AttrTypes["ref"].(types.ObjectType)
+	attrs := map[string]attr.Value{}
+	for k, t := range gitType.AttrTypes {
+		attrs[k] = nullOf(t)
+	}
+	attrs["url"] = types.StringValue(g.URL)
+	if g.Ref != (chartsource.GitRef{}) {
+		ref, d := types.ObjectValue(refType.AttrTypes, map[string]attr.Value{
+			"branch": stringOrNull(g.Ref.Branch), "tag": stringOrNull(g.Ref.Tag), "semver": stringOrNull(g.Ref.SemVer),
+			"name": stringOrNull(g.Ref.Name), "commit": stringOrNull(g.Ref.Commit),
+		})
+		diags.Append(d...)
+		attrs["ref"] = ref
+	}
+	out, d := types.ObjectValue(gitType.AttrTypes, attrs)
+	diags.Append(d...)
+	return out
+}

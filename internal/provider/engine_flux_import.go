@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
@@ -53,11 +54,14 @@ func (f fluxFound) adopt(ctx context.Context, m *releaseModel, e *reconcile.Reco
 	}
 	chart, err := fe.ChartOf(ctx, hr)
 	if err != nil {
-		diags.AddError("HelmRelease not importable", fmt.Sprintf("HelmRelease %s/%s: %s.\n\nImport a HelmRelease whose chart source (HelmRepository or OCIRepository) exists.", hr.Namespace, hr.Name, err))
+		diags.AddError("HelmRelease not importable", fmt.Sprintf("HelmRelease %s/%s: %s.\n\nImport a HelmRelease whose chart source (HelmRepository, OCIRepository or GitRepository) exists.", hr.Namespace, hr.Name, err))
 		return
 	}
 	attrs := m.Chart.Attributes()
-	attrs["name"], attrs["repository"], attrs["version"] = types.StringValue(chart.Name), types.StringValue(chart.Repository), stringOrNull(chart.Version)
+	attrs["name"], attrs["repository"], attrs["version"] = types.StringValue(chart.Name), stringOrNull(chart.Repository), stringOrNull(chart.Version)
+	if chart.Git != nil {
+		attrs["git"] = recordedGitObject(&chartsource.RecordedGit{URL: chart.Git.URL, Ref: chart.Git.Ref}, diags)
+	}
 	attrs["reconcile_strategy"] = stringOrNull(string(chart.ReconcileStrategy))
 	if len(chart.ValuesFiles) > 0 {
 		files, d := types.ListValueFrom(ctx, types.StringType, chart.ValuesFiles)

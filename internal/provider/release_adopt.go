@@ -62,6 +62,9 @@ func adoptRelease(ctx context.Context, m *releaseModel, latest *helm.Release, sc
 			if src.IgnoreMissingValuesFiles {
 				chartAttrs["ignore_missing_values_files"] = types.BoolValue(true)
 			}
+			if src.Git != nil {
+				chartAttrs["git"] = recordedGitObject(src.Git, &diags)
+			}
 		} else {
 			chartAttrs["name"], chartAttrs["version"] = types.StringValue(chartName), types.StringValue(chartVersion)
 		}

@@ -1,0 +1,197 @@
+package chartsource_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
+)
+
+// gitChart is a chart directory's files under prefix, of version, whose
+// ConfigMap carries data.
+func gitChart(prefix, version, data string) map[string]string {
+	return map[string]string{
+		prefix + "/Chart.yaml":          "apiVersion: v2\nname: app\nversion: " + version + "\n",
+		prefix + "/templates/cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  value: " + data + "\n",
+		prefix + "/values.yaml":         "{}\n",
+		prefix + "/charts/.gitkeep":     "keep",
+		"README.md":                     "a repository with a chart\n",
+		prefix + "/templates/NOTES.txt": "notes\n",
+	}
+}
+
+func configMapData(t *testing.T, r *chartsource.Resolved) string {
+	t.Helper()
+	for _, f := range r.Chart.Templates {
+		if f.Name == "templates/cm.yaml" {
+			_, v, _ := strings.Cut(string(f.Data), "value: ")
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatal("no templates/cm.yaml")
+	return ""
+}
+
+// TestGitResolve resolves charts from a Git server on loopback, over HTTP
+// with basic auth and over SSH with a key: the reference's commit, a new
+// commit that bumps the chart or leaves it, the planned commit after the
+// branch moved, tags and semver ranges, and what is refused.
+func TestGitResolve(t *testing.T) {
+	srv := testrepo.NewGit(t)
+	ctx := context.Background()
+	first := srv.Commit(t, "charts", "main", gitChart("charts/app", "0.1.0", "one"))
+
+	for _, transport := range []string{"http", "ssh"} {
+		t.Run(transport, func(t *testing.T) {
+			repos := chartsource.NewRepositories(t.TempDir(), 0)
+			source := func(ref chartsource.GitRef) chartsource.Source {
+				g := &chartsource.Git{URL: srv.HTTPURL("charts"), Ref: ref}
+				auth := chartsource.Auth{Username: testrepo.Username, Password: testrepo.Password}
+				if transport == "ssh" {
+					g.URL, g.Identity, g.KnownHosts = srv.SSHURL("charts"), srv.Identity, srv.KnownHosts
+					auth = chartsource.Auth{}
+				}
+				return chartsource.Source{Name: "charts/app", Git: g, Auth: auth}
+			}
+			got, err := repos.Resolve(ctx, source(chartsource.GitRef{Branch: "main"}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Version != "0.1.0" || got.SourceRevision != "main@sha1:"+first || configMapData(t, got) != "one" {
+				t.Fatalf("resolved %s from %s with %q, want 0.1.0 from main@sha1:%s with one", got.Version, got.SourceRevision, configMapData(t, got), first)
+			}
+		})
+	}
+
+	repos := chartsource.NewRepositories(t.TempDir(), 0)
+	auth := chartsource.Auth{Username: testrepo.Username, Password: testrepo.Password}
+	main := func() chartsource.Source {
+		return chartsource.Source{Name: "charts/app", Git: &chartsource.Git{URL: srv.HTTPURL("charts"), Ref: chartsource.GitRef{Branch: "main"}}, Auth: auth}
+	}
+	if _, err := repos.Resolve(ctx, main()); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("a reference that has not moved is not fetched again", func(t *testing.T) {
+		before := srv.Fetches()
+		got, err := repos.Resolve(ctx, main())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := srv.Fetches() - before; n != 0 || got.SourceRevision != "main@sha1:"+first {
+			t.Errorf("%d fetches, resolved %s; want none, main@sha1:%s", n, got.SourceRevision, first)
+		}
+	})
+
+	readme := srv.Commit(t, "charts", "main", map[string]string{"README.md": "edited\n"})
+	t.Run("a commit outside the chart: same version, new revision", func(t *testing.T) {
+		got, err := repos.Resolve(ctx, main())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Version != "0.1.0" || got.SourceRevision != "main@sha1:"+readme {
+			t.Errorf("resolved %s from %s, want 0.1.0 from main@sha1:%s", got.Version, got.SourceRevision, readme)
+		}
+		src := main()
+		src.ReconcileStrategy = chartsource.StrategyRevision
+		rev, err := repos.Resolve(ctx, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "0.1.0+" + readme[:12]; rev.Version != want {
+			t.Errorf("Revision strategy: version %s, want %s (HelmChart's: the commit's first 12 digits)", rev.Version, want)
+		}
+	})
+
+	bumped := srv.Commit(t, "charts", "main", gitChart("charts/app", "0.2.0", "two"))
+	t.Run("a commit that bumps the chart", func(t *testing.T) {
+		got, err := repos.Resolve(ctx, main())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Version != "0.2.0" || configMapData(t, got) != "two" || got.SourceRevision != "main@sha1:"+bumped {
+			t.Errorf("resolved %s (%s) from %s", got.Version, configMapData(t, got), got.SourceRevision)
+		}
+	})
+
+	t.Run("the planned commit after the branch moved", func(t *testing.T) {
+		src := main()
+		src.Git.Pinned = "main@sha1:" + first
+		got, err := chartsource.NewRepositories(t.TempDir(), 0).Resolve(ctx, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Version != "0.1.0" || configMapData(t, got) != "one" || got.SourceRevision != "main@sha1:"+first {
+			t.Errorf("pinned to %s: resolved %s (%s) from %s", first, got.Version, configMapData(t, got), got.SourceRevision)
+		}
+	})
+
+	srv.Tag(t, "charts", "v0.1.0", first)
+	srv.Tag(t, "charts", "v0.2.0", bumped)
+	for _, tc := range []struct {
+		ref     chartsource.GitRef
+		version string
+		rev     string
+	}{
+		{chartsource.GitRef{Tag: "v0.1.0"}, "0.1.0", "v0.1.0@sha1:" + first},
+		{chartsource.GitRef{SemVer: "<0.2.0"}, "0.1.0", "v0.1.0@sha1:" + first},
+		{chartsource.GitRef{SemVer: ">=0.1.0"}, "0.2.0", "v0.2.0@sha1:" + bumped},
+		{chartsource.GitRef{Commit: first}, "0.1.0", "sha1:" + first},
+		{chartsource.GitRef{Branch: "main", Commit: readme}, "0.1.0", "main@sha1:" + readme},
+		{chartsource.GitRef{Name: "refs/tags/v0.2.0"}, "0.2.0", "v0.2.0@sha1:" + bumped},
+	} {
+		t.Run(tc.ref.String(), func(t *testing.T) {
+			src := main()
+			src.Git.Ref = tc.ref
+			got, err := repos.Resolve(ctx, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Version != tc.version || got.SourceRevision != tc.rev {
+				t.Errorf("resolved %s from %s, want %s from %s", got.Version, got.SourceRevision, tc.version, tc.rev)
+			}
+		})
+	}
+
+	refused := []struct {
+		name string
+		edit func(*chartsource.Source)
+		is   error
+		not  string
+	}{
+		{"wrong password", func(s *chartsource.Source) { s.Auth.Password = "wrong-password-42" }, chartsource.ErrGit, "wrong-password-42"},
+		{"no credentials", func(s *chartsource.Source) { s.Auth = chartsource.Auth{} }, chartsource.ErrGit, ""},
+		{"unknown branch", func(s *chartsource.Source) { s.Git.Ref.Branch = "nope" }, chartsource.ErrGit, ""},
+		{"missing path", func(s *chartsource.Source) { s.Name = "charts/absent" }, chartsource.ErrChartPath, ""},
+		{"path out of the repository", func(s *chartsource.Source) { s.Name = "../../.." }, chartsource.ErrChartPath, ""},
+		{"not a chart", func(s *chartsource.Source) { s.Name = "charts/app/templates" }, chartsource.ErrChartPath, ""},
+		{"unknown key", func(s *chartsource.Source) {
+			s.Auth = chartsource.Auth{}
+			s.Git.URL, s.Git.Identity, s.Git.KnownHosts = srv.SSHURL("charts"), testrepo.NewSSHKey(t, false), srv.KnownHosts
+		}, chartsource.ErrGit, ""},
+		{"another host key", func(s *chartsource.Source) {
+			s.Auth = chartsource.Auth{}
+			other := testrepo.NewGit(t)
+			// The other server's host key, for this server's address.
+			s.Git.URL, s.Git.Identity = srv.SSHURL("charts"), srv.Identity
+			s.Git.KnownHosts = strings.Fields(srv.KnownHosts)[0] + " " + strings.Join(strings.Fields(other.KnownHosts)[1:], " ")
+		}, chartsource.ErrGit, ""},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name, func(t *testing.T) {
+			src := main()
+			tc.edit(&src)
+			_, err := chartsource.NewRepositories(t.TempDir(), 0).Resolve(ctx, src)
+			t.Log(err)
+			if !errors.Is(err, tc.is) {
+				t.Fatalf("got %v, want %v", err, tc.is)
+			}
+			if tc.not != "" && strings.Contains(err.Error(), tc.not) {
+				t.Errorf("the error shows the password: %v", err)
+			}
+		})
+	}
+}
