@@ -156,6 +156,9 @@ func TestGitResolve(t *testing.T) {
 		})
 	}
 
+	srv.Commit(t, "charts", "main", map[string]string{
+		"charts/escape/Chart.yaml": "apiVersion: v2\nname: escape\nversion: 0.1.0\ndependencies:\n- name: outside\n  version: 0.1.0\n  repository: file://../../../../../../../../tmp/outside\n",
+	})
 	refused := []struct {
 		name string
 		edit func(*chartsource.Source)
@@ -168,6 +171,7 @@ func TestGitResolve(t *testing.T) {
 		{"missing path", func(s *chartsource.Source) { s.Name = "charts/absent" }, chartsource.ErrChartPath, ""},
 		{"path out of the repository", func(s *chartsource.Source) { s.Name = "../../.." }, chartsource.ErrChartPath, ""},
 		{"not a chart", func(s *chartsource.Source) { s.Name = "charts/app/templates" }, chartsource.ErrChartPath, ""},
+		{"a file:// dependency out of the repository", func(s *chartsource.Source) { s.Name = "charts/escape" }, chartsource.ErrDependency, ""},
 		{"unknown key", func(s *chartsource.Source) {
 			s.Auth = chartsource.Auth{}
 			s.Git.URL, s.Git.Identity, s.Git.KnownHosts = srv.SSHURL("charts"), testrepo.NewSSHKey(t, false), srv.KnownHosts
@@ -193,5 +197,36 @@ func TestGitResolve(t *testing.T) {
 				t.Errorf("the error shows the password: %v", err)
 			}
 		})
+	}
+}
+
+// TestGitPlanToken: a branch resolved under a plan token resolves to the
+// same commit under that token after it moved (the second plan of a
+// saved plan's apply), and to the new one under another token.
+func TestGitPlanToken(t *testing.T) {
+	srv := testrepo.NewGit(t)
+	ctx := context.Background()
+	first := srv.Commit(t, "charts", "main", gitChart("charts/app", "0.1.0", "one"))
+	repos := chartsource.NewRepositories(t.TempDir(), 0)
+	resolve := func(token string) string {
+		t.Helper()
+		got, err := repos.Resolve(ctx, chartsource.Source{Name: "charts/app", Auth: chartsource.Auth{Username: testrepo.Username, Password: testrepo.Password},
+			Git: &chartsource.Git{URL: srv.HTTPURL("charts"), Ref: chartsource.GitRef{Branch: "main"}, PlanToken: token}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.SourceRevision
+	}
+	if got := resolve("plan-1"); got != "main@sha1:"+first {
+		t.Fatalf("first plan resolved %s, want main@sha1:%s", got, first)
+	}
+	moved := srv.Commit(t, "charts", "main", gitChart("charts/app", "0.2.0", "two"))
+	if got := resolve("plan-1"); got != "main@sha1:"+first {
+		t.Errorf("the same plan after the branch moved resolved %s, want its first commit %s", got, first)
+	}
+	for _, token := range []string{"plan-2", ""} {
+		if got := resolve(token); got != "main@sha1:"+moved {
+			t.Errorf("plan %q resolved %s, want the new commit %s", token, got, moved)
+		}
 	}
 }

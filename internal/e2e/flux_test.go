@@ -233,6 +233,7 @@ func providerObjects(t *testing.T, rc *rest.Config, ns string) []string {
 	for kind, gvr := range map[string]schema.GroupVersionResource{
 		"HelmRepository": {Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmrepositories"},
 		"OCIRepository":  {Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"},
+		"GitRepository":  {Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"},
 		"Secret":         {Version: "v1", Resource: "secrets"},
 	} {
 		list, err := dynamic.NewForConfigOrDie(rc).Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=terraform-provider-helmrelease"})

@@ -1,6 +1,10 @@
 package provider
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -195,4 +199,43 @@ func recordedGitObject(g *chartsource.RecordedGit, diags *diag.Diagnostics) type
 	out, d := types.ObjectValue(gitType.AttrTypes, attrs)
 	diags.Append(d...)
 	return out
+}
+
+// privateGitPlan: a token Read makes for a release whose chart comes from
+// Git, naming the plan that follows the refresh. The plan records the
+// commit it resolved under the token (chartsource.Git.PlanToken), and the
+// second plan Terraform makes of the same resource as it applies a saved
+// plan, given the same refreshed private state, reads that commit back:
+// a branch that moved between plan and apply still deploys the commit
+// planned. An apply drops it, so that a plan without a refresh resolves
+// the branch anew.
+const privateGitPlan = "git_plan"
+
+// newGitPlanToken gives a release from Git a new plan token.
+func newGitPlanToken(ctx context.Context, m *releaseModel, private privateSetter, diags *diag.Diagnostics) {
+	if m.Chart.IsNull() || m.Chart.IsUnknown() {
+		return
+	}
+	if git, ok := m.Chart.Attributes()["git"]; !ok || git.IsNull() {
+		return
+	}
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // never fails: the runtime crashes instead
+	token, _ := json.Marshal(hex.EncodeToString(b))
+	diags.Append(private.SetKey(ctx, privateGitPlan, token)...)
+}
+
+// gitPlanToken is the plan token of the refreshed private state; empty
+// when there is none (a create, a plan without refresh).
+func gitPlanToken(ctx context.Context, private privateGetter, diags *diag.Diagnostics) string {
+	if private == nil {
+		return ""
+	}
+	raw, d := private.GetKey(ctx, privateGitPlan)
+	diags.Append(d...)
+	var token string
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &token) // written by Read
+	}
+	return token
 }

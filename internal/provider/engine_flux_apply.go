@@ -33,7 +33,7 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 	if diags.HasError() {
 		return
 	}
-	resolved := r.resolveChart(ctx, m, wo, true, m.ChartSourceRevision, diags)
+	resolved := r.resolveChart(ctx, m, wo, true, chartPin{Revision: m.ChartSourceRevision}, diags)
 	if diags.HasError() {
 		return
 	}

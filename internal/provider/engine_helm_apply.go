@@ -43,7 +43,7 @@ func (h helmEngine) apply(ctx context.Context, op *applyOp) {
 	red := r.redactorFor(ctx, m, wo)
 	ctx = red.context(ctx)
 	defer red.finish(ctx, out, diags)
-	resolved := r.resolveChart(ctx, m, wo, false, m.ChartSourceRevision, diags)
+	resolved := r.resolveChart(ctx, m, wo, false, chartPin{Revision: m.ChartSourceRevision}, diags)
 	if diags.HasError() {
 		return
 	}

@@ -37,5 +37,6 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	fillIdentity(op.m, op.config)
 	diags.Append(private.SetKey(ctx, privateDrift, nil)...)
 	diags.Append(private.SetKey(ctx, privateDriftChanges, nil)...)
+	diags.Append(private.SetKey(ctx, privateGitPlan, nil)...)
 	r.engineOf(op.m).apply(ctx, op)
 }

@@ -32,12 +32,21 @@ func chartChangedSincePlan(m *releaseModel, resolved *chartsource.Resolved, diag
 	return false
 }
 
+// chartPin says which revision of a chart from Git a resolve reads.
+type chartPin struct {
+	// Revision, when known and not empty, is the revision read: the
+	// plan's chart_source_revision, at apply.
+	Revision types.String
+	// PlanToken names the plan (privateGitPlan): its second plan, as
+	// Terraform applies it, reads the revision its first one resolved.
+	PlanToken string
+}
+
 // resolveChart resolves the chart of the model; nil with a diagnostic on
 // failure. With versionOnly, a chart of a Helm repository is resolved from
 // the index alone (Chart nil): what a plan without a Helm action needs.
-// A known pinned source revision (the plan's, at apply) is the one read:
-// the commit planned, however the branch moved since.
-func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, wo writeOnly, versionOnly bool, pinned types.String, diags *diag.Diagnostics) *chartsource.Resolved {
+// pin says which Git revision is read.
+func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, wo writeOnly, versionOnly bool, pin chartPin, diags *diag.Diagnostics) *chartsource.Resolved {
 	c := objectAs[releaseChartModel](ctx, m.Chart, path.Root("chart"), diags)
 	if c == nil {
 		return nil
@@ -48,8 +57,11 @@ func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, wo 
 		return nil
 	}
 	wo.credentials(&src)
-	if src.Git != nil && !pinned.IsUnknown() {
-		src.Git.Pinned = pinned.ValueString()
+	if src.Git != nil {
+		if !pin.Revision.IsUnknown() {
+			src.Git.Pinned = pin.Revision.ValueString()
+		}
+		src.Git.PlanToken = pin.PlanToken
 	}
 	resolve := r.data.charts.Resolve
 	if versionOnly {

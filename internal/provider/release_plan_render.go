@@ -46,7 +46,7 @@ func (p *releasePlan) render(ctx context.Context) {
 	}
 	if resolved.Chart == nil {
 		// Only the version was resolved, from the index: now the chart.
-		if resolved = r.resolveChart(ctx, plan, wo, false, types.StringNull(), diags); resolved == nil {
+		if resolved = r.resolveChart(ctx, plan, wo, false, chartPin{Revision: plan.ChartSourceRevision}, diags); resolved == nil {
 			return
 		}
 	}
