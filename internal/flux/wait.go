@@ -9,6 +9,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,7 +66,7 @@ func (e *Client) Wait(ctx context.Context, namespace, name string, want Want, ti
 				return hr, err
 			case apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.ReconcilingCondition):
 			case apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.ReadyCondition):
-				if mismatch := historyMismatch(hr, want); mismatch != "" {
+				if mismatch := historyMismatch(hr, want); mismatch != "" && !e.chartBehind(ctx, hr, want) {
 					err := e.notReady(ctx, hr, want, timeout, false)
 					err.Mismatch = mismatch
 					return hr, err
@@ -232,6 +233,27 @@ func eventTime(ev corev1.Event) time.Time {
 	default:
 		return ev.CreationTimestamp.Time
 	}
+}
+
+// chartBehind reports whether the HelmChart the controller made for hr
+// has not built the planned chart version yet: a chart from Git whose
+// GitRepository the apply moved to another commit leaves the HelmRelease's
+// spec as it was, so the controller may find the release in sync with the
+// HelmChart's older artifact first; it acts again once the HelmChart has
+// built the new one.
+func (e *Client) chartBehind(ctx context.Context, hr *helmv2.HelmRelease, want Want) bool {
+	if want.ChartVersion == "" || hr.Status.HelmChart == "" || hr.Spec.Chart == nil || hr.Spec.Chart.Spec.SourceRef.Kind != sourcev1.GitRepositoryKind {
+		return false
+	}
+	namespace, name, ok := strings.Cut(hr.Status.HelmChart, "/")
+	if !ok {
+		return false
+	}
+	chart := &sourcev1.HelmChart{}
+	if err := e.Kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, chart); err != nil {
+		return false
+	}
+	return chart.Status.Artifact == nil || chart.Status.Artifact.Revision != want.ChartVersion
 }
 
 // sourceOf is the kind and name of the HelmRelease's chart source.
