@@ -222,3 +222,49 @@ func TestSharedSourceName(t *testing.T) {
 		t.Errorf("source name %q does not start with the repository's host", base)
 	}
 }
+
+// TestBuildGit: a chart from Git is written as the release's own
+// GitRepository, pinned to the planned commit where source-controller can
+// check it out, with GitRepository's secret keys, and a HelmChart
+// template naming it.
+func TestBuildGit(t *testing.T) {
+	const commit = "0123456789abcdef0123456789abcdef01234567"
+	spec := &reconcile.Spec{Name: "web", Namespace: "apps"}
+	for _, tc := range []struct {
+		ref      chartsource.GitRef
+		revision string
+		want     sourcev1.GitRepositoryRef
+	}{
+		{chartsource.GitRef{}, "master@sha1:" + commit, sourcev1.GitRepositoryRef{Branch: "master", Commit: commit}},
+		{chartsource.GitRef{Branch: "main"}, "main@sha1:" + commit, sourcev1.GitRepositoryRef{Branch: "main", Commit: commit}},
+		{chartsource.GitRef{Tag: "v1.0.0"}, "v1.0.0@sha1:" + commit, sourcev1.GitRepositoryRef{Tag: "v1.0.0"}},
+		{chartsource.GitRef{SemVer: ">=1.0.0"}, "v1.2.0@sha1:" + commit, sourcev1.GitRepositoryRef{Tag: "v1.2.0"}},
+		{chartsource.GitRef{Name: "refs/heads/main"}, "main@sha1:" + commit, sourcev1.GitRepositoryRef{Branch: "main", Commit: commit}},
+		{chartsource.GitRef{Name: "refs/pull/4/head"}, "refs/pull/4/head@sha1:" + commit, sourcev1.GitRepositoryRef{Name: "refs/pull/4/head"}},
+		{chartsource.GitRef{Commit: commit}, "sha1:" + commit, sourcev1.GitRepositoryRef{Commit: commit}},
+		{chartsource.GitRef{Branch: "main"}, "", sourcev1.GitRepositoryRef{Branch: "main"}},
+	} {
+		t.Run(tc.ref.String()+" "+tc.revision, func(t *testing.T) {
+			src := chartsource.Source{Name: "charts/app", ReconcileStrategy: chartsource.StrategyRevision,
+				Git: &chartsource.Git{URL: "ssh://git@example.com/charts.git", Ref: tc.ref, Identity: "KEY", KnownHosts: "example.com ssh-ed25519 AAAA"}}
+			o, err := Build(&Release{Spec: spec, Chart: Chart{Source: src, Version: "1.0.0+0123456789ab", SourceRevision: tc.revision}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			repo, ok := o.Source.(*sourcev1.GitRepository)
+			if !ok {
+				t.Fatalf("source %T, want a GitRepository", o.Source)
+			}
+			if o.Shared || repo.Name != "web" || repo.Labels[ReleaseLabel] != "web" || repo.Spec.URL != src.Git.URL || repo.Spec.Reference == nil || *repo.Spec.Reference != tc.want {
+				t.Errorf("GitRepository %s (shared %t) labelled %v: %+v, ref %+v; want the release's own, ref %+v", repo.Name, o.Shared, repo.Labels, repo.Spec, repo.Spec.Reference, tc.want)
+			}
+			if repo.Spec.SecretRef == nil || repo.Spec.SecretRef.Name != o.Credentials.Name || string(o.Credentials.Data["identity"]) != "KEY" || string(o.Credentials.Data["known_hosts"]) != src.Git.KnownHosts {
+				t.Errorf("credentials %v, secretRef %v", o.Credentials.Data, repo.Spec.SecretRef)
+			}
+			c := o.HelmRelease.Spec.Chart
+			if c == nil || c.Spec.Chart != "charts/app" || c.Spec.Version != "" || c.Spec.SourceRef.Kind != sourcev1.GitRepositoryKind || c.Spec.SourceRef.Name != "web" || c.Spec.ReconcileStrategy != "Revision" {
+				t.Errorf("chart template %+v", c)
+			}
+		})
+	}
+}
