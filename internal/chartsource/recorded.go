@@ -39,6 +39,8 @@ type Recorded struct {
 	IgnoreMissingValuesFiles bool `json:"ignoreMissingValuesFiles,omitempty"`
 	// Git is the Git repository and reference, without credentials.
 	Git *RecordedGit `json:"git,omitempty"`
+	// Bucket is the bucket, without credentials or pins.
+	Bucket *Bucket `json:"bucket,omitempty"`
 }
 
 // RecordedGit is what a release records of Source.Git.
@@ -56,6 +58,9 @@ func record(c *chart.Chart, src Source) {
 		IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles}
 	if src.Git != nil {
 		r.Git = &RecordedGit{URL: withoutUserinfo(src.Git.URL), Ref: src.Git.Ref}
+	}
+	if b := src.Bucket; b != nil {
+		r.Bucket = &Bucket{Endpoint: b.Endpoint, BucketName: b.BucketName, Prefix: b.Prefix, Region: b.Region, Provider: b.Provider, Insecure: b.Insecure}
 	}
 	b, err := json.Marshal(r)
 	if err != nil {

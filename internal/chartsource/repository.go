@@ -383,10 +383,9 @@ func (r *Repositories) httpClient(auth Auth) (*http.Client, error) {
 	return c, err
 }
 
-// newHTTPClient is a client of auth whose every request, body included,
-// ends within timeout (the registry client takes no context, so its
-// requests are bounded here) and names userAgent.
-func newHTTPClient(auth Auth, timeout time.Duration, userAgent string) (*http.Client, error) {
+// tlsConfig is the TLS configuration of auth: its CA over the system's
+// roots, its client certificate, verification off if asked.
+func tlsConfig(auth Auth) (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: auth.InsecureSkipTLSVerify} //nolint:gosec // only when the user turns verification off
 	if auth.CAFile != "" {
 		pem, err := os.ReadFile(auth.CAFile)
@@ -408,6 +407,17 @@ func newHTTPClient(auth Auth, timeout time.Duration, userAgent string) (*http.Cl
 			return nil, fmt.Errorf("loading client certificate: %w", err)
 		}
 		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+// newHTTPClient is a client of auth whose every request, body included,
+// ends within timeout (the registry client takes no context, so its
+// requests are bounded here) and names userAgent.
+func newHTTPClient(auth Auth, timeout time.Duration, userAgent string) (*http.Client, error) {
+	cfg, err := tlsConfig(auth)
+	if err != nil {
+		return nil, err
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.TLSClientConfig = cfg

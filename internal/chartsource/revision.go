@@ -35,7 +35,7 @@ func (src Source) strategy() ReconcileStrategy {
 	switch {
 	case src.ReconcileStrategy != "":
 		return src.ReconcileStrategy
-	case src.Repository == "" && src.Git == nil:
+	case src.Repository == "" && !src.fromSource():
 		return StrategyRevision
 	default:
 		return StrategyChartVersion
@@ -56,6 +56,7 @@ const (
 	changeContent     = "chart content changed"
 	changeValuesFiles = "values files changed"
 	changeCommit      = "new commit"
+	changeBucket      = "bucket objects changed"
 )
 
 // revision is version with parts as semver build metadata, dot-separated:

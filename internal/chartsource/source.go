@@ -48,6 +48,9 @@ type Source struct {
 	// Git, when set, is the Git repository holding the chart at Name
 	// (Repository is then empty).
 	Git *Git
+	// Bucket, when set, is the bucket holding the chart in the folder Name
+	// (Repository and Git are then empty).
+	Bucket *Bucket
 	// Version is a semver constraint; empty is "*". Charts from Git have
 	// the version their Chart.yaml says.
 	Version string
@@ -106,6 +109,10 @@ type Resolved struct {
 	SourceRevision string
 }
 
+// fromSource reports whether src reads its chart from a Flux source kind
+// that is not a chart repository (Git, a bucket).
+func (src Source) fromSource() bool { return src.Git != nil || src.Bucket != nil }
+
 // Name is the resolved chart's name: its metadata's, else the index's;
 // empty when neither is known.
 func (r *Resolved) Name() string {
@@ -146,6 +153,11 @@ func (r *Repositories) resolve(ctx context.Context, src Source) (*Resolved, erro
 		if out, root, err = r.resolveGit(ctx, src); err == nil {
 			deps = Source{Name: filepath.Join(root, src.Name), localRoot: root}
 		}
+	case src.Bucket != nil:
+		var root string
+		if out, root, err = r.resolveBucket(ctx, src); err == nil {
+			deps = Source{Name: filepath.Join(root, filepath.FromSlash(src.Name)), localRoot: root}
+		}
 	case src.Repository == "":
 		out, err = resolveLocal(src)
 	case IsOCI(src.Repository):
@@ -175,6 +187,9 @@ func (r *Repositories) resolve(ctx context.Context, src Source) (*Resolved, erro
 	case src.strategy() == StrategyRevision && src.Git != nil:
 		// As source-controller's HelmChart: the commit's first 12 digits.
 		out.Parts = append(out.Parts, RevisionPart{Change: changeCommit, Hex: shortHex(git.ExtractHashFromRevision(out.SourceRevision).String())})
+	case src.strategy() == StrategyRevision && src.Bucket != nil:
+		// The first 12 digits of the bucket's index digest, as HelmChart.
+		out.Parts = append(out.Parts, RevisionPart{Change: changeBucket, Hex: shortHex(out.SourceRevision)})
 	case src.strategy() == StrategyRevision:
 		skip := make([]string, len(used))
 		for i, f := range used {
@@ -207,7 +222,7 @@ func (r *Repositories) Version(ctx context.Context, src Source) (*Resolved, erro
 }
 
 func (r *Repositories) version(ctx context.Context, src Source) (*Resolved, error) {
-	if src.Repository == "" || src.Git != nil || IsOCI(src.Repository) || src.strategy() == StrategyRevision || len(src.ValuesFiles) > 0 {
+	if src.Repository == "" || src.Git != nil || src.Bucket != nil || IsOCI(src.Repository) || src.strategy() == StrategyRevision || len(src.ValuesFiles) > 0 {
 		return r.resolve(ctx, src)
 	}
 	idx, err := r.index(ctx, src.Repository, src.Auth)

@@ -1,0 +1,11 @@
+package testrepo
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// stopWithParent has the child stopped when the test process dies.
+func stopWithParent(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+}
