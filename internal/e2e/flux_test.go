@@ -234,6 +234,7 @@ func providerObjects(t *testing.T, rc *rest.Config, ns string) []string {
 		"HelmRepository": {Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmrepositories"},
 		"OCIRepository":  {Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"},
 		"GitRepository":  {Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"},
+		"Bucket":         {Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "buckets"},
 		"Secret":         {Version: "v1", Resource: "secrets"},
 	} {
 		list, err := dynamic.NewForConfigOrDie(rc).Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=terraform-provider-helmrelease"})

@@ -26,11 +26,14 @@ func (e *Client) ChartOf(ctx context.Context, hr *helmv2.HelmRelease) (chartsour
 	switch {
 	case hr.Spec.Chart != nil:
 		t := hr.Spec.Chart.Spec
-		if t.SourceRef.Kind == sourcev1.GitRepositoryKind {
+		switch t.SourceRef.Kind {
+		case sourcev1.GitRepositoryKind:
 			return e.gitChartOf(ctx, t, ns(t.SourceRef.Namespace))
+		case sourcev1.BucketKind:
+			return e.bucketChartOf(ctx, t, ns(t.SourceRef.Namespace))
 		}
 		if t.SourceRef.Kind != sourcev1.HelmRepositoryKind {
-			return chartsource.Source{}, fmt.Errorf("its chart comes from a %s, not a HelmRepository or GitRepository", t.SourceRef.Kind)
+			return chartsource.Source{}, fmt.Errorf("its chart comes from a %s, not a HelmRepository, GitRepository or Bucket", t.SourceRef.Kind)
 		}
 		repo := &sourcev1.HelmRepository{}
 		if err := e.Kube.Get(ctx, client.ObjectKey{Namespace: ns(t.SourceRef.Namespace), Name: t.SourceRef.Name}, repo); err != nil {
@@ -91,5 +94,17 @@ func (e *Client) gitChartOf(ctx context.Context, t helmv2.HelmChartTemplateSpec,
 	return chartsource.Source{
 		Name: t.Chart, Git: g, ValuesFiles: t.ValuesFiles,
 		IgnoreMissingValuesFiles: t.IgnoreMissingValuesFiles, ReconcileStrategy: chartsource.ReconcileStrategy(t.ReconcileStrategy),
+	}, nil
+}
+
+// bucketChartOf is the chart of t from its Bucket.
+func (e *Client) bucketChartOf(ctx context.Context, t helmv2.HelmChartTemplateSpec, namespace string) (chartsource.Source, error) {
+	b := &sourcev1.Bucket{}
+	if err := e.Kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: t.SourceRef.Name}, b); err != nil {
+		return chartsource.Source{}, fmt.Errorf("reading its Bucket: %w", err)
+	}
+	return chartsource.Source{
+		Name: t.Chart, ValuesFiles: t.ValuesFiles, IgnoreMissingValuesFiles: t.IgnoreMissingValuesFiles, ReconcileStrategy: chartsource.ReconcileStrategy(t.ReconcileStrategy),
+		Bucket: &chartsource.Bucket{Endpoint: b.Spec.Endpoint, BucketName: b.Spec.BucketName, Prefix: b.Spec.Prefix, Region: b.Spec.Region, Provider: b.Spec.Provider, Insecure: b.Spec.Insecure},
 	}, nil
 }

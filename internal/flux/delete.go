@@ -213,6 +213,7 @@ func (e *Client) deleteOwn(ctx context.Context, objs *Objects) error {
 		&sourcev1.HelmRepository{ObjectMeta: metav1.ObjectMeta{Namespace: hr.Namespace, Name: SourceName(hr.Name)}},
 		&sourcev1.OCIRepository{ObjectMeta: metav1.ObjectMeta{Namespace: hr.Namespace, Name: SourceName(hr.Name)}},
 		&sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: hr.Namespace, Name: SourceName(hr.Name)}},
+		&sourcev1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: hr.Namespace, Name: SourceName(hr.Name)}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: hr.Namespace, Name: CredentialsName(hr.Name)}},
 	} {
 		if slices.ContainsFunc(objs.List(), func(o client.Object) bool {
@@ -234,6 +235,7 @@ func (e *Client) deleteAuxiliary(ctx context.Context, namespace, name string) er
 		&sourcev1.HelmRepository{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: SourceName(name)}},
 		&sourcev1.OCIRepository{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: SourceName(name)}},
 		&sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: SourceName(name)}},
+		&sourcev1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: SourceName(name)}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: ValuesName(name)}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: CredentialsName(name)}},
 	} {

@@ -115,8 +115,8 @@ type Release struct {
 type Objects struct {
 	// Credentials of the chart source (username/password, TLS), or nil.
 	Credentials *corev1.Secret
-	// Source is the HelmRepository, OCIRepository or GitRepository of the
-	// chart.
+	// Source is the HelmRepository, OCIRepository, GitRepository or Bucket
+	// of the chart.
 	Source client.Object
 	// Shared is set when Source and Credentials are shared with the other
 	// releases of the namespace that use the same Helm repository, login,
@@ -199,8 +199,8 @@ var dnsUnsafe = regexp.MustCompile(`[^a-z0-9-]+`)
 func Build(r *Release) (*Objects, error) {
 	s := r.Spec
 	src := r.Chart.Source
-	if src.Repository == "" && src.Git == nil {
-		return nil, errors.New("a local chart cannot be handed to Flux: the controller reads charts from a Helm repository, an OCI registry or Git")
+	if src.Repository == "" && src.Git == nil && src.Bucket == nil {
+		return nil, errors.New("a local chart cannot be handed to Flux: the controller reads charts from a Helm repository, an OCI registry, Git or a bucket")
 	}
 	interval := r.Interval
 	if interval == 0 {
@@ -210,7 +210,7 @@ func Build(r *Release) (*Objects, error) {
 	objectMeta := func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: s.Namespace, Labels: labels}
 	}
-	out := &Objects{Shared: src.Git == nil && !chartsource.IsOCI(src.Repository)}
+	out := &Objects{Shared: src.Git == nil && src.Bucket == nil && !chartsource.IsOCI(src.Repository)}
 	credentials, err := credentialsSecret(src, objectMeta(CredentialsName(s.Name)))
 	if err != nil {
 		return nil, err
@@ -256,6 +256,32 @@ func Build(r *Release) (*Objects, error) {
 		hr.Spec.Chart = &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
 			Chart:                    src.Name,
 			SourceRef:                helmv2.CrossNamespaceObjectReference{Kind: sourcev1.GitRepositoryKind, Name: repo.Name},
+			ReconcileStrategy:        string(src.ReconcileStrategy),
+			ValuesFiles:              src.ValuesFiles,
+			IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles,
+		}}
+	case src.Bucket != nil:
+		b := src.Bucket
+		bucket := &sourcev1.Bucket{
+			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.BucketKind},
+			ObjectMeta: objectMeta(SourceName(s.Name)),
+			Spec: sourcev1.BucketSpec{
+				Provider: b.Provider, BucketName: b.BucketName, Endpoint: b.Endpoint, Insecure: b.Insecure,
+				Region: b.Region, Prefix: b.Prefix, Interval: metav1.Duration{Duration: interval},
+			},
+		}
+		if credentials != nil {
+			if credentials.Data["accesskey"] != nil {
+				bucket.Spec.SecretRef = &meta.LocalObjectReference{Name: credentials.Name}
+			}
+			if credentials.Data[corev1.TLSCertKey] != nil || credentials.Data["ca.crt"] != nil {
+				bucket.Spec.CertSecretRef = &meta.LocalObjectReference{Name: credentials.Name}
+			}
+		}
+		out.Source = bucket
+		hr.Spec.Chart = &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
+			Chart:                    src.Name,
+			SourceRef:                helmv2.CrossNamespaceObjectReference{Kind: sourcev1.BucketKind, Name: bucket.Name},
 			ReconcileStrategy:        string(src.ReconcileStrategy),
 			ValuesFiles:              src.ValuesFiles,
 			IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles,
@@ -399,6 +425,11 @@ func credentialsSecret(src chartsource.Source, m metav1.ObjectMeta) (*corev1.Sec
 			if value != "" {
 				data[key] = []byte(value)
 			}
+		}
+	case src.Bucket != nil:
+		// Bucket's secretRef keys: a static key pair, or none.
+		if src.Auth.Username != "" || src.Auth.Password != "" {
+			data["accesskey"], data["secretkey"] = []byte(src.Auth.Username), []byte(src.Auth.Password)
 		}
 	case src.Auth.Username == "" && src.Auth.Password == "":
 	case chartsource.IsOCI(src.Repository):

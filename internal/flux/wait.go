@@ -237,12 +237,15 @@ func eventTime(ev corev1.Event) time.Time {
 
 // chartBehind reports whether the HelmChart the controller made for hr
 // has not built the planned chart version yet: a chart from Git whose
-// GitRepository the apply moved to another commit leaves the HelmRelease's
-// spec as it was, so the controller may find the release in sync with the
+// GitRepository the apply moved to another commit, or from a bucket whose
+// objects changed, leaves the HelmRelease's spec as it was, so the controller may find the release in sync with the
 // HelmChart's older artifact first; it acts again once the HelmChart has
 // built the new one.
 func (e *Client) chartBehind(ctx context.Context, hr *helmv2.HelmRelease, want Want) bool {
-	if want.ChartVersion == "" || hr.Status.HelmChart == "" || hr.Spec.Chart == nil || hr.Spec.Chart.Spec.SourceRef.Kind != sourcev1.GitRepositoryKind {
+	if want.ChartVersion == "" || hr.Status.HelmChart == "" || hr.Spec.Chart == nil {
+		return false
+	}
+	if kind := hr.Spec.Chart.Spec.SourceRef.Kind; kind != sourcev1.GitRepositoryKind && kind != sourcev1.BucketKind {
 		return false
 	}
 	namespace, name, ok := strings.Cut(hr.Status.HelmChart, "/")

@@ -202,7 +202,7 @@ func recordedGitObject(g *chartsource.RecordedGit, diags *diag.Diagnostics) type
 }
 
 // privateGitPlan: a token Read makes for a release whose chart comes from
-// Git, naming the plan that follows the refresh. The plan records the
+// Git or a bucket, naming the plan that follows the refresh. The plan records the
 // commit it resolved under the token (chartsource.Git.PlanToken), and the
 // second plan Terraform makes of the same resource as it applies a saved
 // plan, given the same refreshed private state, reads that commit back:
@@ -211,12 +211,13 @@ func recordedGitObject(g *chartsource.RecordedGit, diags *diag.Diagnostics) type
 // the branch anew.
 const privateGitPlan = "git_plan"
 
-// newGitPlanToken gives a release from Git a new plan token.
+// newGitPlanToken gives a release from Git or a bucket a new plan token.
 func newGitPlanToken(ctx context.Context, m *releaseModel, private privateSetter, diags *diag.Diagnostics) {
 	if m.Chart.IsNull() || m.Chart.IsUnknown() {
 		return
 	}
-	if git, ok := m.Chart.Attributes()["git"]; !ok || git.IsNull() {
+	attrs := m.Chart.Attributes()
+	if git, bucket := attrs["git"], attrs["bucket"]; (git == nil || git.IsNull()) && (bucket == nil || bucket.IsNull()) {
 		return
 	}
 	b := make([]byte, 16)

@@ -25,22 +25,24 @@ func chartAttribute() schema.SingleNestedAttribute {
 		return schema.StringAttribute{MarkdownDescription: desc, Optional: true, Sensitive: sensitive}
 	}
 	return schema.SingleNestedAttribute{
-		MarkdownDescription: "The chart and where it comes from (HelmRelease `spec.chart.spec` and, for the source, Flux's HelmRepository, OCIRepository or GitRepository): " +
-			"a Helm repository (`repository = \"https://…\"`), an OCI registry (`repository = \"oci://host/path\"`), a Git repository (`git`), or, without either, a local chart directory or `.tgz`. " +
+		MarkdownDescription: "The chart and where it comes from (HelmRelease `spec.chart.spec` and, for the source, Flux's HelmRepository, OCIRepository, GitRepository or Bucket): " +
+			"a Helm repository (`repository = \"https://…\"`), an OCI registry (`repository = \"oci://host/path\"`), a Git repository (`git`), an S3-compatible bucket (`bucket`), or, without any, a local chart directory or `.tgz`. " +
 			"Repository indexes are downloaded once per Terraform run and cached in the provider's `cache_dir`; archives are cached by digest.",
 		Required: true,
 		Attributes: map[string]schema.Attribute{
 			"name": schema.StringAttribute{
-				MarkdownDescription: "Chart name in the repository (`chart`); with `git`, the chart's directory in the Git repository (`chart`, e.g. `charts/podinfo`); without either, the path of a local chart directory (holding `Chart.yaml`) or packaged `.tgz`, relative to Terraform's working directory (use `path.module` in modules).",
+				MarkdownDescription: "Chart name in the repository (`chart`); with `git` or `bucket`, the chart's directory in the repository or bucket (`chart`, e.g. `charts/podinfo`); without any of them, the path of a local chart directory (holding `Chart.yaml`) or packaged `.tgz`, relative to Terraform's working directory (use `path.module` in modules).",
 				Required:            true,
 				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
 			},
 			"repository": schema.StringAttribute{
 				MarkdownDescription: "Helm repository URL (`https://…`, `http://…`) or OCI registry path (`oci://host/path`, the chart being `<path>/<name>`) (HelmRepository `url`). Conflicts with `git`. Credentials written into it (`https://user:pass@host/…`) are sent as the request's basic auth and kept out of errors, logs, caches and the recorded chart source, but Terraform shows the URL as written: prefer `username` and `password`, or pass the URL in a sensitive variable. A query string or fragment is refused. Default: none, `name` is a local chart.",
 				Optional:            true,
-				Validators:          []validator.String{repositoryURL(), stringvalidator.ConflictsWith(path.MatchRelative().AtParent().AtName("git"))},
+				Validators: []validator.String{repositoryURL(), stringvalidator.ConflictsWith(
+					path.MatchRelative().AtParent().AtName("git"), path.MatchRelative().AtParent().AtName("bucket"))},
 			},
-			"git": gitAttribute(),
+			"git":    gitAttribute(),
+			"bucket": bucketAttribute(),
 			"version": schema.StringAttribute{
 				MarkdownDescription: "Semver constraint the chart version must satisfy (`version`), e.g. `1.2.3`, `6.5.*` or `>=4.0.0 <5.0.0`; the newest match is used, so a new matching version shows as an upgrade in the plan. Prereleases match only a constraint that names one (`>=1.0.0-0`). Not with `git`: a chart from Git has the version of its `Chart.yaml` at the reference checked out (HelmChart ignores `version` there). Default: `*`.",
 				Optional:            true,
@@ -66,8 +68,8 @@ func chartAttribute() schema.SingleNestedAttribute {
 				Optional:   true,
 				Validators: []validator.String{reconcileStrategies.validator()},
 			},
-			"username":  optionalString("User name for the repository or registry (HelmRepository `secretRef` `username`), or for a Git repository over HTTP(S) (GitRepository `secretRef` `username`). Default: none, or the provider's `registries` login for the repository (an OCI registry's host, a Helm repository's URL prefix), with its password, `exec` token or Docker credentials.", false),
-			"password":  optionalString("Password or token for the repository or registry (`secretRef` `password`), or for a Git repository over HTTP(S). Never shown in plans or logs. Default: none.", true),
+			"username":  optionalString("User name for the repository or registry (HelmRepository `secretRef` `username`), or for a Git repository over HTTP(S) (GitRepository `secretRef` `username`), or a bucket's access key (Bucket `secretRef` `accesskey`). Default: none, or the provider's `registries` login for the repository (an OCI registry's host, a Helm repository's URL prefix), with its password, `exec` token or Docker credentials.", false),
+			"password":  optionalString("Password or token for the repository or registry (`secretRef` `password`), or for a Git repository over HTTP(S), or a bucket's secret key (Bucket `secretRef` `secretkey`). Never shown in plans or logs. Default: none.", true),
 			"ca_file":   optionalString("PEM file of a CA to trust for the repository (`certSecretRef` `ca.crt`; GitRepository `secretRef` `ca.crt`). Default: the system's roots.", false),
 			"cert_file": optionalString("PEM file of a client certificate for the repository (`certSecretRef` `tls.crt`; GitRepository `secretRef` `tls.crt`). Default: none.", false),
 			"key_file":  optionalString("PEM file of the client certificate's key (`certSecretRef` `tls.key`; GitRepository `secretRef` `tls.key`). Default: none.", false),
@@ -98,6 +100,7 @@ type chartModel struct {
 	Name                  types.String      `tfsdk:"name"`
 	Repository            types.String      `tfsdk:"repository"`
 	Git                   types.Object      `tfsdk:"git"`
+	Bucket                types.Object      `tfsdk:"bucket"`
 	Version               types.String      `tfsdk:"version"`
 	ValuesFiles           types.List        `tfsdk:"values_files"`
 	IgnoreMissing         types.Bool        `tfsdk:"ignore_missing_values_files"`
@@ -133,7 +136,8 @@ func (m *chartModel) source(ctx context.Context, data *providerData) (chartsourc
 		},
 	}
 	src.Git = gitSource(m.Git)
-	if src.Repository == "" && src.Git == nil {
+	src.Bucket = bucketSource(m.Bucket)
+	if src.Repository == "" && src.Git == nil && src.Bucket == nil {
 		src.Name = filepath.Clean(src.Name)
 	}
 	var diags diag.Diagnostics
@@ -163,6 +167,8 @@ func chartError(diags *diag.Diagnostics, chart path.Path, err error) {
 	switch {
 	case errors.Is(err, chartsource.ErrChartPath):
 		attrError(diags, at("name"), "Chart not found in the source", err.Error()+".", "Point chart.name at the chart's directory in the repository (the one holding Chart.yaml, e.g. charts/podinfo), at the reference chart.git.ref checks out.")
+	case errors.Is(err, chartsource.ErrBucket):
+		attrError(diags, at("bucket"), "Bucket not usable", err.Error()+".", "Check chart.bucket's endpoint, bucket_name and insecure, and the access key and secret key in chart.username and chart.password.")
 	case errors.Is(err, chartsource.ErrGit):
 		attrError(diags, at("git"), "Git repository not usable", err.Error()+".", "Check chart.git.url and chart.git.ref, and the credentials: chart.username and chart.password over HTTP(S), chart.git.private_key and known_hosts over SSH.")
 	case errors.Is(err, chartsource.ErrDependency):

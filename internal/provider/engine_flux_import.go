@@ -54,13 +54,16 @@ func (f fluxFound) adopt(ctx context.Context, m *releaseModel, e *reconcile.Reco
 	}
 	chart, err := fe.ChartOf(ctx, hr)
 	if err != nil {
-		diags.AddError("HelmRelease not importable", fmt.Sprintf("HelmRelease %s/%s: %s.\n\nImport a HelmRelease whose chart source (HelmRepository, OCIRepository or GitRepository) exists.", hr.Namespace, hr.Name, err))
+		diags.AddError("HelmRelease not importable", fmt.Sprintf("HelmRelease %s/%s: %s.\n\nImport a HelmRelease whose chart source (HelmRepository, OCIRepository, GitRepository or Bucket) exists.", hr.Namespace, hr.Name, err))
 		return
 	}
 	attrs := m.Chart.Attributes()
 	attrs["name"], attrs["repository"], attrs["version"] = types.StringValue(chart.Name), stringOrNull(chart.Repository), stringOrNull(chart.Version)
 	if chart.Git != nil {
 		attrs["git"] = recordedGitObject(&chartsource.RecordedGit{URL: chart.Git.URL, Ref: chart.Git.Ref}, diags)
+	}
+	if chart.Bucket != nil {
+		attrs["bucket"] = recordedBucketObject(chart.Bucket, diags)
 	}
 	attrs["reconcile_strategy"] = stringOrNull(string(chart.ReconcileStrategy))
 	if len(chart.ValuesFiles) > 0 {

@@ -21,10 +21,10 @@ func (fluxEngine) validate(ctx context.Context, m *releaseModel, diags *diag.Dia
 		return
 	}
 	chart := path.Root("chart")
-	if c.Repository.IsNull() && c.Git.IsNull() {
+	if c.Repository.IsNull() && c.Git.IsNull() && c.Bucket.IsNull() {
 		attrError(diags, chart.AtName("repository"), "Local chart with the Flux engine",
-			"A chart on the Terraform machine cannot be handed to Flux: helm-controller reads charts from a Helm repository, an OCI registry or a Git repository its source-controller can reach.",
-			"Publish the chart to a Helm repository, an OCI registry or Git and set chart.repository or chart.git, or keep engine = \""+engineHelm+"\" for a local chart.")
+			"A chart on the Terraform machine cannot be handed to Flux: helm-controller reads charts from a Helm repository, an OCI registry, a Git repository or a bucket its source-controller can reach.",
+			"Publish the chart to a Helm repository, an OCI registry, Git or a bucket and set chart.repository, chart.git or chart.bucket, or keep engine = \""+engineHelm+"\" for a local chart.")
 	}
 	if c.Verify != nil {
 		attrError(diags, chart.AtName("verify"), "Provenance keyring with the Flux engine",

@@ -60,6 +60,7 @@ func TestModelConversionsMatchTheFramework(t *testing.T) {
 		chartModel: chartModel{
 			Name: types.StringValue("podinfo"), Repository: types.StringValue("https://charts.example"), Version: types.StringUnknown(),
 			Git:         types.ObjectNull(releaseObjectType().AttrTypes["chart"].(basetypes.ObjectType).AttrTypes["git"].(basetypes.ObjectType).AttrTypes),
+			Bucket:      types.ObjectNull(releaseObjectType().AttrTypes["chart"].(basetypes.ObjectType).AttrTypes["bucket"].(basetypes.ObjectType).AttrTypes),
 			ValuesFiles: types.ListNull(types.StringType), IgnoreMissing: types.BoolNull(), ReconcileStrategy: types.StringValue("ChartVersion"),
 			Username: types.StringNull(), Password: types.StringValue("p"), CAFile: types.StringNull(), CertFile: types.StringNull(), KeyFile: types.StringNull(),
 			InsecureSkipTLSVerify: types.BoolNull(), PassCredentials: types.BoolNull(), Verify: &chartVerifyModel{Keyring: types.StringValue("k")},

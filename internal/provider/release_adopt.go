@@ -65,6 +65,9 @@ func adoptRelease(ctx context.Context, m *releaseModel, latest *helm.Release, sc
 			if src.Git != nil {
 				chartAttrs["git"] = recordedGitObject(src.Git, &diags)
 			}
+			if src.Bucket != nil {
+				chartAttrs["bucket"] = recordedBucketObject(src.Bucket, &diags)
+			}
 		} else {
 			chartAttrs["name"], chartAttrs["version"] = types.StringValue(chartName), types.StringValue(chartVersion)
 		}

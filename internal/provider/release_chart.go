@@ -57,11 +57,15 @@ func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, wo 
 		return nil
 	}
 	wo.credentials(&src)
-	if src.Git != nil {
-		if !pin.Revision.IsUnknown() {
-			src.Git.Pinned = pin.Revision.ValueString()
-		}
-		src.Git.PlanToken = pin.PlanToken
+	pinned := ""
+	if !pin.Revision.IsUnknown() {
+		pinned = pin.Revision.ValueString()
+	}
+	switch {
+	case src.Git != nil:
+		src.Git.Pinned, src.Git.PlanToken = pinned, pin.PlanToken
+	case src.Bucket != nil:
+		src.Bucket.Pinned, src.Bucket.PlanToken = pinned, pin.PlanToken
 	}
 	resolve := r.data.charts.Resolve
 	if versionOnly {

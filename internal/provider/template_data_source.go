@@ -136,6 +136,7 @@ func (d *templateDataSource) ValidateConfig(ctx context.Context, req datasource.
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("chart"), &chart)...)
 	if c := objectAs[chartModel](ctx, chart, path.Root("chart"), &resp.Diagnostics); c != nil {
 		validateGit(c, path.Root("chart"), &resp.Diagnostics)
+		validateBucket(c, path.Root("chart"), &resp.Diagnostics)
 	}
 }
 
