@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/apis/kustomize"
+	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -266,5 +267,31 @@ func TestBuildGit(t *testing.T) {
 				t.Errorf("chart template %+v", c)
 			}
 		})
+	}
+}
+
+// TestBuildBucket: a chart from a bucket is written as the release's own
+// Bucket with Bucket's secret keys, and a HelmChart template naming it.
+func TestBuildBucket(t *testing.T) {
+	src := chartsource.Source{Name: "charts/app", Auth: chartsource.Auth{Username: "AKIA", Password: "secret"},
+		Bucket: &chartsource.Bucket{Endpoint: "s3.example.com", BucketName: "charts", Prefix: "charts/", Region: "eu-west-1", Provider: chartsource.BucketAWS}}
+	o, err := Build(&Release{Spec: &reconcile.Spec{Name: "web", Namespace: "apps"}, Chart: Chart{Source: src, Version: "1.0.0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, ok := o.Source.(*sourcev1.Bucket)
+	if !ok {
+		t.Fatalf("source %T, want a Bucket", o.Source)
+	}
+	want := sourcev1.BucketSpec{Provider: "aws", BucketName: "charts", Endpoint: "s3.example.com", Region: "eu-west-1", Prefix: "charts/", Interval: b.Spec.Interval,
+		SecretRef: &meta.LocalObjectReference{Name: o.Credentials.Name}}
+	if o.Shared || b.Name != "web" || !reflect.DeepEqual(b.Spec, want) {
+		t.Errorf("Bucket %s (shared %t): %+v, want %+v", b.Name, o.Shared, b.Spec, want)
+	}
+	if string(o.Credentials.Data["accesskey"]) != "AKIA" || string(o.Credentials.Data["secretkey"]) != "secret" || len(o.Credentials.Data) != 2 {
+		t.Errorf("credentials %v", o.Credentials.Data)
+	}
+	if c := o.HelmRelease.Spec.Chart; c == nil || c.Spec.Chart != "charts/app" || c.Spec.SourceRef.Kind != sourcev1.BucketKind || c.Spec.SourceRef.Name != "web" {
+		t.Errorf("chart template %+v", c)
 	}
 }
