@@ -86,7 +86,10 @@ func testBucketLifecycle(t *testing.T, ns, kubeconfig string, rc *rest.Config, e
 
 	srv.Put(t, "charts", svcChart(t, "1.0.1"))
 	if engine == "flux" {
-		w.apply()
+		res := w.apply()
+		if !has(res.stdout, `\"1.0.0\" → \"1.0.1\"`) {
+			t.Errorf("the apply does not upgrade to 1.0.1:\n%s", res)
+		}
 	} else {
 		w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=tfplan")
 		srv.Put(t, "charts", map[string]string{"charts/svc/values.yaml": "changed: after the plan\n"})

@@ -278,6 +278,12 @@ func Build(r *Release) (*Objects, error) {
 				bucket.Spec.CertSecretRef = &meta.LocalObjectReference{Name: credentials.Name}
 			}
 		}
+		if r.RequestedAt != "" {
+			// source-controller lists the bucket at its interval: asked
+			// now, it builds the planned objects (flux reconcile source
+			// bucket does the same).
+			bucket.Annotations = map[string]string{RequestedAtAnnotation: r.RequestedAt}
+		}
 		out.Source = bucket
 		hr.Spec.Chart = &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
 			Chart:                    src.Name,

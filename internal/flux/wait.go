@@ -66,12 +66,17 @@ func (e *Client) Wait(ctx context.Context, namespace, name string, want Want, ti
 				return hr, err
 			case apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.ReconcilingCondition):
 			case apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.ReadyCondition):
-				if mismatch := historyMismatch(hr, want); mismatch != "" && !e.chartBehind(ctx, hr, want) {
+				mismatch := historyMismatch(hr, want)
+				switch {
+				case mismatch == "":
+					return hr, nil
+				case !e.chartBehind(ctx, hr, want):
 					err := e.notReady(ctx, hr, want, timeout, false)
 					err.Mismatch = mismatch
 					return hr, err
 				}
-				return hr, nil
+				// Ready with the HelmChart's older artifact: the controller
+				// acts again once the HelmChart has built the planned one.
 			}
 		}
 		if time.Now().After(deadline) {
