@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/pem"
 	"errors"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -159,10 +160,10 @@ func (g *Git) Commit(t testing.TB, repo, branch string, files map[string]string)
 			}
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := w.Add(name); err != nil {
@@ -222,20 +223,21 @@ func (g *Git) Tag(t testing.TB, repo, tag, commit string) {
 // disk, e.g. testdata), as Commit takes them under prefix.
 func ChartFiles(t testing.TB, dir, prefix string) map[string]string {
 	t.Helper()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
 	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		b, err := os.ReadFile(p)
+		b, err := fs.ReadFile(root.FS(), p)
 		if err != nil {
 			return err
 		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		out[prefix+"/"+filepath.ToSlash(rel)] = string(b)
+		out[prefix+"/"+p] = string(b)
 		return nil
 	})
 	if err != nil {

@@ -91,11 +91,11 @@ func NewS3(t testing.TB) *S3 {
 	dir := t.TempDir()
 	root, sideCar := filepath.Join(dir, "root"), filepath.Join(dir, "sidecar")
 	for _, d := range []string{root, sideCar} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := os.MkdirAll(d, 0o750); err != nil {
 			t.Fatal(err)
 		}
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func NewS3(t testing.TB) *S3 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(self, "-test.run=^$") //nolint:gosec // the test binary itself
+	cmd := exec.CommandContext(context.Background(), self, "-test.run=^$")
 	cmd.Env = append(os.Environ(), s3ServeEnv+"="+string(spec))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
