@@ -17,6 +17,7 @@ import (
 	"github.com/fluxcd/pkg/git"
 	"github.com/fluxcd/pkg/git/gogit"
 	"github.com/fluxcd/pkg/git/repository"
+	"github.com/fluxcd/pkg/sourceignore"
 )
 
 // ErrGit: a Git repository that cannot be cloned (unreachable, refused
@@ -267,6 +268,9 @@ func (r *Repositories) clone(ctx context.Context, repoURL string, opts *git.Auth
 		if err := os.RemoveAll(filepath.Join(tmp, ".git")); err != nil {
 			return nil, fmt.Errorf("git cache: %w", err)
 		}
+		if err := keepArtifactFiles(tmp); err != nil {
+			return nil, fmt.Errorf("git checkout: %w", err)
+		}
 		// Another process may have cached the commit meanwhile: its
 		// checkout is the same.
 		if err := os.Rename(tmp, dir); err != nil && !errors.Is(err, fs.ErrExist) && !isDir(dir) {
@@ -307,4 +311,42 @@ func (r *Repositories) resolveGit(ctx context.Context, src Source) (*Resolved, s
 	}
 	out.SourceRevision = co.Revision
 	return out, co.Dir, nil
+}
+
+// keepArtifactFiles removes from the checkout dir what source-controller
+// leaves out of a GitRepository's artifact: files its .sourceignore files
+// exclude, or else its default exclusions (CI files, images, archives),
+// and anything that is not a regular file (symlinks). The chart then has
+// the same files under both engines.
+func keepArtifactFiles(dir string) error {
+	domain := strings.Split(dir, string(filepath.Separator))
+	patterns, err := sourceignore.LoadIgnorePatterns(dir, domain)
+	if err != nil {
+		return err
+	}
+	matcher := sourceignore.NewDefaultMatcher(patterns, domain)
+	if len(patterns) > 0 {
+		matcher = sourceignore.NewMatcher(append(sourceignore.VCSPatterns(domain), patterns...))
+	}
+	var drop []string
+	err = filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case fi.IsDir():
+			return nil
+		case !fi.Mode().IsRegular() || matcher.Match(strings.Split(p, string(filepath.Separator)), false):
+			drop = append(drop, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, p := range drop {
+		if err := os.Remove(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }

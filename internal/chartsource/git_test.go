@@ -87,6 +87,41 @@ func TestGitResolve(t *testing.T) {
 	})
 
 	readme := srv.Commit(t, "charts", "main", map[string]string{"README.md": "edited\n"})
+	t.Run("files source-controller leaves out of its artifact", func(t *testing.T) {
+		srv.Commit(t, "artifact", "main", map[string]string{
+			"charts/app/Chart.yaml":           "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+			"charts/app/templates/cm.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  value: {{ .Files.Get \"files/kept.txt\" | quote }}\n",
+			"charts/app/files/kept.txt":       "kept",
+			"charts/app/files/logo.png":       "an image, a default exclusion",
+			"charts/app/files/.gitlab-ci.yml": "a CI file, a default exclusion",
+		})
+		src := main()
+		src.Git.URL = srv.HTTPURL("artifact")
+		got, err := repos.Resolve(ctx, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var files []string
+		for _, f := range got.Chart.Files {
+			files = append(files, f.Name)
+		}
+		if strings.Join(files, ",") != "files/kept.txt" {
+			t.Errorf("chart files %v, want files/kept.txt alone (as source-controller archives the commit)", files)
+		}
+		srv.Commit(t, "artifact", "main", map[string]string{".sourceignore": "kept.txt\n"})
+		got, err = repos.Resolve(ctx, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = files[:0]
+		for _, f := range got.Chart.Files {
+			files = append(files, f.Name)
+		}
+		if strings.Join(files, ",") != "files/.gitlab-ci.yml,files/logo.png" {
+			t.Errorf("with a .sourceignore, chart files %v, want its exclusions in place of the default ones", files)
+		}
+	})
+
 	t.Run("a commit outside the chart: same version, new revision", func(t *testing.T) {
 		got, err := repos.Resolve(ctx, main())
 		if err != nil {
