@@ -254,6 +254,12 @@ func (e *Client) deleteLabelled(ctx context.Context, obj client.Object, name str
 			// None, or not even its kind (a source-controller without it).
 			return nil
 		}
+		if apierrors.IsForbidden(err) && optionalKind(obj) {
+			// Credentials that may not read the kind could not have
+			// written one: releases of Helm repositories need no access
+			// to GitRepositories or Buckets.
+			return nil
+		}
 		return fmt.Errorf("reading %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err)
 	}
 	if l := obj.GetLabels(); l[ManagedByLabel] != ManagedBy || l[ReleaseLabel] != name {
@@ -266,3 +272,13 @@ func (e *Client) deleteLabelled(ctx context.Context, obj client.Object, name str
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// optionalKind reports whether obj is of a source kind only releases from
+// Git or buckets write.
+func optionalKind(obj client.Object) bool {
+	switch obj.(type) {
+	case *sourcev1.GitRepository, *sourcev1.Bucket:
+		return true
+	}
+	return false
+}

@@ -240,28 +240,54 @@ func eventTime(ev corev1.Event) time.Time {
 	}
 }
 
-// chartBehind reports whether the HelmChart the controller made for hr
-// has not built the planned chart version yet: a chart from Git whose
-// GitRepository the apply moved to another commit, or from a bucket whose
-// objects changed, leaves the HelmRelease's spec as it was, so the controller may find the release in sync with the
-// HelmChart's older artifact first; it acts again once the HelmChart has
-// built the new one.
+// chartBehind reports whether the controllers are still bringing the
+// chart to the HelmRelease: a chart from Git whose GitRepository the apply
+// moved to another commit, or from a bucket it asked to list again,
+// leaves the HelmRelease's spec as it was, so helm-controller may find
+// the release in sync with the HelmChart's older artifact first, and acts
+// again once source-controller has fetched the source and built the
+// HelmChart anew. It is behind while the source has not handled the
+// apply's generation and request, the HelmChart has not built the
+// source's artifact, or helm-controller has not deployed the HelmChart's
+// artifact; past that, a release other than planned is a mismatch.
 func (e *Client) chartBehind(ctx context.Context, hr *helmv2.HelmRelease, want Want) bool {
-	if want.ChartVersion == "" || hr.Status.HelmChart == "" || hr.Spec.Chart == nil {
+	if want.ChartVersion == "" || hr.Spec.Chart == nil {
 		return false
 	}
-	if kind := hr.Spec.Chart.Spec.SourceRef.Kind; kind != sourcev1.GitRepositoryKind && kind != sourcev1.BucketKind {
+	ref := hr.Spec.Chart.Spec.SourceRef
+	if ref.Kind != sourcev1.GitRepositoryKind && ref.Kind != sourcev1.BucketKind {
 		return false
 	}
 	namespace, name, ok := strings.Cut(hr.Status.HelmChart, "/")
 	if !ok {
-		return false
+		return true // the HelmChart is not made yet
+	}
+	src := &unstructured.Unstructured{}
+	src.SetAPIVersion(sourcev1.GroupVersion.String())
+	src.SetKind(ref.Kind)
+	srcNamespace := ref.Namespace
+	if srcNamespace == "" {
+		srcNamespace = hr.Namespace
 	}
 	chart := &sourcev1.HelmChart{}
-	if err := e.Kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, chart); err != nil {
+	if e.Kube.Get(ctx, client.ObjectKey{Namespace: srcNamespace, Name: ref.Name}, src) != nil ||
+		e.Kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, chart) != nil {
 		return false
 	}
-	return chart.Status.Artifact == nil || chart.Status.Artifact.Revision != want.ChartVersion
+	observed, _, _ := unstructured.NestedInt64(src.Object, "status", "observedGeneration")
+	handled, _, _ := unstructured.NestedString(src.Object, "status", "lastHandledReconcileAt")
+	artifact, _, _ := unstructured.NestedString(src.Object, "status", "artifact", "revision")
+	requested := src.GetAnnotations()[RequestedAtAnnotation]
+	latest := hr.Status.History.Latest()
+	switch {
+	case observed < src.GetGeneration(), requested != "" && handled != requested:
+		return true
+	case chart.Status.ObservedSourceArtifactRevision != artifact, chart.Status.Artifact == nil:
+		return true
+	case latest == nil || latest.ChartVersion != chart.Status.Artifact.Revision:
+		return true
+	}
+	return false
 }
 
 // sourceOf is the kind and name of the HelmRelease's chart source.
