@@ -3,15 +3,11 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
@@ -51,8 +47,8 @@ resource "helmrelease_release" "app" {
 // terraform on one engine: install, an empty plan, an object outside the
 // chart (no change), a new chart version (an upgrade; in-process, of the
 // objects planned even though the bucket changed after the plan), wrong
-// keys and a missing folder refused at plan with nothing written, and
-// destroy.
+// keys and a missing folder refused at plan with nothing written
+// (in-process), and destroy.
 func testBucketLifecycle(t *testing.T, ns, kubeconfig string, rc *rest.Config, engine string, check func(t *testing.T)) {
 	srv := testrepo.NewS3(t)
 	srv.MakeBucket(t, "charts")
@@ -100,17 +96,20 @@ func testBucketLifecycle(t *testing.T, ns, kubeconfig string, rc *rest.Config, e
 	}
 	deployed("1.0.1")
 
-	for _, bad := range []struct{ name, chart, want string }{
-		{"wrongkey", fmt.Sprintf(`{ name = "charts/svc", bucket = { endpoint = %q, bucket_name = "charts", insecure = true }, username = %q, password = "wrong-secret-42" }`, srv.Endpoint, testrepo.Username), "Bucket not usable"},
-		{"missingpath", fmt.Sprintf(`{ name = "charts/absent", bucket = { endpoint = %q, bucket_name = "charts", insecure = true }, username = %q, password = %q }`, srv.Endpoint, testrepo.Username, testrepo.Password), "Chart not found in the source"},
-	} {
-		w.write(bucketConfig(srv, ns, kubeconfig, cacheDir, engine, fmt.Sprintf("\nresource \"helmrelease_release\" %q {\n  name      = %[1]q\n  namespace = %q\n  engine    = %q\n  chart     = %s\n}\n", bad.name, ns, engine, bad.chart)))
-		res := w.must(1, "plan", "-input=false", "-no-color")
-		if !has(res.stderr, bad.want) || !has(res.stderr, srv.Endpoint) || strings.Contains(res.stderr, "wrong-secret-42") {
-			t.Errorf("%s: the plan's error does not say %q naming %s, or shows the secret key:\n%s", bad.name, bad.want, srv.Endpoint, res.stderr)
-		}
-		if latest := st.latest(bad.name); latest != nil {
-			t.Errorf("%s: a release was written: %s", bad.name, st.describe(bad.name))
+	// The chart is resolved before either engine acts: checked in-process.
+	if engine != "flux" {
+		for _, bad := range []struct{ name, chart, want string }{
+			{"wrongkey", fmt.Sprintf(`{ name = "charts/svc", bucket = { endpoint = %q, bucket_name = "charts", insecure = true }, username = %q, password = "wrong-secret-42" }`, srv.Endpoint, testrepo.Username), "Bucket not usable"},
+			{"missingpath", fmt.Sprintf(`{ name = "charts/absent", bucket = { endpoint = %q, bucket_name = "charts", insecure = true }, username = %q, password = %q }`, srv.Endpoint, testrepo.Username, testrepo.Password), "Chart not found in the source"},
+		} {
+			w.write(bucketConfig(srv, ns, kubeconfig, cacheDir, engine, fmt.Sprintf("\nresource \"helmrelease_release\" %q {\n  name      = %[1]q\n  namespace = %q\n  engine    = %q\n  chart     = %s\n}\n", bad.name, ns, engine, bad.chart)))
+			res := w.must(1, "plan", "-input=false", "-no-color")
+			if !has(res.stderr, bad.want) || !has(res.stderr, srv.Endpoint) || strings.Contains(res.stderr, "wrong-secret-42") {
+				t.Errorf("%s: the plan's error does not say %q naming %s, or shows the secret key:\n%s", bad.name, bad.want, srv.Endpoint, res.stderr)
+			}
+			if latest := st.latest(bad.name); latest != nil {
+				t.Errorf("%s: a release was written: %s", bad.name, st.describe(bad.name))
+			}
 		}
 	}
 	w.write(bucketConfig(srv, ns, kubeconfig, cacheDir, engine, ""))
@@ -125,34 +124,4 @@ func testBucketLifecycle(t *testing.T, ns, kubeconfig string, rc *rest.Config, e
 func TestBucketCharts(t *testing.T) {
 	parallelMatrix(t)
 	testBucketLifecycle(t, newNamespace(t), cluster.Kubeconfig, restConfig, "helm", nil)
-}
-
-// TestFluxBucketCharts: a chart from a bucket with engine = "flux", under
-// each helm-controller: the release's Bucket and a HelmRelease whose
-// chart names it; destroy deletes them.
-func TestFluxBucketCharts(t *testing.T) {
-	withFluxControllers(t, func(t *testing.T, run *fluxRun) {
-		dyn := dynamic.NewForConfigOrDie(run.rest)
-		check := func(t *testing.T) {
-			t.Helper()
-			b, err := dyn.Resource(buckets).Namespace(run.ns).Get(context.Background(), "app", metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if name, _, _ := unstructured.NestedString(b.Object, "spec", "bucketName"); name != "charts" {
-				t.Errorf("Bucket app names the bucket %q, want charts", name)
-			}
-			hr, err := dyn.Resource(helmReleases).Namespace(run.ns).Get(context.Background(), "app", metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if kind, _, _ := unstructured.NestedString(hr.Object, "spec", "chart", "spec", "sourceRef", "kind"); kind != "Bucket" {
-				t.Errorf("HelmRelease app's chart comes from a %q, want Bucket", kind)
-			}
-		}
-		testBucketLifecycle(t, run.ns, run.kubeconfig, run.rest, "flux", check)
-		if left := providerObjects(t, run.rest, run.ns); len(left) > 0 {
-			t.Errorf("after destroy the provider's sources and Secrets are left: %v", left)
-		}
-	})
 }

@@ -115,8 +115,9 @@ func (w *workspace) sourceRevisions() map[string][2]string {
 // on one engine: install over HTTP and SSH, an empty plan, a commit that
 // leaves the chart's version (no change), one that bumps it (an upgrade of
 // the planned commit even though the branch moved after the plan), wrong
-// credentials and a missing path refused at plan with nothing written, and
-// destroy. check, when set, looks at the cluster after each apply.
+// credentials and a missing path refused at plan with nothing written
+// (in-process), and destroy. check, when set, looks at the cluster after
+// each apply.
 func testGitLifecycle(t *testing.T, ns, kubeconfig string, rc *rest.Config, engine string, check func(t *testing.T, commit string)) {
 	srv := testrepo.NewGit(t)
 	first := srv.Commit(t, "charts", "main", svcChart(t, "1.0.0"))
@@ -173,17 +174,20 @@ func testGitLifecycle(t *testing.T, ns, kubeconfig string, rc *rest.Config, engi
 	w.planIsEmpty()
 
 	// Refused at plan, naming the source and what to do; nothing written.
-	for _, bad := range []struct{ name, chart, want string }{
-		{"wrongpassword", fmt.Sprintf(`{ name = "charts/svc", git = { url = %q }, username = %q, password = "wrong-password-42" }`, srv.HTTPURL("charts"), testrepo.Username), "Git repository not usable"},
-		{"missingpath", fmt.Sprintf(`{ name = "charts/absent", git = { url = %q, ref = { branch = "main" } }, username = %q, password = %q }`, srv.HTTPURL("charts"), testrepo.Username, testrepo.Password), "Chart not found in the source"},
-	} {
-		w.write(gitConfig(srv, ns, kubeconfig, cacheDir, engine, fmt.Sprintf("\nresource \"helmrelease_release\" %q {\n  name      = %[1]q\n  namespace = %q\n  engine    = %q\n  chart     = %s\n}\n", bad.name, ns, engine, bad.chart)))
-		res := w.must(1, "plan", "-input=false", "-no-color")
-		if !has(res.stderr, bad.want) || !has(res.stderr, srv.HTTPURL("charts")) || strings.Contains(res.stderr, "wrong-password-42") {
-			t.Errorf("%s: the plan's error does not say %q naming %s, or shows the password:\n%s", bad.name, bad.want, srv.HTTPURL("charts"), res.stderr)
-		}
-		if latest := st.latest(bad.name); latest != nil {
-			t.Errorf("%s: a release was written: %s", bad.name, st.describe(bad.name))
+	// The chart is resolved before either engine acts: checked in-process.
+	if engine != "flux" {
+		for _, bad := range []struct{ name, chart, want string }{
+			{"wrongpassword", fmt.Sprintf(`{ name = "charts/svc", git = { url = %q }, username = %q, password = "wrong-password-42" }`, srv.HTTPURL("charts"), testrepo.Username), "Git repository not usable"},
+			{"missingpath", fmt.Sprintf(`{ name = "charts/absent", git = { url = %q, ref = { branch = "main" } }, username = %q, password = %q }`, srv.HTTPURL("charts"), testrepo.Username, testrepo.Password), "Chart not found in the source"},
+		} {
+			w.write(gitConfig(srv, ns, kubeconfig, cacheDir, engine, fmt.Sprintf("\nresource \"helmrelease_release\" %q {\n  name      = %[1]q\n  namespace = %q\n  engine    = %q\n  chart     = %s\n}\n", bad.name, ns, engine, bad.chart)))
+			res := w.must(1, "plan", "-input=false", "-no-color")
+			if !has(res.stderr, bad.want) || !has(res.stderr, srv.HTTPURL("charts")) || strings.Contains(res.stderr, "wrong-password-42") {
+				t.Errorf("%s: the plan's error does not say %q naming %s, or shows the password:\n%s", bad.name, bad.want, srv.HTTPURL("charts"), res.stderr)
+			}
+			if latest := st.latest(bad.name); latest != nil {
+				t.Errorf("%s: a release was written: %s", bad.name, st.describe(bad.name))
+			}
 		}
 	}
 	w.write(gitConfig(srv, ns, kubeconfig, cacheDir, engine, ""))
@@ -203,32 +207,52 @@ func TestGitCharts(t *testing.T) {
 	testGitLifecycle(t, ns, cluster.Kubeconfig, restConfig, "helm", nil)
 }
 
-// TestFluxGitCharts: charts from Git with engine = "flux", under each
-// helm-controller: the release's GitRepository is pinned to the planned
-// commit and the HelmRelease's chart names it; destroy deletes it.
-func TestFluxGitCharts(t *testing.T) {
+// TestFluxChartSources: charts from Git and from a bucket with engine =
+// "flux", under each helm-controller, one after the other on the same
+// controllers: the release's GitRepository is pinned to the planned
+// commit, its Bucket names the bucket, the HelmRelease's chart names
+// them; destroy deletes them.
+func TestFluxChartSources(t *testing.T) {
 	withFluxControllers(t, func(t *testing.T, run *fluxRun) {
 		dyn := dynamic.NewForConfigOrDie(run.rest)
-		check := func(t *testing.T, commit string) {
+		chartFrom := func(t *testing.T, name, kind string) {
 			t.Helper()
-			for _, name := range []string{"http", "ssh"} {
-				repo, err := dyn.Resource(gitRepositories).Namespace(run.ns).Get(context.Background(), name, metav1.GetOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got, _, _ := unstructured.NestedString(repo.Object, "spec", "ref", "commit"); got != commit {
-					t.Errorf("GitRepository %s pinned to %q, want %s", name, got, commit)
-				}
-				hr, err := dyn.Resource(helmReleases).Namespace(run.ns).Get(context.Background(), name, metav1.GetOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if kind, _, _ := unstructured.NestedString(hr.Object, "spec", "chart", "spec", "sourceRef", "kind"); kind != "GitRepository" {
-					t.Errorf("HelmRelease %s's chart comes from a %q, want GitRepository", name, kind)
-				}
+			hr, err := dyn.Resource(helmReleases).Namespace(run.ns).Get(context.Background(), name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _, _ := unstructured.NestedString(hr.Object, "spec", "chart", "spec", "sourceRef", "kind"); got != kind {
+				t.Errorf("HelmRelease %s's chart comes from a %q, want %s", name, got, kind)
 			}
 		}
-		testGitLifecycle(t, run.ns, run.kubeconfig, run.rest, "flux", check)
+		t.Run("git", func(t *testing.T) {
+			testGitLifecycle(t, run.ns, run.kubeconfig, run.rest, "flux", func(t *testing.T, commit string) {
+				t.Helper()
+				for _, name := range []string{"http", "ssh"} {
+					repo, err := dyn.Resource(gitRepositories).Namespace(run.ns).Get(context.Background(), name, metav1.GetOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got, _, _ := unstructured.NestedString(repo.Object, "spec", "ref", "commit"); got != commit {
+						t.Errorf("GitRepository %s pinned to %q, want %s", name, got, commit)
+					}
+					chartFrom(t, name, "GitRepository")
+				}
+			})
+		})
+		t.Run("bucket", func(t *testing.T) {
+			testBucketLifecycle(t, run.ns, run.kubeconfig, run.rest, "flux", func(t *testing.T) {
+				t.Helper()
+				b, err := dyn.Resource(buckets).Namespace(run.ns).Get(context.Background(), "app", metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if name, _, _ := unstructured.NestedString(b.Object, "spec", "bucketName"); name != "charts" {
+					t.Errorf("Bucket app names the bucket %q, want charts", name)
+				}
+				chartFrom(t, "app", "Bucket")
+			})
+		})
 		if left := providerObjects(t, run.rest, run.ns); len(left) > 0 {
 			t.Errorf("after destroy the provider's sources and Secrets are left: %v", left)
 		}

@@ -277,15 +277,32 @@ func (e *Client) chartBehind(ctx context.Context, hr *helmv2.HelmRelease, want W
 	observed, _, _ := unstructured.NestedInt64(src.Object, "status", "observedGeneration")
 	handled, _, _ := unstructured.NestedString(src.Object, "status", "lastHandledReconcileAt")
 	artifact, _, _ := unstructured.NestedString(src.Object, "status", "artifact", "revision")
+	srcConditions, _, _ := unstructured.NestedSlice(src.Object, "status", "conditions")
 	requested := src.GetAnnotations()[RequestedAtAnnotation]
 	latest := hr.Status.History.Latest()
 	switch {
-	case observed < src.GetGeneration(), requested != "" && handled != requested:
+	case observed < src.GetGeneration(), requested != "" && handled != requested, working(srcConditions):
 		return true
-	case chart.Status.ObservedSourceArtifactRevision != artifact, chart.Status.Artifact == nil:
+	case chart.Status.ObservedGeneration < chart.Generation, chart.Status.ObservedSourceArtifactRevision != artifact, chart.Status.Artifact == nil,
+		// source-controller records the source's revision as observed
+		// before it has built the chart from it.
+		apimeta.IsStatusConditionTrue(chart.Status.Conditions, meta.ReconcilingCondition),
+		apimeta.IsStatusConditionTrue(chart.Status.Conditions, sourcev1.ArtifactOutdatedCondition):
 		return true
 	case latest == nil || latest.ChartVersion != chart.Status.Artifact.Revision:
 		return true
+	}
+	return false
+}
+
+// working reports whether a source's conditions say source-controller is
+// at work on it: Reconciling, or an outdated artifact.
+func working(conditions []any) bool {
+	for _, c := range conditions {
+		m, _ := c.(map[string]any)
+		if (m["type"] == meta.ReconcilingCondition || m["type"] == sourcev1.ArtifactOutdatedCondition) && m["status"] == string(metav1.ConditionTrue) {
+			return true
+		}
 	}
 	return false
 }

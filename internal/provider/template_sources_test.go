@@ -205,3 +205,62 @@ data "helmrelease_template" "t" {
 		},
 	})
 }
+
+// TestTemplate_gitAndBucket renders charts from a Git repository (over SSH,
+// with the data source's sensitive key) and from an S3-compatible bucket,
+// both on loopback. No cluster.
+func TestTemplate_gitAndBucket(t *testing.T) {
+	files := testrepo.ChartFiles(t, testChartDir(t), "charts/web")
+	git := testrepo.NewGit(t)
+	commit := git.Commit(t, "charts", "main", files)
+	s3 := testrepo.NewS3(t)
+	s3.MakeBucket(t, "charts")
+	s3.Put(t, "charts", files)
+	config := func(chart string) string {
+		return fmt.Sprintf(`
+provider "helmrelease" {
+  cache_dir = %q
+}
+
+data "helmrelease_template" "t" {
+  name      = "web"
+  namespace = "apps"
+  chart     = %s
+}
+`, t.TempDir(), chart)
+	}
+	message := resourceAt("v1/ConfigMap/apps/web-config")
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config(fmt.Sprintf(`{
+    name               = "charts/web"
+    reconcile_strategy = "Revision"
+    git = {
+      url         = %q
+      ref         = { branch = "main" }
+      private_key = %q
+      known_hosts = %q
+    }
+  }`, git.SSHURL("charts"), git.Identity, git.KnownHosts)),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.2.3+"+commit[:12])),
+					statecheck.ExpectKnownValue(tmpl, message, objectField("hello", "data", "message")),
+				},
+			},
+			{
+				Config: config(fmt.Sprintf(`{
+    name     = "charts/web"
+    bucket   = { endpoint = %q, bucket_name = "charts", insecure = true, region = %q }
+    username = %q
+    password = %q
+  }`, s3.Endpoint, testrepo.S3Region, testrepo.Username, testrepo.Password)),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.2.3")),
+					statecheck.ExpectKnownValue(tmpl, message, objectField("hello", "data", "message")),
+				},
+			},
+		},
+	})
+}
