@@ -8,6 +8,7 @@ import (
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo/s3server"
 )
 
 // TestBucketResolve resolves charts from an S3 server on loopback
@@ -15,14 +16,14 @@ import (
 // change outside the chart and one of the chart, .sourceignore, the
 // planned revision, and what is refused.
 func TestBucketResolve(t *testing.T) {
-	srv := testrepo.NewS3(t)
+	srv := s3server.New(t)
 	srv.MakeBucket(t, "charts")
 	srv.Put(t, "charts", gitChart("team/app", "0.1.0", "one"))
 	ctx := context.Background()
 	repos := chartsource.NewRepositories(t.TempDir(), 0)
 	source := func() chartsource.Source {
 		return chartsource.Source{Name: "team/app", Auth: chartsource.Auth{Username: testrepo.Username, Password: testrepo.Password},
-			Bucket: &chartsource.Bucket{Endpoint: srv.Endpoint, BucketName: "charts", Insecure: true, Region: testrepo.S3Region}}
+			Bucket: &chartsource.Bucket{Endpoint: srv.Endpoint, BucketName: "charts", Insecure: true, Region: s3server.Region}}
 	}
 	got, err := repos.Resolve(ctx, source())
 	if err != nil {

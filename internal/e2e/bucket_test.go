@@ -11,13 +11,14 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo/s3server"
 )
 
 var buckets = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "buckets"}
 
 // bucketConfig is a release "app" of the svc chart in the folder
 // charts/svc of the bucket "charts" on srv; extra is more HCL.
-func bucketConfig(srv *testrepo.S3, ns, kubeconfig, cacheDir, engine, extra string) string {
+func bucketConfig(srv *s3server.S3, ns, kubeconfig, cacheDir, engine, extra string) string {
 	return fmt.Sprintf(`terraform {
   required_providers {
     helmrelease = { source = "helmrelease/helmrelease" }
@@ -40,7 +41,7 @@ resource "helmrelease_release" "app" {
     password = %[8]q
   }
 }
-%[9]s`, kubeconfig, cacheDir, ns, engine, srv.Endpoint, testrepo.S3Region, testrepo.Username, testrepo.Password, extra)
+%[9]s`, kubeconfig, cacheDir, ns, engine, srv.Endpoint, s3server.Region, testrepo.Username, testrepo.Password, extra)
 }
 
 // testBucketLifecycle runs the lifecycle of a chart from a bucket through
@@ -50,7 +51,7 @@ resource "helmrelease_release" "app" {
 // keys and a missing folder refused at plan with nothing written
 // (in-process), and destroy.
 func testBucketLifecycle(t *testing.T, ns, kubeconfig string, rc *rest.Config, engine string, check func(t *testing.T)) {
-	srv := testrepo.NewS3(t)
+	srv := s3server.New(t)
 	srv.MakeBucket(t, "charts")
 	srv.Put(t, "charts", svcChart(t, "1.0.0"))
 	w := newWorkspace(t, "bucket")

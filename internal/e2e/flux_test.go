@@ -66,6 +66,9 @@ func withFluxControllers(t *testing.T, f func(t *testing.T, run *fluxRun)) {
 					b, _ := os.ReadFile(flux.Logs[testcluster.HelmController])
 					lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 					t.Logf("helm-controller's last log lines:\n%s", strings.Join(lines[max(0, len(lines)-15):], "\n"))
+					b, _ = os.ReadFile(flux.Logs[testcluster.SourceController])
+					lines = strings.Split(strings.TrimSpace(string(b)), "\n")
+					t.Logf("source-controller's last log lines:\n%s", strings.Join(lines[max(0, len(lines)-25):], "\n"))
 				}
 			}()
 			f(t, &fluxRun{Flux: flux, target: k, ns: ns})

@@ -204,6 +204,10 @@ func (e *Client) notReady(ctx context.Context, hr *helmv2.HelmRelease, want Want
 	names := []string{hr.Name}
 	if kind, name := sourceOf(hr); kind != "" {
 		err.Source = e.sourceState(ctx, hr.Namespace, kind, name)
+		if chartNamespace, chartName, ok := strings.Cut(hr.Status.HelmChart, "/"); ok && (kind == sourcev1.GitRepositoryKind || kind == sourcev1.BucketKind) {
+			// The chart helm-controller deploys is the HelmChart's build.
+			err.Source += "\n  - " + e.sourceState(ctx, chartNamespace, sourcev1.HelmChartKind, chartName) + e.artifactOf(ctx, chartNamespace, chartName)
+		}
 		kinds, names = append(kinds, kind), append(names, name)
 	}
 	var events []corev1.Event
@@ -316,6 +320,16 @@ func sourceOf(hr *helmv2.HelmRelease) (kind, name string) {
 		return hr.Spec.Chart.Spec.SourceRef.Kind, hr.Spec.Chart.Spec.SourceRef.Name
 	}
 	return "", ""
+}
+
+// artifactOf names the revision of the HelmChart's artifact, and the
+// source revision it observed.
+func (e *Client) artifactOf(ctx context.Context, namespace, name string) string {
+	chart := &sourcev1.HelmChart{}
+	if e.Kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, chart) != nil || chart.Status.Artifact == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (artifact %s, built from %s)", chart.Status.Artifact.Revision, chart.Status.ObservedSourceArtifactRevision)
 }
 
 // sourceState says whether the source is ready, and if not why.

@@ -206,16 +206,12 @@ data "helmrelease_template" "t" {
 	})
 }
 
-// TestTemplate_gitAndBucket renders charts from a Git repository (over SSH,
-// with the data source's sensitive key) and from an S3-compatible bucket,
-// both on loopback. No cluster.
-func TestTemplate_gitAndBucket(t *testing.T) {
+// TestTemplate_git renders a chart from a Git repository on loopback, over
+// SSH with the data source's sensitive key. No cluster.
+func TestTemplate_git(t *testing.T) {
 	files := testrepo.ChartFiles(t, testChartDir(t), "charts/web")
 	git := testrepo.NewGit(t)
 	commit := git.Commit(t, "charts", "main", files)
-	s3 := testrepo.NewS3(t)
-	s3.MakeBucket(t, "charts")
-	s3.Put(t, "charts", files)
 	config := func(chart string) string {
 		return fmt.Sprintf(`
 provider "helmrelease" {
@@ -246,18 +242,6 @@ data "helmrelease_template" "t" {
   }`, git.SSHURL("charts"), git.Identity, git.KnownHosts)),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.2.3+"+commit[:12])),
-					statecheck.ExpectKnownValue(tmpl, message, objectField("hello", "data", "message")),
-				},
-			},
-			{
-				Config: config(fmt.Sprintf(`{
-    name     = "charts/web"
-    bucket   = { endpoint = %q, bucket_name = "charts", insecure = true, region = %q }
-    username = %q
-    password = %q
-  }`, s3.Endpoint, testrepo.S3Region, testrepo.Username, testrepo.Password)),
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.2.3")),
 					statecheck.ExpectKnownValue(tmpl, message, objectField("hello", "data", "message")),
 				},
 			},

@@ -1,4 +1,4 @@
-package testrepo
+package s3server
 
 import (
 	"os/exec"

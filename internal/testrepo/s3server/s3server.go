@@ -1,4 +1,7 @@
-package testrepo
+// Package s3server serves S3 for tests: versitygw, a real S3
+// implementation, on loopback. Apart from testrepo, so that only the test
+// binaries that need an S3 server link it.
+package s3server
 
 import (
 	"bytes"
@@ -19,20 +22,22 @@ import (
 	"github.com/versity/versitygw/backend/meta"
 	"github.com/versity/versitygw/backend/posix"
 	"github.com/versity/versitygw/embedgw"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 )
 
 // s3ServeEnv, set in the environment of a process of a binary importing
 // this package, makes it an S3 server (serveS3) instead of what it is.
 const s3ServeEnv = "HELMRELEASE_TESTREPO_S3_SERVE"
 
-// S3Region is the region the S3 server answers for.
-const S3Region = "us-east-1"
+// Region is the region the S3 server answers for.
+const Region = "us-east-1"
 
 // S3 is an S3 server on loopback: versitygw, a real S3 implementation, over
 // a directory. It runs in a child process, this test binary started again:
 // its POSIX backend changes the working directory of its process, which a
-// test's own process must keep. Username and Password are its access key
-// and secret key.
+// test's own process must keep. testrepo's Username and Password are its
+// access key and secret key.
 type S3 struct {
 	// Endpoint is host:port, without a scheme (Bucket spec.endpoint).
 	Endpoint string
@@ -76,7 +81,7 @@ func serveS3(s s3Serve) error {
 		return err
 	}
 	err = embedgw.RunVersityGW(ctx, be, &embedgw.Config{
-		RootUserAccess: Username, RootUserSecret: Password, Region: S3Region, Ports: []string{s.Addr},
+		RootUserAccess: testrepo.Username, RootUserSecret: testrepo.Password, Region: Region, Ports: []string{s.Addr},
 		MaxConnections: 256, MaxRequests: 256, MultipartMaxParts: 10000, Quiet: true,
 	})
 	if ctx.Err() != nil {
@@ -85,8 +90,8 @@ func serveS3(s s3Serve) error {
 	return err
 }
 
-// NewS3 starts an S3 server, stopped with the test.
-func NewS3(t testing.TB) *S3 {
+// New starts an S3 server, stopped with the test.
+func New(t testing.TB) *S3 {
 	t.Helper()
 	dir := t.TempDir()
 	root, sideCar := filepath.Join(dir, "root"), filepath.Join(dir, "sidecar")
@@ -118,7 +123,7 @@ func NewS3(t testing.TB) *S3 {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
 	})
-	client, err := minio.New(addr, &minio.Options{Creds: credentials.NewStaticV4(Username, Password, ""), Region: S3Region})
+	client, err := minio.New(addr, &minio.Options{Creds: credentials.NewStaticV4(testrepo.Username, testrepo.Password, ""), Region: Region})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +146,7 @@ func NewS3(t testing.TB) *S3 {
 // MakeBucket creates a bucket.
 func (s *S3) MakeBucket(t testing.TB, bucket string) {
 	t.Helper()
-	if err := s.client.MakeBucket(context.Background(), bucket, minio.MakeBucketOptions{Region: S3Region}); err != nil {
+	if err := s.client.MakeBucket(context.Background(), bucket, minio.MakeBucketOptions{Region: Region}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package testrepo
+package s3server
 
 import "os/exec"
 
