@@ -9,6 +9,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/git"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -23,6 +24,9 @@ import (
 type Want struct {
 	// Generation is the HelmRelease's generation as written.
 	Generation int64
+	// SourceRevision is the planned revision of a Git or bucket source
+	// (chartsource.Resolved.SourceRevision), empty for others.
+	SourceRevision string
 	// RequestedAt is the reconcile request token written, if any.
 	RequestedAt string
 	// ChartVersion is the revision the plan resolved; ConfigDigest the
@@ -245,26 +249,23 @@ func eventTime(ev corev1.Event) time.Time {
 }
 
 // chartBehind reports whether the controllers are still bringing the
-// chart to the HelmRelease: a chart from Git whose GitRepository the apply
-// moved to another commit, or from a bucket it asked to list again,
-// leaves the HelmRelease's spec as it was, so helm-controller may find
-// the release in sync with the HelmChart's older artifact first, and acts
-// again once source-controller has fetched the source and built the
-// HelmChart anew. It is behind while the source has not handled the
-// apply's generation and request, the HelmChart has not built the
-// source's artifact, or helm-controller has not deployed the HelmChart's
-// artifact; past that, a release other than planned is a mismatch.
+// planned chart to the HelmRelease: a chart from Git whose GitRepository
+// the apply moved to another commit, or from a bucket it asked to list
+// again, leaves the HelmRelease's spec as it was, so helm-controller may
+// find the release in sync with the HelmChart's older artifact first,
+// and acts again once source-controller has fetched the planned revision
+// and built the HelmChart from it. It is behind until the source's
+// artifact is the planned revision (while source-controller is at work on
+// it), the HelmChart has built the planned version from it (unless its
+// build failed), and helm-controller has deployed that. A source settled
+// on another revision (a bucket changed since the plan) is a mismatch.
 func (e *Client) chartBehind(ctx context.Context, hr *helmv2.HelmRelease, want Want) bool {
-	if want.ChartVersion == "" || hr.Spec.Chart == nil {
+	if want.ChartVersion == "" || want.SourceRevision == "" || hr.Spec.Chart == nil {
 		return false
 	}
 	ref := hr.Spec.Chart.Spec.SourceRef
 	if ref.Kind != sourcev1.GitRepositoryKind && ref.Kind != sourcev1.BucketKind {
 		return false
-	}
-	namespace, name, ok := strings.Cut(hr.Status.HelmChart, "/")
-	if !ok {
-		return true // the HelmChart is not made yet
 	}
 	src := &unstructured.Unstructured{}
 	src.SetAPIVersion(sourcev1.GroupVersion.String())
@@ -273,30 +274,37 @@ func (e *Client) chartBehind(ctx context.Context, hr *helmv2.HelmRelease, want W
 	if srcNamespace == "" {
 		srcNamespace = hr.Namespace
 	}
-	chart := &sourcev1.HelmChart{}
-	if e.Kube.Get(ctx, client.ObjectKey{Namespace: srcNamespace, Name: ref.Name}, src) != nil ||
-		e.Kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, chart) != nil {
+	if e.Kube.Get(ctx, client.ObjectKey{Namespace: srcNamespace, Name: ref.Name}, src) != nil {
 		return false
 	}
-	observed, _, _ := unstructured.NestedInt64(src.Object, "status", "observedGeneration")
-	handled, _, _ := unstructured.NestedString(src.Object, "status", "lastHandledReconcileAt")
 	artifact, _, _ := unstructured.NestedString(src.Object, "status", "artifact", "revision")
-	srcConditions, _, _ := unstructured.NestedSlice(src.Object, "status", "conditions")
-	requested := src.GetAnnotations()[RequestedAtAnnotation]
-	latest := hr.Status.History.Latest()
-	switch {
-	case observed < src.GetGeneration(), requested != "" && handled != requested, working(srcConditions):
-		return true
-	case chart.Status.ObservedGeneration < chart.Generation, chart.Status.ObservedSourceArtifactRevision != artifact, chart.Status.Artifact == nil,
-		// source-controller records the source's revision as observed
-		// before it has built the chart from it.
-		apimeta.IsStatusConditionTrue(chart.Status.Conditions, meta.ReconcilingCondition),
-		apimeta.IsStatusConditionTrue(chart.Status.Conditions, sourcev1.ArtifactOutdatedCondition):
-		return true
-	case latest == nil || latest.ChartVersion != chart.Status.Artifact.Revision:
-		return true
+	if !sameRevision(artifact, want.SourceRevision) {
+		observed, _, _ := unstructured.NestedInt64(src.Object, "status", "observedGeneration")
+		handled, _, _ := unstructured.NestedString(src.Object, "status", "lastHandledReconcileAt")
+		conditions, _, _ := unstructured.NestedSlice(src.Object, "status", "conditions")
+		requested := src.GetAnnotations()[RequestedAtAnnotation]
+		return observed < src.GetGeneration() || requested != "" && handled != requested || working(conditions)
 	}
-	return false
+	namespace, name, ok := strings.Cut(hr.Status.HelmChart, "/")
+	if !ok {
+		return true // the HelmChart is not made yet
+	}
+	chart := &sourcev1.HelmChart{}
+	if e.Kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, chart) != nil {
+		return false
+	}
+	if !sameRevision(chart.Status.ObservedSourceArtifactRevision, want.SourceRevision) || chart.Status.Artifact == nil || chart.Status.Artifact.Revision != want.ChartVersion {
+		failed := apimeta.IsStatusConditionFalse(chart.Status.Conditions, meta.ReadyCondition) && !apimeta.IsStatusConditionTrue(chart.Status.Conditions, meta.ReconcilingCondition)
+		return !failed
+	}
+	latest := hr.Status.History.Latest()
+	return latest == nil || latest.ChartVersion != want.ChartVersion
+}
+
+// sameRevision reports whether two artifact revisions name the same
+// commit or digest (a Git revision's reference may be written otherwise).
+func sameRevision(a, b string) bool {
+	return a != "" && b != "" && git.ExtractHashFromRevision(a).String() == git.ExtractHashFromRevision(b).String()
 }
 
 // working reports whether a source's conditions say source-controller is

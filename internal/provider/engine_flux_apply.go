@@ -112,7 +112,7 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 
 	hr, waitErr := written, error(nil)
 	if !m.Suspend.ValueBool() {
-		want := flux.Want{Generation: written.Generation, RequestedAt: rel.RequestedAt, ChartVersion: resolved.Version, ConfigDigest: flux.ConfigDigest(composed), Since: since}
+		want := flux.Want{Generation: written.Generation, RequestedAt: rel.RequestedAt, ChartVersion: resolved.Version, SourceRevision: resolved.SourceRevision, ConfigDigest: flux.ConfigDigest(composed), Since: since}
 		hr, waitErr = fe.Wait(ctx, spec.Namespace, spec.Name, want, fluxWaitTimeout(spec, st))
 		if hr == nil {
 			hr = written
