@@ -253,13 +253,7 @@ func Build(r *Release) (*Objects, error) {
 			repo.Spec.SecretRef = &meta.LocalObjectReference{Name: credentials.Name}
 		}
 		out.Source = repo
-		hr.Spec.Chart = &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
-			Chart:                    src.Name,
-			SourceRef:                helmv2.CrossNamespaceObjectReference{Kind: sourcev1.GitRepositoryKind, Name: repo.Name},
-			ReconcileStrategy:        string(src.ReconcileStrategy),
-			ValuesFiles:              src.ValuesFiles,
-			IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles,
-		}}
+		hr.Spec.Chart = chartTemplate(src, sourcev1.GitRepositoryKind, repo.Name)
 	case src.Bucket != nil:
 		b := src.Bucket
 		bucket := &sourcev1.Bucket{
@@ -285,13 +279,7 @@ func Build(r *Release) (*Objects, error) {
 			bucket.Annotations = map[string]string{RequestedAtAnnotation: r.RequestedAt}
 		}
 		out.Source = bucket
-		hr.Spec.Chart = &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
-			Chart:                    src.Name,
-			SourceRef:                helmv2.CrossNamespaceObjectReference{Kind: sourcev1.BucketKind, Name: bucket.Name},
-			ReconcileStrategy:        string(src.ReconcileStrategy),
-			ValuesFiles:              src.ValuesFiles,
-			IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles,
-		}}
+		hr.Spec.Chart = chartTemplate(src, sourcev1.BucketKind, bucket.Name)
 	case chartsource.IsOCI(src.Repository):
 		repo := &sourcev1.OCIRepository{
 			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.OCIRepositoryKind},
@@ -472,6 +460,18 @@ func credentialsSecret(src chartsource.Source, m metav1.ObjectMeta) (*corev1.Sec
 		Type:       secretType,
 		Data:       data,
 	}, nil
+}
+
+// chartTemplate is the HelmRelease's chart template of a chart at the
+// path src.Name of the source kind/name (a GitRepository, a Bucket).
+func chartTemplate(src chartsource.Source, kind, name string) *helmv2.HelmChartTemplate {
+	return &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
+		Chart:                    src.Name,
+		SourceRef:                helmv2.CrossNamespaceObjectReference{Kind: kind, Name: name},
+		ReconcileStrategy:        string(src.ReconcileStrategy),
+		ValuesFiles:              src.ValuesFiles,
+		IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles,
+	}}
 }
 
 // gitReference is the GitRepository reference of ref, pinned to the

@@ -87,19 +87,12 @@ func validateBucket(c *chartModel, chart path.Path, diags *diag.Diagnostics) {
 	if !c.Git.IsNull() {
 		attrError(diags, chart.AtName("bucket"), "Two chart sources", "chart.git and chart.bucket both name where the chart comes from.", "Keep one of them.")
 	}
-	for _, a := range []struct {
-		name, why string
-		set       bool
-	}{
-		{"version", "a chart from a bucket has the version of its Chart.yaml (HelmChart ignores spec.version there)", !c.Version.IsNull()},
-		{"insecure_skip_tls_verify", "Bucket verifies TLS: give the endpoint's CA with chart.ca_file, or set chart.bucket.insecure for plain HTTP", c.InsecureSkipTLSVerify.ValueBool()},
-		{"pass_credentials", "a bucket's keys go to its endpoint only", c.PassCredentials.ValueBool()},
-		{"verify", "provenance files are for packaged charts, not a chart folder in a bucket", c.Verify != nil},
-	} {
-		if a.set {
-			attrError(diags, chart.AtName(a.name), "chart."+a.name+" with chart.bucket", "chart."+a.name+" does not apply to a chart from a bucket: "+a.why+".", "Remove chart."+a.name+".")
-		}
-	}
+	refuseForSource(c, chart, "bucket", "a bucket", [4]string{
+		"a chart from a bucket has the version of its Chart.yaml (HelmChart ignores spec.version there)",
+		"Bucket verifies TLS: give the endpoint's CA with chart.ca_file, or set chart.bucket.insecure for plain HTTP",
+		"a bucket's keys go to its endpoint only",
+		"provenance files are for packaged charts, not a chart folder in a bucket",
+	}, diags)
 }
 
 // recordedBucketObject is chart.bucket of a release's recorded source.

@@ -149,19 +149,12 @@ func validateGit(c *chartModel, chart path.Path, diags *diag.Diagnostics) {
 		return
 	}
 	at := chart.AtName("git")
-	for _, a := range []struct {
-		name, why string
-		set       bool
-	}{
-		{"version", "a chart from Git has the version of its Chart.yaml at the reference checked out (HelmChart ignores spec.version there): choose the chart with git.ref", !c.Version.IsNull()},
-		{"insecure_skip_tls_verify", "GitRepository always verifies TLS: give the server's CA with chart.ca_file", c.InsecureSkipTLSVerify.ValueBool()},
-		{"pass_credentials", "a Git repository's credentials go to its own host only", c.PassCredentials.ValueBool()},
-		{"verify", "provenance files are for packaged charts, not a chart directory in Git", c.Verify != nil},
-	} {
-		if a.set {
-			attrError(diags, chart.AtName(a.name), "chart."+a.name+" with chart.git", "chart."+a.name+" does not apply to a chart from Git: "+a.why+".", "Remove chart."+a.name+".")
-		}
-	}
+	refuseForSource(c, chart, "git", "Git", [4]string{
+		"a chart from Git has the version of its Chart.yaml at the reference checked out (HelmChart ignores spec.version there): choose the chart with git.ref",
+		"GitRepository always verifies TLS: give the server's CA with chart.ca_file",
+		"a Git repository's credentials go to its own host only",
+		"provenance files are for packaged charts, not a chart directory in Git",
+	}, diags)
 	u, err := url.Parse(g.URL)
 	if err != nil || c.Git.Attributes()["url"].IsUnknown() {
 		return
@@ -239,4 +232,24 @@ func gitPlanToken(ctx context.Context, private privateGetter, diags *diag.Diagno
 		_ = json.Unmarshal(raw, &token) // written by Read
 	}
 	return token
+}
+
+// refuseForSource refuses the chart attributes that do not apply to a
+// chart from the source (chart.<attr>, named in messages as name): why
+// holds the reason for version, insecure_skip_tls_verify,
+// pass_credentials and verify, in that order.
+func refuseForSource(c *chartModel, chart path.Path, attr, name string, why [4]string, diags *diag.Diagnostics) {
+	for i, a := range []struct {
+		name string
+		set  bool
+	}{
+		{"version", !c.Version.IsNull()},
+		{"insecure_skip_tls_verify", c.InsecureSkipTLSVerify.ValueBool()},
+		{"pass_credentials", c.PassCredentials.ValueBool()},
+		{"verify", c.Verify != nil},
+	} {
+		if a.set {
+			attrError(diags, chart.AtName(a.name), "chart."+a.name+" with chart."+attr, "chart."+a.name+" does not apply to a chart from "+name+": "+why[i]+".", "Remove chart."+a.name+".")
+		}
+	}
 }
