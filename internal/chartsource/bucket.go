@@ -63,7 +63,7 @@ func bucketClient(b *Bucket, auth Auth) (*minio.Client, error) {
 			&credentials.EnvAWS{}, &credentials.FileAWSCredentials{}, &credentials.IAM{},
 		})
 	}
-	if opts.Secure && (auth.CAFile != "" || auth.CertFile != "") {
+	if opts.Secure && auth.hasTLS() {
 		cfg, err := tlsConfig(auth)
 		if err != nil {
 			return nil, err

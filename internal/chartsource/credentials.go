@@ -24,7 +24,7 @@ const credentialKeyFile = "credentials.key"
 // authenticated reports whether auth identifies the client to the
 // repository (basic auth or a client certificate).
 func (a Auth) authenticated() bool {
-	return a.Username != "" || a.Password != "" || a.CertFile != "" || a.KeyFile != "" || a.Login != nil || a.DockerConfig
+	return a.Username != "" || a.Password != "" || a.CertFile != "" || a.KeyFile != "" || a.CertPEM != "" || a.KeyPEM != "" || a.Login != nil || a.DockerConfig
 }
 
 // dockerConfigID stands for the credentials of Docker's configuration in
@@ -46,7 +46,7 @@ func (r *Repositories) credentialID(auth Auth) string {
 	case auth.DockerConfig && auth.Username == "" && auth.Password == "":
 		secret = dockerConfigID
 	}
-	for _, s := range []string{auth.Username, secret, auth.CertFile, auth.KeyFile} {
+	for _, s := range []string{auth.Username, secret, auth.CertFile, auth.KeyFile, auth.CertPEM, auth.KeyPEM} {
 		mac.Write([]byte(s))
 		mac.Write([]byte{0})
 	}

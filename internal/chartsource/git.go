@@ -134,15 +134,14 @@ func (g *Git) authOptions(auth Auth) (*git.AuthOptions, error) {
 	set("password", auth.Password)
 	set("identity", g.Identity)
 	set("known_hosts", g.KnownHosts)
-	for key, file := range map[string]string{"ca.crt": auth.CAFile, "tls.crt": auth.CertFile, "tls.key": auth.KeyFile} {
-		if file == "" {
-			continue
+	ca, cert, key, err := auth.tlsPEM()
+	if err != nil {
+		return nil, fmt.Errorf("the git repository's TLS: %w", err)
+	}
+	for k, b := range map[string][]byte{"ca.crt": ca, "tls.crt": cert, "tls.key": key} {
+		if b != nil {
+			data[k] = b
 		}
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return nil, fmt.Errorf("reading the git repository's TLS file: %w", err)
-		}
-		data[key] = b
 	}
 	opts, err := git.NewAuthOptions(*u, data)
 	if err != nil {

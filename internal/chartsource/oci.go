@@ -69,7 +69,7 @@ func (r *Repositories) oci(ctx context.Context, src Source) (*OCIChart, error) {
 	// when ctx ends. Each of its requests ends within the client's timeout,
 	// and no request starts once ctx has ended.
 	go func() {
-		out, err := r.pullOCI(ctx, client, repository, ref, name, c, constraint, src.Keyring)
+		out, err := r.pullOCI(ctx, client, repository, ref, name, c, constraint, src.Keyring, src.Artifact)
 		done <- result{out, err}
 	}()
 	select {
@@ -80,9 +80,12 @@ func (r *Repositories) oci(ctx context.Context, src Source) (*OCIChart, error) {
 	}
 }
 
-func (r *Repositories) pullOCI(ctx context.Context, client *registry.Client, repository, ref, name string, c *semver.Constraints, constraint, keyring string) (*OCIChart, error) {
+func (r *Repositories) pullOCI(ctx context.Context, client *registry.Client, repository, ref, name string, c *semver.Constraints, constraint, keyring string, artifact *Artifact) (*OCIChart, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if artifact != nil {
+		return r.pullOCIArtifact(ctx, client, repository, ref, artifact)
 	}
 	tags, err := client.Tags(ref)
 	if err != nil {
@@ -149,6 +152,41 @@ func (r *Repositories) pullOCI(ctx context.Context, client *registry.Client, rep
 		return nil, fmt.Errorf("registry %s: %s is not a valid chart: %w", repository, tagged, err)
 	}
 	return out, nil
+}
+
+// pullOCIArtifact pulls the manifest of an OCIRepository's artifact by
+// its digest, which the registry client checks the content against: the
+// chart source-controller fetched. Its version is the chart's with the
+// digest's first 12 hex digits, as helm-controller makes it.
+func (r *Repositories) pullOCIArtifact(ctx context.Context, client *registry.Client, repository, ref string, artifact *Artifact) (*OCIChart, error) {
+	tag, digest, err := artifact.ociPin()
+	if err != nil {
+		return nil, err
+	}
+	path := r.cachePath("oci", digest) + ".tgz"
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		pulled, err := client.Pull(ref+"@"+digest, registry.PullOptWithChart(true), registry.PullOptIgnoreMissingProv(true))
+		if err != nil {
+			return nil, fmt.Errorf("registry %s: pulling %s@%s: %w%s", repository, ref, digest, err, ociRemedy(err))
+		}
+		data = pulled.Chart.Data
+		if os.MkdirAll(filepath.Dir(path), 0o750) == nil {
+			r.store(path, data)
+		}
+	}
+	c, err := loader.LoadArchive(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("registry %s: %s@%s is not a valid chart: %w", repository, ref, digest, err)
+	}
+	if err := checkOCITag(tag, c.Metadata.Version); err != nil {
+		return nil, err
+	}
+	hex := strings.TrimPrefix(digest, "sha256:")
+	return &OCIChart{Version: c.Metadata.Version + "+" + hex[:12], Digest: digest, Chart: c}, nil
 }
 
 func ociRemedy(err error) string {

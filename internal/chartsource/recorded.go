@@ -41,6 +41,8 @@ type Recorded struct {
 	Git *RecordedGit `json:"git,omitempty"`
 	// Bucket is the bucket, without credentials or pins.
 	Bucket *Bucket `json:"bucket,omitempty"`
+	// ChartRef names the Flux object the chart was the artifact of.
+	ChartRef *ChartRef `json:"chartRef,omitempty"`
 }
 
 // RecordedGit is what a release records of Source.Git.
@@ -59,7 +61,11 @@ func record(c *chart.Chart, src Source) {
 	if src.Git != nil {
 		r.Git = &RecordedGit{URL: withoutUserinfo(src.Git.URL), Ref: src.Git.Ref}
 	}
-	if b := src.Bucket; b != nil {
+	if src.ChartRef != nil {
+		// The object says the rest: only the reference is the configuration's.
+		r = Recorded{Name: src.Name, ChartRef: src.ChartRef}
+	}
+	if b := src.Bucket; b != nil && src.ChartRef == nil {
 		r.Bucket = &Bucket{Endpoint: b.Endpoint, BucketName: b.BucketName, Prefix: b.Prefix, Region: b.Region, Provider: b.Provider, Insecure: b.Insecure}
 	}
 	b, err := json.Marshal(r)

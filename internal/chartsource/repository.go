@@ -35,6 +35,10 @@ type Auth struct {
 	// CAFile, CertFile and KeyFile are PEM files: a CA to trust and a
 	// client certificate.
 	CAFile, CertFile, KeyFile string
+	// CAPEM, CertPEM and KeyPEM are the same as PEM text, read from a
+	// Secret of the cluster (a Flux source's certSecretRef); each is used
+	// instead of its file when set.
+	CAPEM, CertPEM, KeyPEM string
 	// InsecureSkipTLSVerify turns TLS verification off.
 	InsecureSkipTLSVerify bool
 	// Login gives Password when it is first needed and a new one when the
@@ -387,28 +391,55 @@ func (r *Repositories) httpClient(auth Auth) (*http.Client, error) {
 // roots, its client certificate, verification off if asked.
 func tlsConfig(auth Auth) (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: auth.InsecureSkipTLSVerify} //nolint:gosec // only when the user turns verification off
-	if auth.CAFile != "" {
-		pem, err := os.ReadFile(auth.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("reading CA file: %w", err)
-		}
+	ca, cert, key, err := auth.tlsPEM()
+	if err != nil {
+		return nil, err
+	}
+	if ca != nil {
 		pool, err := x509.SystemCertPool()
 		if err != nil {
 			pool = x509.NewCertPool()
 		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("CA file %s holds no PEM certificate", auth.CAFile)
+		if !pool.AppendCertsFromPEM(ca) {
+			return nil, errors.New("the CA holds no PEM certificate")
 		}
 		cfg.RootCAs = pool
 	}
-	if auth.CertFile != "" || auth.KeyFile != "" {
-		cert, err := tls.LoadX509KeyPair(auth.CertFile, auth.KeyFile)
+	if cert != nil || key != nil {
+		pair, err := tls.X509KeyPair(cert, key)
 		if err != nil {
 			return nil, fmt.Errorf("loading client certificate: %w", err)
 		}
-		cfg.Certificates = []tls.Certificate{cert}
+		cfg.Certificates = []tls.Certificate{pair}
 	}
 	return cfg, nil
+}
+
+// tlsPEM is auth's CA, client certificate and key as PEM, each nil when
+// not set: the text given, else the file's content.
+func (a Auth) tlsPEM() (ca, cert, key []byte, err error) {
+	read := func(text, file, what string) []byte {
+		switch {
+		case err != nil:
+			return nil
+		case text != "":
+			return []byte(text)
+		case file == "":
+			return nil
+		}
+		var b []byte
+		if b, err = os.ReadFile(file); err != nil {
+			err = fmt.Errorf("reading %s file: %w", what, err)
+		}
+		return b
+	}
+	ca, cert, key = read(a.CAPEM, a.CAFile, "CA"), read(a.CertPEM, a.CertFile, "client certificate"), read(a.KeyPEM, a.KeyFile, "client key")
+	return ca, cert, key, err
+}
+
+// hasTLS reports whether auth sets a CA or a client certificate.
+func (a Auth) hasTLS() bool {
+	return a.CAFile != "" || a.CertFile != "" || a.KeyFile != "" || a.CAPEM != "" || a.CertPEM != "" || a.KeyPEM != ""
 }
 
 // newHTTPClient is a client of auth whose every request, body included,

@@ -70,6 +70,12 @@ type Source struct {
 	// Chart directories cannot be verified.
 	Keyring string
 
+	// ChartRef, when set, names the Flux object this source was read
+	// from (spec.chartRef), which the release records; Artifact is then
+	// that object's artifact, which the resolve must find.
+	ChartRef *ChartRef
+	Artifact *Artifact
+
 	// localRoot, when set, is the directory a local chart's file://
 	// dependencies may not leave (a Git checkout).
 	localRoot string
@@ -201,6 +207,14 @@ func (r *Repositories) resolve(ctx context.Context, src Source) (*Resolved, erro
 		out.Parts = append(out.Parts, RevisionPart{Change: changeValuesFiles, Hex: shortHex(valuesFilesDigest(used))})
 	}
 	out.Version = revision(out.Version, out.Parts)
+	if src.Artifact != nil && !IsOCI(src.Repository) {
+		if err := matchArtifact(out, src.Artifact); err != nil {
+			return nil, err
+		}
+	}
+	if src.Artifact != nil && IsOCI(src.Repository) {
+		out.SourceRevision = src.Artifact.Revision
+	}
 	out.Chart.Metadata.Version = out.Version
 	record(out.Chart, src)
 	if src.tracksDigest() {
@@ -222,7 +236,7 @@ func (r *Repositories) Version(ctx context.Context, src Source) (*Resolved, erro
 }
 
 func (r *Repositories) version(ctx context.Context, src Source) (*Resolved, error) {
-	if src.Repository == "" || src.Git != nil || src.Bucket != nil || IsOCI(src.Repository) || src.strategy() == StrategyRevision || len(src.ValuesFiles) > 0 {
+	if src.Repository == "" || src.Git != nil || src.Bucket != nil || IsOCI(src.Repository) || src.strategy() == StrategyRevision || len(src.ValuesFiles) > 0 || src.Artifact != nil {
 		return r.resolve(ctx, src)
 	}
 	idx, err := r.index(ctx, src.Repository, src.Auth)

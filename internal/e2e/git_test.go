@@ -211,7 +211,8 @@ func TestGitCharts(t *testing.T) {
 // "flux", under each helm-controller, one after the other on the same
 // controllers: the release's GitRepository is pinned to the planned
 // commit, its Bucket names the bucket, the HelmRelease's chart names
-// them; destroy deletes them.
+// them; destroy deletes them. Then charts by chart_ref, with both engines
+// (testChartRefLifecycle), whose objects need source-controller.
 func TestFluxChartSources(t *testing.T) {
 	withFluxControllers(t, func(t *testing.T, run *fluxRun) {
 		dyn := dynamic.NewForConfigOrDie(run.rest)
@@ -253,6 +254,7 @@ func TestFluxChartSources(t *testing.T) {
 				chartFrom(t, "app", "Bucket")
 			})
 		})
+		t.Run("chart_ref", func(t *testing.T) { testChartRefLifecycle(t, run) })
 		if left := providerObjects(t, run.rest, run.ns); len(left) > 0 {
 			t.Errorf("after destroy the provider's sources and Secrets are left: %v", left)
 		}

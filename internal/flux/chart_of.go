@@ -53,12 +53,20 @@ func (e *Client) ChartOf(ctx context.Context, hr *helmv2.HelmRelease) (chartsour
 		}, nil
 	case hr.Spec.ChartRef != nil:
 		ref := hr.Spec.ChartRef
+		named := &chartsource.ChartRef{Kind: ref.Kind, Name: ref.Name, Namespace: ns(ref.Namespace)}
+		if ref.Kind == sourcev1.HelmChartKind {
+			return chartsource.Source{Name: ref.Name, ChartRef: named}, nil
+		}
 		if ref.Kind != sourcev1.OCIRepositoryKind {
-			return chartsource.Source{}, fmt.Errorf("its chartRef names a %s, not an OCIRepository", ref.Kind)
+			return chartsource.Source{}, fmt.Errorf("its chartRef names a %s, not an OCIRepository or a HelmChart", ref.Kind)
 		}
 		repo := &sourcev1.OCIRepository{}
 		if err := e.Kube.Get(ctx, client.ObjectKey{Namespace: ns(ref.Namespace), Name: ref.Name}, repo); err != nil {
 			return chartsource.Source{}, fmt.Errorf("reading its OCIRepository: %w", err)
+		}
+		if repo.Labels[ManagedByLabel] != ManagedBy {
+			// Managed elsewhere: the configuration names it.
+			return chartsource.Source{Name: ref.Name, ChartRef: named}, nil
 		}
 		i := strings.LastIndex(repo.Spec.URL, "/")
 		if i <= len("oci://") {

@@ -135,7 +135,9 @@ func (o *Objects) List() []client.Object {
 	if o.Credentials != nil {
 		out = append(out, o.Credentials)
 	}
-	out = append(out, o.Source)
+	if o.Source != nil {
+		out = append(out, o.Source)
+	}
 	if o.Values != nil {
 		out = append(out, o.Values)
 	}
@@ -199,6 +201,9 @@ var dnsUnsafe = regexp.MustCompile(`[^a-z0-9-]+`)
 func Build(r *Release) (*Objects, error) {
 	s := r.Spec
 	src := r.Chart.Source
+	if ref := src.ChartRef; ref != nil {
+		return buildChartRef(r, ref)
+	}
 	if src.Repository == "" && src.Git == nil && src.Bucket == nil {
 		return nil, errors.New("a local chart cannot be handed to Flux: the controller reads charts from a Helm repository, an OCI registry, Git or a bucket")
 	}
@@ -330,6 +335,40 @@ func Build(r *Release) (*Objects, error) {
 		}}
 	}
 
+	return out, release(r, out, hr, objectMeta, interval)
+}
+
+// buildChartRef returns the objects of r, whose chart is the artifact of
+// an object managed elsewhere: the HelmRelease and its values Secret,
+// and spec.chartRef naming the object.
+func buildChartRef(r *Release, ref *chartsource.ChartRef) (*Objects, error) {
+	s := r.Spec
+	interval := r.Interval
+	if interval == 0 {
+		interval = DefaultInterval
+	}
+	labels := map[string]string{ManagedByLabel: ManagedBy, ReleaseLabel: s.Name}
+	objectMeta := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: name, Namespace: s.Namespace, Labels: labels}
+	}
+	hr := &helmv2.HelmRelease{
+		TypeMeta:   metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
+		ObjectMeta: objectMeta(s.Name),
+	}
+	hr.Labels = map[string]string{ManagedByLabel: ManagedBy}
+	hr.Spec.PostRenderStrategy = helmv2.PostRenderStrategy(r.PostRenderStrategy)
+	hr.Spec.ChartRef = &helmv2.CrossNamespaceSourceReference{Kind: ref.Kind, Name: ref.Name}
+	if ref.Namespace != s.Namespace {
+		hr.Spec.ChartRef.Namespace = ref.Namespace
+	}
+	out := &Objects{}
+	return out, release(r, out, hr, objectMeta, interval)
+}
+
+// release completes hr, the HelmRelease of r, and puts it and its values
+// Secret into out.
+func release(r *Release, out *Objects, hr *helmv2.HelmRelease, objectMeta func(string) metav1.ObjectMeta, interval time.Duration) error {
+	s := r.Spec
 	hr.Spec.Interval = metav1.Duration{Duration: interval}
 	hr.Spec.KubeConfig = kubeConfigRef(r.KubeConfig)
 	hr.Spec.Suspend = r.Suspend
@@ -368,7 +407,7 @@ func Build(r *Release) (*Objects, error) {
 	if len(r.SensitiveValues) > 0 {
 		doc, err := yaml.Marshal(r.SensitiveValues)
 		if err != nil {
-			return nil, fmt.Errorf("encoding the sensitive values: %w", err)
+			return fmt.Errorf("encoding the sensitive values: %w", err)
 		}
 		secret := &corev1.Secret{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
@@ -386,7 +425,7 @@ func Build(r *Release) (*Objects, error) {
 	if len(inline) > 0 {
 		b, err := json.Marshal(inline)
 		if err != nil {
-			return nil, fmt.Errorf("encoding the values: %w", err)
+			return fmt.Errorf("encoding the values: %w", err)
 		}
 		hr.Spec.Values = &apiextensionsv1.JSON{Raw: b}
 	}
@@ -404,7 +443,7 @@ func Build(r *Release) (*Objects, error) {
 		hr.Annotations = annotations
 	}
 	out.HelmRelease = hr
-	return out, nil
+	return nil
 }
 
 // credentialsSecret is the Secret of a source's credentials and TLS

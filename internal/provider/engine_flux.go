@@ -82,21 +82,28 @@ func (f fluxEngine) client(m *releaseModel, diags *diag.Diagnostics) *flux.Clien
 // release is the release of m as Flux objects, with the values the
 // controller will compose.
 func (f fluxEngine) release(ctx context.Context, m *releaseModel, wo writeOnly, spec *reconcile.Spec, resolved *chartsource.Resolved, diags *diag.Diagnostics) *flux.Release {
-	c := objectAs[releaseChartModel](ctx, m.Chart, path.Root("chart"), diags)
-	if c == nil {
-		return nil
+	var src chartsource.Source
+	if ref := m.chartRef(ctx, diags); ref != nil {
+		// The object is the controller's source: nothing of it is written.
+		src = chartsource.Source{Name: resolved.Name(), ChartRef: ref}
+	} else {
+		c := objectAs[releaseChartModel](ctx, m.Chart, path.Root("chart"), diags)
+		if c == nil {
+			return nil
+		}
+		var d diag.Diagnostics
+		src, d = c.source(ctx, f.r.data)
+		diags.Append(d...)
+		wo.credentials(&src)
+		// The controller gets the login's current token, which expires in
+		// the credentials Secret (the guide says so).
+		auth, err := src.Auth.Concrete(ctx, src.Repository)
+		if err != nil {
+			chartError(diags, path.Root("chart"), err)
+			return nil
+		}
+		src.Auth = auth
 	}
-	src, d := c.source(ctx, f.r.data)
-	diags.Append(d...)
-	wo.credentials(&src)
-	// The controller gets the login's current token, which expires in the
-	// credentials Secret (the guide says so).
-	auth, err := src.Auth.Concrete(ctx, src.Repository)
-	if err != nil {
-		chartError(diags, path.Root("chart"), err)
-		return nil
-	}
-	src.Auth = auth
 	inline, err := valuesMap(m.Values)
 	if err != nil {
 		invalidValue(diags, path.Root("values"), "values", err, "Set values to an object, e.g. values = { replicaCount = 2 }.")

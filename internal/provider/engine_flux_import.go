@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -57,23 +58,12 @@ func (f fluxFound) adopt(ctx context.Context, m *releaseModel, e *reconcile.Reco
 		diags.AddError("HelmRelease not importable", fmt.Sprintf("HelmRelease %s/%s: %s.\n\nImport a HelmRelease whose chart source (HelmRepository, OCIRepository, GitRepository or Bucket) exists.", hr.Namespace, hr.Name, err))
 		return
 	}
-	attrs := m.Chart.Attributes()
-	attrs["name"], attrs["repository"], attrs["version"] = types.StringValue(chart.Name), stringOrNull(chart.Repository), stringOrNull(chart.Version)
-	if chart.Git != nil {
-		attrs["git"] = recordedGitObject(&chartsource.RecordedGit{URL: chart.Git.URL, Ref: chart.Git.Ref}, diags)
+	if chart.ChartRef != nil {
+		m.Chart = types.ObjectNull(releaseChartAttribute().GetType().(types.ObjectType).AttrTypes)
+		m.ChartRef = chartRefObject(chart.ChartRef, hr.Namespace, diags)
+	} else {
+		f.adoptChart(ctx, m, chart, diags)
 	}
-	if chart.Bucket != nil {
-		attrs["bucket"] = recordedBucketObject(chart.Bucket, diags)
-	}
-	attrs["reconcile_strategy"] = stringOrNull(string(chart.ReconcileStrategy))
-	if len(chart.ValuesFiles) > 0 {
-		files, d := types.ListValueFrom(ctx, types.StringType, chart.ValuesFiles)
-		diags.Append(d...)
-		attrs["values_files"] = files
-	}
-	c, d := types.ObjectValue(releaseChartAttribute().GetType().(types.ObjectType).AttrTypes, attrs)
-	diags.Append(d...)
-	m.Chart = c
 	m.Engine = types.StringValue(engineFlux)
 	settings := fluxModel{Interval: types.StringNull(), UninstallOnDestroy: types.BoolNull(), DependsOn: types.ListNull(dependencyType)}
 	if iv := hr.Spec.Interval.Duration; iv != flux.DefaultInterval && iv > 0 {
@@ -101,4 +91,25 @@ func (f fluxFound) adopt(ctx context.Context, m *releaseModel, e *reconcile.Reco
 	if !diags.HasError() {
 		diags.Append(setRelease(ctx, &resp.State.Raw, m)...)
 	}
+}
+
+// adoptChart writes chart of m from the chart the HelmRelease names.
+func (fluxFound) adoptChart(ctx context.Context, m *releaseModel, chart chartsource.Source, diags *diag.Diagnostics) {
+	attrs := m.Chart.Attributes()
+	attrs["name"], attrs["repository"], attrs["version"] = types.StringValue(chart.Name), stringOrNull(chart.Repository), stringOrNull(chart.Version)
+	if chart.Git != nil {
+		attrs["git"] = recordedGitObject(&chartsource.RecordedGit{URL: chart.Git.URL, Ref: chart.Git.Ref}, diags)
+	}
+	if chart.Bucket != nil {
+		attrs["bucket"] = recordedBucketObject(chart.Bucket, diags)
+	}
+	attrs["reconcile_strategy"] = stringOrNull(string(chart.ReconcileStrategy))
+	if len(chart.ValuesFiles) > 0 {
+		files, d := types.ListValueFrom(ctx, types.StringType, chart.ValuesFiles)
+		diags.Append(d...)
+		attrs["values_files"] = files
+	}
+	c, d := types.ObjectValue(releaseChartAttribute().GetType().(types.ObjectType).AttrTypes, attrs)
+	diags.Append(d...)
+	m.Chart = c
 }

@@ -43,7 +43,11 @@ func adoptRelease(ctx context.Context, m *releaseModel, latest *helm.Release, sc
 	if c := latest.Chart; c != nil && c.Metadata != nil {
 		chartName, chartVersion, appVersion = c.Metadata.Name, c.Metadata.Version, c.Metadata.AppVersion
 	}
-	if m.Chart.IsNull() {
+	if src, ok := chartsource.RecordedSource(latest.Chart); ok && src.ChartRef != nil && m.Chart.IsNull() && m.ChartRef.IsNull() {
+		// Installed from a chart_ref: the object names the chart.
+		m.ChartRef = chartRefObject(src.ChartRef, m.Namespace.ValueString(), &diags)
+	}
+	if m.Chart.IsNull() && m.ChartRef.IsNull() {
 		chartAttrs := map[string]attr.Value{}
 		for k, t := range releaseChartAttribute().GetType().(types.ObjectType).AttrTypes {
 			chartAttrs[k] = nullOf(t)

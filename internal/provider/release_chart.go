@@ -47,21 +47,17 @@ type chartPin struct {
 // the index alone (Chart nil): what a plan without a Helm action needs.
 // pin says which Git revision is read.
 func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, wo writeOnly, versionOnly bool, pin chartPin, diags *diag.Diagnostics) *chartsource.Resolved {
-	c := objectAs[releaseChartModel](ctx, m.Chart, path.Root("chart"), diags)
-	if c == nil {
+	src, ok := r.chartSource(ctx, m, wo, diags)
+	if !ok {
 		return nil
 	}
-	src, d := c.source(ctx, r.data)
-	diags.Append(d...)
-	if diags.HasError() {
-		return nil
-	}
-	wo.credentials(&src)
 	pinned := ""
 	if !pin.Revision.IsUnknown() {
 		pinned = pin.Revision.ValueString()
 	}
 	switch {
+	case src.ChartRef != nil:
+		// Pinned by the object's artifact.
 	case src.Git != nil:
 		src.Git.Pinned, src.Git.PlanToken = pinned, pin.PlanToken
 	case src.Bucket != nil:
@@ -73,9 +69,33 @@ func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, wo 
 	}
 	resolved, err := resolve(ctx, src)
 	if err != nil {
+		if src.ChartRef != nil {
+			chartRefError(diags, fmt.Errorf("%s: %w", src.ChartRef, err))
+			return nil
+		}
 		chartError(diags, path.Root("chart"), err)
 		return nil
 	}
 	staleIndexWarning(diags, path.Root("chart").AtName("repository"), resolved.StaleIndex)
 	return resolved
+}
+
+// chartSource is the chart source m names: chart with the write-only
+// credentials, or the source of the object chart_ref names; false with a
+// diagnostic when there is none.
+func (r *releaseResource) chartSource(ctx context.Context, m *releaseModel, wo writeOnly, diags *diag.Diagnostics) (chartsource.Source, bool) {
+	if ref := m.chartRef(ctx, diags); ref != nil {
+		return r.chartRefSource(ctx, m, ref, diags)
+	}
+	c := objectAs[releaseChartModel](ctx, m.Chart, path.Root("chart"), diags)
+	if c == nil {
+		return chartsource.Source{}, false
+	}
+	src, d := c.source(ctx, r.data)
+	diags.Append(d...)
+	if diags.HasError() {
+		return chartsource.Source{}, false
+	}
+	wo.credentials(&src)
+	return src, true
 }

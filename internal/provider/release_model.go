@@ -27,6 +27,7 @@ type releaseModel struct {
 	TargetNamespace    types.String  `tfsdk:"target_namespace"`
 	StorageNamespace   types.String  `tfsdk:"storage_namespace"`
 	Chart              types.Object  `tfsdk:"chart"`
+	ChartRef           types.Object  `tfsdk:"chart_ref"`
 	Values             types.Dynamic `tfsdk:"values"`
 	SensitiveValues    types.String  `tfsdk:"sensitive_values"`
 	SensitiveValuesWO  types.String  `tfsdk:"sensitive_values_wo"`

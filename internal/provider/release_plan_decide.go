@@ -141,8 +141,11 @@ func (p *releasePlan) driftCorrection(ctx context.Context) {
 		p.out.chartDigest = state.ChartDigest
 	}
 	// No Helm action deploys another source revision: a new commit that
-	// leaves the chart's revision alone changes nothing.
-	p.out.sourceRevision = state.ChartSourceRevision
+	// leaves the chart's revision alone changes nothing. A chart_ref's
+	// revision is its object's, which helm-controller follows by itself.
+	if p.m.ChartRef.IsNull() {
+		p.out.sourceRevision = state.ChartSourceRevision
+	}
 	p.out.resources = state.Resources
 	p.out.notes, p.out.description = state.Notes, state.Description
 	if !p.out.status.IsUnknown() {

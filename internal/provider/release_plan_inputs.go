@@ -25,7 +25,7 @@ func (p *releasePlan) inputs(ctx context.Context) bool {
 	}
 	p.red = p.r.redactorFor(ctx, m, p.wo)
 	ctx = p.red.context(ctx)
-	if fullyKnown(m.Chart) {
+	if fullyKnown(m.Chart) && fullyKnown(m.ChartRef) {
 		if p.resolved = p.r.resolveChart(ctx, m, p.wo, true, chartPin{PlanToken: gitPlanToken(ctx, p.req.Private, p.diags)}, p.diags); p.resolved == nil {
 			return false
 		}

@@ -52,6 +52,7 @@ func (r *releaseResource) ValidateConfig(ctx context.Context, req resource.Valid
 		r.engineOf(&m).validate(ctx, &m, &resp.Diagnostics)
 	}
 	validateStrategies(ctx, &m, &resp.Diagnostics)
+	validateChartSource(&m, &resp.Diagnostics)
 	if c := objectAs[releaseChartModel](ctx, m.Chart, path.Root("chart"), &resp.Diagnostics); c != nil {
 		validateGit(&c.chartModel, path.Root("chart"), &resp.Diagnostics)
 		validateBucket(&c.chartModel, path.Root("chart"), &resp.Diagnostics)

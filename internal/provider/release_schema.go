@@ -58,7 +58,8 @@ func releaseSchema() schema.Schema {
 				Computed:            true,
 				Validators:          []validator.String{dnsLabel(63)},
 			},
-			"chart": releaseChartAttribute(),
+			"chart":     releaseChartAttribute(),
+			"chart_ref": chartRefAttribute(),
 			"values": schema.DynamicAttribute{
 				MarkdownDescription: "Inline values, any HCL object (HelmRelease `spec.values`), merged over `values_from`. Default: none.",
 				Optional:            true,
@@ -258,6 +259,9 @@ func releaseSchema() schema.Schema {
 // managed resource may take.
 func releaseChartAttribute() schema.SingleNestedAttribute {
 	a := resourceAttribute(chartAttribute()).(schema.SingleNestedAttribute)
+	// chart_ref may take its place (HelmRelease spec.chart or spec.chartRef).
+	a.Required, a.Optional = false, true
+	a.MarkdownDescription += " Exactly one of `chart` and `chart_ref` is set."
 	a.Attributes["password_wo"] = schema.StringAttribute{
 		MarkdownDescription: "Password or token for the repository or registry, write-only: never stored in the plan or the state (Terraform ≥ 1.11). Used in place of `password` when set. Default: none.",
 		Optional:            true,

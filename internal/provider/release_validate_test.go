@@ -51,6 +51,12 @@ resource "helmrelease_release" "r" {
 		{`sensitive_values = "[1, 2]"`, `Error: Invalid sensitive values … a mapping is needed, not []interface {}`},
 		{`service_account_name = "Deployer!"`, `Attribute service_account_name must be a Kubernetes object name`},
 		{`chart = { name = "" }`, `Attribute chart.name string length must be at least 1, got: 0`},
+		{`chart_ref = { kind = "OCIRepository", name = "podinfo" }`, `Error: Both chart and chart_ref … chart and chart_ref both name the release's chart`},
+		{`chart = null
+  chart_ref = { kind = "GitRepository", name = "podinfo" }`, `Attribute chart_ref.kind value must be one of: ["OCIRepository" "HelmChart"], got: "GitRepository"`},
+		{`chart = null
+  chart_ref = { kind = "HelmChart", name = "Pod_Info" }`, `Attribute chart_ref.name`},
+		{`chart = null`, `Error: No chart … A release needs a chart`},
 		{`chart = { name = "./chart", version = ">=x.y" }`, `Error: Invalid version constraint … The version constraint at chart.version is not valid: ">=x.y"`},
 		{`chart = { name = "./chart", values_files = [] }`, `Attribute chart.values_files list must contain at least 1 elements, got: 0`},
 		{`chart = { name = "./chart", values_files = [""] }`, `Attribute chart.values_files[0] string length must be at least 1, got: 0`},
