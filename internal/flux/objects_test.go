@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+
 	"github.com/fluxcd/pkg/apis/kustomize"
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
@@ -293,5 +295,35 @@ func TestBuildBucket(t *testing.T) {
 	}
 	if c := o.HelmRelease.Spec.Chart; c == nil || c.Spec.Chart != "charts/app" || c.Spec.SourceRef.Kind != sourcev1.BucketKind || c.Spec.SourceRef.Name != "web" {
 		t.Errorf("chart template %+v", c)
+	}
+}
+
+// TestBuildChartRef: a chart_ref release is its HelmRelease alone (and
+// its values Secret), whose spec.chartRef names the object; the
+// namespace is written only when it is not the release's.
+func TestBuildChartRef(t *testing.T) {
+	for _, tc := range []struct {
+		ref  chartsource.ChartRef
+		want helmv2.CrossNamespaceSourceReference
+	}{
+		{chartsource.ChartRef{Kind: "OCIRepository", Name: "podinfo", Namespace: "apps"}, helmv2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: "podinfo"}},
+		{chartsource.ChartRef{Kind: "HelmChart", Name: "podinfo", Namespace: "flux-system"}, helmv2.CrossNamespaceSourceReference{Kind: "HelmChart", Name: "podinfo", Namespace: "flux-system"}},
+	} {
+		src := chartsource.Source{Name: "podinfo", Repository: "oci://ghcr.io/stefanprodan/charts", Auth: chartsource.Auth{Username: "u", Password: "p"}, ChartRef: &tc.ref}
+		o, err := Build(&Release{Spec: &reconcile.Spec{Name: "web", Namespace: "apps"}, Chart: Chart{Source: src, Version: "6.0.0"},
+			SensitiveValues: map[string]any{"token": "s"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hr := o.HelmRelease
+		if hr.Spec.ChartRef == nil || *hr.Spec.ChartRef != tc.want || hr.Spec.Chart != nil {
+			t.Errorf("%s: chartRef %+v, chart %+v; want %+v alone", tc.ref, hr.Spec.ChartRef, hr.Spec.Chart, tc.want)
+		}
+		if o.Source != nil || o.Credentials != nil || o.Shared {
+			t.Errorf("%s: wrote a source %v or credentials %v", tc.ref, o.Source, o.Credentials)
+		}
+		if l := o.List(); len(l) != 2 || l[0] != o.Values || l[1] != hr {
+			t.Errorf("%s: objects %v, want the values Secret and the HelmRelease", tc.ref, l)
+		}
 	}
 }
