@@ -261,7 +261,7 @@ func releaseChartAttribute() schema.SingleNestedAttribute {
 	a := resourceAttribute(chartAttribute()).(schema.SingleNestedAttribute)
 	// chart_ref may take its place (HelmRelease spec.chart or spec.chartRef).
 	a.Required, a.Optional = false, true
-	a.MarkdownDescription += " Exactly one of `chart` and `chart_ref` is set."
+	a.MarkdownDescription += " Exactly one of `chart` and `chart_ref` is set. Default: none, with `chart_ref`."
 	a.Attributes["password_wo"] = schema.StringAttribute{
 		MarkdownDescription: "Password or token for the repository or registry, write-only: never stored in the plan or the state (Terraform ≥ 1.11). Used in place of `password` when set. Default: none.",
 		Optional:            true,
