@@ -174,6 +174,7 @@ func (c secretFreePlan) CheckPlan(_ context.Context, req plancheck.CheckPlanRequ
 // TestAccRelease_suspend: while suspended, a configuration change is
 // recorded with a warning and no Helm action; resumed, it rolls out.
 func TestAccRelease_suspend(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	message := func(want string) func(*terraform.State) error {
 		return func(*terraform.State) error {

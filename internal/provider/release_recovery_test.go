@@ -56,6 +56,7 @@ provider "helmrelease" {
 // leaves the release pending-upgrade; the next plan plans to unlock it and
 // apply recovers it (rollback remediation, then the upgrade again).
 func TestAccRelease_pendingLock(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,

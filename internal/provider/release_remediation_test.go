@@ -69,6 +69,7 @@ func TestAccRelease_installRemediation(t *testing.T) {
 // retried; with retries exhausted the plan is empty with a warning until
 // reset_at changes; fixed values upgrade it.
 func TestAccRelease_upgradeRemediation(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	upgrade := `upgrade = { remediation = { retries = 1 } }`
 	resource.Test(t, resource.TestCase{
@@ -118,6 +119,7 @@ func TestAccRelease_upgradeRemediation(t *testing.T) {
 // TestAccRelease_testRemediation: a failing test is remediated (rolled
 // back), and ignored when test.ignore_failures is set.
 func TestAccRelease_testRemediation(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	tests := func(ignore bool) string {
 		return fmt.Sprintf(`test = { enable = true, ignore_failures = %t }
@@ -156,6 +158,7 @@ func TestAccRelease_testRemediation(t *testing.T) {
 // configuration) upgrades again, and the one after the cause is fixed
 // succeeds. The hook fails until a ConfigMap "go" exists.
 func TestAccRelease_retryOnFailure(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	strategy := `upgrade = { strategy = { name = "RetryOnFailure" } }`
 	failing := remediationConfig(t, ns, `{ message = "v2", failHookUntil = "go" }`, strategy)

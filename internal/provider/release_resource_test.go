@@ -27,6 +27,7 @@ import (
 // the one object it changes, a chart version change, a post-renderer
 // change, destroy.
 func TestAccRelease_lifecycle(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	testLifecycle(t)
 }
 
@@ -147,6 +148,7 @@ resource "helmrelease_release" "r" {
 // new revision, and the next plan is empty; ignore rules, the exclusion
 // label and warn mode are respected.
 func TestAccRelease_drift(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	config := func(drift string) string {
 		return providerConfig() + fmt.Sprintf(`
@@ -354,6 +356,7 @@ resource "helmrelease_release" "r" {
 // parallel from one repository cost one index download in all: the first
 // provider process downloads it, the others revalidate the disk cache.
 func TestAccRelease_manyFromOneRepository(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	repo := testrepo.NewHTTP(t)
 	repo.Add(t, testrepo.LoadChart(t, webChartDir(t), "1.0.0"), nil)

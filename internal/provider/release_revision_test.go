@@ -95,6 +95,7 @@ func (e editChartFile) CheckPlan(context.Context, plancheck.CheckPlanRequest, *p
 // upgrade of what they change; a chart edited between plan and apply is
 // refused.
 func TestAccRelease_localChartRevision(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	chart := copyChart(t, webChartDir(t))
 	writeFile(t, filepath.Join(chart, "templates", "NOTES.txt"), "web says {{ .Values.message }}")
@@ -237,6 +238,7 @@ func TestAccRelease_localChartRevision(t *testing.T) {
 // planned as an upgrade with the new chart_digest; a new version under
 // the constraint too.
 func TestAccRelease_chartPublishedAgain(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	repo := testrepo.NewHTTP(t)
 	publish := func(version, message string) {
@@ -311,6 +313,7 @@ func TestAccRelease_chartPublishedAgain(t *testing.T) {
 // changed since the last apply is planned as an upgrade of what it
 // changes.
 func TestAccRelease_valuesFromChanged(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	values := func(message, password string) {
 		createValuesObjects(t, ns,
@@ -408,6 +411,7 @@ data:
 // plus the objects a render cannot reproduce, as known after apply; the
 // lookup-kept password survives the upgrade.
 func TestAccRelease_nonReproducible(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	chart := nonReproducibleChart(t)
 	config := func(message string) string {
