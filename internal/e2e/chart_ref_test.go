@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -259,8 +260,41 @@ func testChartRefLifecycle(t *testing.T, run *fluxRun) {
 		t.Error("a refused chart_ref left a HelmRelease")
 	}
 
+	// A HelmRelease of the HelmChart, written by GitOps, imported: its
+	// chart_ref is read back, with no Helm action.
+	gitops := map[string]any{"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": map[string]any{"name": "gitops"}, "spec": map[string]any{
+		"interval": "10m", "chartRef": map[string]any{"kind": "HelmChart", "name": "svc-chart"},
+	}}
+	if _, err := dyn.Resource(helmReleases).Namespace(ns).Create(context.Background(), &unstructured.Unstructured{Object: gitops}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	st.waitFor("gitops", 1, releasecommon.StatusDeployed, 2*time.Minute)
+	w.write(chartRefConfig(ns, run.kubeconfig, cacheDir) + `
+resource "helmrelease_release" "gitops" {
+  name      = "gitops"
+  namespace = "` + ns + `"
+  engine    = "flux"
+  flux      = { interval = "10m" }
+  chart_ref = { kind = "HelmChart", name = "svc-chart" }
+}
+
+import {
+  to = helmrelease_release.gitops
+  id = "` + ns + `/gitops"
+}
+`)
+	res := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
+	if !has(res.stdout, "1 to import") || has(res.stdout, "planned_action") {
+		t.Errorf("the import of a HelmRelease with a chartRef is not an import without a Helm action:\n%s", res.stdout)
+	}
+	w.apply()
+	w.planIsEmpty()
+	if latest := st.latest("gitops"); latest == nil || latest.Version != 1 {
+		t.Errorf("release gitops after the import's apply: %s, want revision 1 still", st.describe("gitops"))
+	}
+
 	w.must(0, "destroy", "-auto-approve", "-input=false", "-no-color")
-	for _, name := range []string{"oci-helm", "oci-flux", "hc-helm", "hc-flux"} {
+	for _, name := range []string{"oci-helm", "oci-flux", "hc-helm", "hc-flux", "gitops"} {
 		if latest := st.latest(name); latest != nil {
 			t.Errorf("release %s after destroy: %s", name, st.describe(name))
 		}

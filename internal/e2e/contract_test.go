@@ -376,7 +376,7 @@ func contractFailedCreate(t *testing.T, env *engineEnv) {
 	rules := []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"secrets", "configmaps", "events"}, Verbs: []string{"*"}},
 		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"*"}},
-		{APIGroups: []string{"source.toolkit.fluxcd.io"}, Resources: []string{"helmrepositories", "ocirepositories"}, Verbs: []string{"*"}},
+		{APIGroups: []string{"source.toolkit.fluxcd.io"}, Resources: []string{"helmrepositories", "ocirepositories", "helmcharts"}, Verbs: []string{"*"}},
 		{APIGroups: []string{"helm.toolkit.fluxcd.io"}, Resources: []string{"helmreleases"}, Verbs: []string{"get", "list", "watch"}},
 	}
 	if !env.flux() {

@@ -305,10 +305,16 @@ func TestFluxSharedSource(t *testing.T) {
 		if owners := sourceOwners(t, run, source); strings.Join(owners, ",") != "a,b,c" {
 			t.Errorf("the shared HelmRepository's owners are %v, want the three HelmReleases", owners)
 		}
+		_, chart := helmReleaseSource(t, run, "a")
 		for _, name := range []string{"a", "b", "c"} {
-			if got := helmReleaseSource(t, run, name); got != source {
-				t.Errorf("HelmRelease %s takes its chart from %q, want the shared %s", name, got, source)
+			if got, gotChart := helmReleaseSource(t, run, name); got != source || gotChart != chart {
+				t.Errorf("HelmRelease %s takes its chart from HelmChart %s of %q, want the shared %s of the shared %s", name, gotChart, got, chart, source)
 			}
+		}
+		// One HelmChart for the three releases of the same chart and
+		// version: source-controller builds it once.
+		if owners := chartOwners(t, run, chart); strings.Join(owners, ",") != "a,b,c" {
+			t.Errorf("the shared HelmChart's owners are %v, want the three HelmReleases", owners)
 		}
 
 		// One release destroyed: the others keep the source and upgrade.
@@ -316,6 +322,9 @@ func TestFluxSharedSource(t *testing.T) {
 		w.apply()
 		if owners := sourceOwners(t, run, source); strings.Join(owners, ",") != "b,c" {
 			t.Errorf("after a is destroyed, the shared HelmRepository's owners are %v, want b and c", owners)
+		}
+		if owners := chartOwners(t, run, chart); strings.Join(owners, ",") != "b,c" {
+			t.Errorf("after a is destroyed, the shared HelmChart's owners are %v, want b and c", owners)
 		}
 		if got := configMessageOn(t, run.cs, run.ns, "b"); got != "two" {
 			t.Errorf("b's message %q after its upgrade from the shared source, want two", got)
@@ -326,8 +335,8 @@ func TestFluxSharedSource(t *testing.T) {
 		// downloaded for at that interval.
 		w.write(c.hcl(map[string]string{"b": body("two"), "c": body("two"), "d": body("one") + "\n  flux = { interval = \"1h\" }"}))
 		w.apply()
-		if got := helmReleaseSource(t, run, "d"); got == source || got == "" {
-			t.Errorf("a release of another interval takes its chart from %q, want a source of its own", got)
+		if got, gotChart := helmReleaseSource(t, run, "d"); got == source || got == "" || gotChart == chart {
+			t.Errorf("a release of another interval takes its chart from HelmChart %s of %q, want a source and HelmChart of its own", gotChart, got)
 		}
 		if owners := sourceOwners(t, run, source); strings.Join(owners, ",") != "b,c" {
 			t.Errorf("the shared HelmRepository's owners are %v, want b and c", owners)
@@ -362,13 +371,30 @@ func sourceOwners(t *testing.T, run *fluxRun, name string) []string {
 }
 
 // helmReleaseSource names the HelmRepository the HelmRelease takes its
-// chart from.
-func helmReleaseSource(t *testing.T, run *fluxRun, name string) string {
+// chart from (through its HelmChart), and the HelmChart.
+func helmReleaseSource(t *testing.T, run *fluxRun, name string) (repository, chart string) {
 	t.Helper()
-	hr, err := dynamic.NewForConfigOrDie(run.rest).Resource(helmReleases).Namespace(run.ns).Get(context.Background(), name, metav1.GetOptions{})
+	dyn := dynamic.NewForConfigOrDie(run.rest)
+	hr, err := dyn.Resource(helmReleases).Namespace(run.ns).Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, _, _ := unstructured.NestedString(hr.Object, "spec", "chart", "spec", "sourceRef", "name")
-	return ref
+	hc := helmChartOf(t, dyn, hr)
+	ref, _, _ := unstructured.NestedString(hc.Object, "spec", "sourceRef", "name")
+	return ref, hc.GetName()
+}
+
+// chartOwners are the names of the owners of the HelmChart name, sorted.
+func chartOwners(t *testing.T, run *fluxRun, name string) []string {
+	t.Helper()
+	o, err := dynamic.NewForConfigOrDie(run.rest).Resource(helmCharts).Namespace(run.ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range o.GetOwnerReferences() {
+		out = append(out, r.Name)
+	}
+	slices.Sort(out)
+	return out
 }

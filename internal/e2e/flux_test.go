@@ -126,7 +126,7 @@ func TestFluxEngine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v, _, _ := unstructured.NestedString(hr.Object, "spec", "chart", "spec", "version"); v != "1.0.0" {
+			if v, _, _ := unstructured.NestedString(helmChartOf(t, dyn, hr).Object, "spec", "version"); v != "1.0.0" {
 				t.Errorf("HelmRelease %s chart version %q, want the planned 1.0.0", name, v)
 			}
 			if strings.Contains(string(mustJSON(t, hr.Object)), "flux-secret-value") {
@@ -238,6 +238,7 @@ func providerObjects(t *testing.T, rc *rest.Config, ns string) []string {
 		"OCIRepository":  {Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"},
 		"GitRepository":  {Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"},
 		"Bucket":         {Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "buckets"},
+		"HelmChart":      helmCharts,
 		"Secret":         {Version: "v1", Resource: "secrets"},
 	} {
 		list, err := dynamic.NewForConfigOrDie(rc).Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=terraform-provider-helmrelease"})
@@ -689,4 +690,20 @@ func TestFluxEmptyFields(t *testing.T) {
 		}
 		w.must(0, "destroy", "-auto-approve", "-input=false", "-no-color")
 	})
+}
+
+// helmChartOf is the HelmChart the HelmRelease's spec.chartRef names (the
+// one the provider shares among the releases of a Helm repository's
+// chart), in its namespace.
+func helmChartOf(t *testing.T, dyn dynamic.Interface, hr *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	ref, _, _ := unstructured.NestedStringMap(hr.Object, "spec", "chartRef")
+	if ref["kind"] != "HelmChart" {
+		t.Fatalf("HelmRelease %s's chartRef %v names no HelmChart", hr.GetName(), ref)
+	}
+	hc, err := dyn.Resource(helmCharts).Namespace(hr.GetNamespace()).Get(context.Background(), ref["name"], metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hc
 }

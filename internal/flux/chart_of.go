@@ -25,43 +25,32 @@ func (e *Client) ChartOf(ctx context.Context, hr *helmv2.HelmRelease) (chartsour
 	}
 	switch {
 	case hr.Spec.Chart != nil:
-		t := hr.Spec.Chart.Spec
-		switch t.SourceRef.Kind {
-		case sourcev1.GitRepositoryKind:
-			return e.gitChartOf(ctx, t, ns(t.SourceRef.Namespace))
-		case sourcev1.BucketKind:
-			return e.bucketChartOf(ctx, t, ns(t.SourceRef.Namespace))
-		}
-		if t.SourceRef.Kind != sourcev1.HelmRepositoryKind {
-			return chartsource.Source{}, fmt.Errorf("its chart comes from a %s, not a HelmRepository, GitRepository or Bucket", t.SourceRef.Kind)
-		}
-		repo := &sourcev1.HelmRepository{}
-		if err := e.Kube.Get(ctx, client.ObjectKey{Namespace: ns(t.SourceRef.Namespace), Name: t.SourceRef.Name}, repo); err != nil {
-			return chartsource.Source{}, fmt.Errorf("reading its HelmRepository: %w", err)
-		}
-		url := repo.Spec.URL
-		if repo.Spec.Type == sourcev1.HelmRepositoryTypeOCI && !strings.HasPrefix(url, "oci://") {
-			url = "oci://" + url
-		}
-		version := t.Version
-		if version == "*" {
-			version = ""
-		}
-		return chartsource.Source{
-			Name: t.Chart, Repository: url, Version: version, ValuesFiles: t.ValuesFiles,
-			IgnoreMissingValuesFiles: t.IgnoreMissingValuesFiles, ReconcileStrategy: chartsource.ReconcileStrategy(t.ReconcileStrategy),
-		}, nil
+		return e.templateChartOf(ctx, hr.Spec.Chart.Spec, ns(hr.Spec.Chart.Spec.SourceRef.Namespace))
 	case hr.Spec.ChartRef != nil:
 		ref := hr.Spec.ChartRef
 		named := &chartsource.ChartRef{Kind: ref.Kind, Name: ref.Name, Namespace: ns(ref.Namespace)}
 		if ref.Kind == sourcev1.HelmChartKind {
-			return chartsource.Source{Name: ref.Name, ChartRef: named}, nil
+			hc := &sourcev1.HelmChart{}
+			if err := e.Kube.Get(ctx, client.ObjectKey{Namespace: named.Namespace, Name: ref.Name}, hc); err != nil {
+				return chartsource.Source{}, fmt.Errorf("reading its HelmChart: %w", err)
+			}
+			if hc.Labels[ManagedByLabel] != ManagedBy {
+				// Managed elsewhere: the configuration names it.
+				return chartsource.Source{Name: ref.Name, ChartRef: named}, nil
+			}
+			// The HelmChart the provider shares among releases: the chart
+			// its configuration named.
+			s := hc.Spec
+			return e.templateChartOf(ctx, helmv2.HelmChartTemplateSpec{
+				Chart: s.Chart, Version: s.Version, SourceRef: helmv2.CrossNamespaceObjectReference{Kind: s.SourceRef.Kind, Name: s.SourceRef.Name},
+				ReconcileStrategy: s.ReconcileStrategy, ValuesFiles: s.ValuesFiles, IgnoreMissingValuesFiles: s.IgnoreMissingValuesFiles,
+			}, named.Namespace)
 		}
 		if ref.Kind != sourcev1.OCIRepositoryKind {
 			return chartsource.Source{}, fmt.Errorf("its chartRef names a %s, not an OCIRepository or a HelmChart", ref.Kind)
 		}
 		repo := &sourcev1.OCIRepository{}
-		if err := e.Kube.Get(ctx, client.ObjectKey{Namespace: ns(ref.Namespace), Name: ref.Name}, repo); err != nil {
+		if err := e.Kube.Get(ctx, client.ObjectKey{Namespace: named.Namespace, Name: ref.Name}, repo); err != nil {
 			return chartsource.Source{}, fmt.Errorf("reading its OCIRepository: %w", err)
 		}
 		if repo.Labels[ManagedByLabel] != ManagedBy {
@@ -82,6 +71,36 @@ func (e *Client) ChartOf(ctx context.Context, hr *helmv2.HelmRelease) (chartsour
 		return chartsource.Source{Name: repo.Spec.URL[i+1:], Repository: repo.Spec.URL[:i], Version: version}, nil
 	}
 	return chartsource.Source{}, errors.New("it names no chart")
+}
+
+// templateChartOf is the chart of a HelmChart template (or of a HelmChart
+// the provider wrote, read as one) whose source is in namespace.
+func (e *Client) templateChartOf(ctx context.Context, t helmv2.HelmChartTemplateSpec, namespace string) (chartsource.Source, error) {
+	switch t.SourceRef.Kind {
+	case sourcev1.GitRepositoryKind:
+		return e.gitChartOf(ctx, t, namespace)
+	case sourcev1.BucketKind:
+		return e.bucketChartOf(ctx, t, namespace)
+	case sourcev1.HelmRepositoryKind:
+	default:
+		return chartsource.Source{}, fmt.Errorf("its chart comes from a %s, not a HelmRepository, GitRepository or Bucket", t.SourceRef.Kind)
+	}
+	repo := &sourcev1.HelmRepository{}
+	if err := e.Kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: t.SourceRef.Name}, repo); err != nil {
+		return chartsource.Source{}, fmt.Errorf("reading its HelmRepository: %w", err)
+	}
+	url := repo.Spec.URL
+	if repo.Spec.Type == sourcev1.HelmRepositoryTypeOCI && !strings.HasPrefix(url, "oci://") {
+		url = "oci://" + url
+	}
+	version := t.Version
+	if version == "*" {
+		version = ""
+	}
+	return chartsource.Source{
+		Name: t.Chart, Repository: url, Version: version, ValuesFiles: t.ValuesFiles,
+		IgnoreMissingValuesFiles: t.IgnoreMissingValuesFiles, ReconcileStrategy: chartsource.ReconcileStrategy(t.ReconcileStrategy),
+	}, nil
 }
 
 // gitChartOf is the chart of t from its GitRepository. The commit the

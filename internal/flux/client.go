@@ -184,6 +184,14 @@ func (e *Client) Apply(ctx context.Context, objs *Objects) (*helmv2.HelmRelease,
 		}
 		// The apply writes the object as it is now into its argument.
 		want := u.DeepCopy()
+		if u.GetKind() == helmv2.HelmReleaseKind {
+			// First too: a HelmRelease another writer made (imported) may
+			// hold spec.chart where the apply writes spec.chartRef, and
+			// the API server refuses one with both.
+			if _, err := e.replaceForeignFields(ctx, want.DeepCopy()); err != nil && !apierrors.IsNotFound(err) {
+				return nil, err
+			}
+		}
 		if err := e.Kube.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 			return nil, fmt.Errorf("applying %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 		}
@@ -207,11 +215,11 @@ func (e *Client) Apply(ctx context.Context, objs *Objects) (*helmv2.HelmRelease,
 			}
 		}
 	}
-	keep := ""
+	var keep []client.Object
 	if objs.Shared {
-		keep = objs.Source.GetName()
+		keep = objs.sharedObjects()
 	}
-	if err := errors.Join(e.Release(ctx, ns, hr.UID, keep), e.deleteOwn(ctx, objs)); err != nil {
+	if err := errors.Join(e.Release(ctx, ns, hr.UID, keep...), e.deleteOwn(ctx, objs)); err != nil {
 		return hr, &CleanupError{Err: err}
 	}
 	return hr, nil

@@ -35,7 +35,7 @@ func (e *Client) Delete(ctx context.Context, namespace, name string, uninstall b
 	if hr != nil {
 		defer func() {
 			if err == nil {
-				if rerr := e.Release(ctx, namespace, hr.UID, ""); rerr != nil {
+				if rerr := e.Release(ctx, namespace, hr.UID); rerr != nil {
 					// Kubernetes' garbage collector lets them go too,
 					// on its own time: the deletion stands.
 					err = &CleanupError{Err: rerr}
@@ -135,18 +135,35 @@ func (e *Client) DeleteWritten(ctx context.Context, objs *Objects) error {
 	return e.deleteAuxiliary(ctx, hr.Namespace, hr.Name)
 }
 
-// Release lets the shared sources of namespace go that the HelmRelease
-// of uid owns, but keep: its owner reference is removed, and a source
-// left with no owner is deleted with its credentials. A release never
-// deletes a source another release owns.
-func (e *Client) Release(ctx context.Context, namespace string, uid types.UID, keep string) error {
+// Release lets the shared sources and HelmCharts of namespace go that
+// the HelmRelease of uid owns, but keep: its owner reference is removed,
+// and an object left with no owner is deleted, a source with its
+// credentials. A release never deletes what another release owns.
+func (e *Client) Release(ctx context.Context, namespace string, uid types.UID, keep ...client.Object) error {
+	kept := func(obj client.Object) bool {
+		return slices.ContainsFunc(keep, func(k client.Object) bool {
+			return k.GetName() == obj.GetName() && reflect.TypeOf(k) == reflect.TypeOf(obj)
+		})
+	}
+	shared := []client.ListOption{client.InNamespace(namespace), client.MatchingLabels{SharedLabel: "true", ManagedByLabel: ManagedBy}}
+	charts := &sourcev1.HelmChartList{}
+	if err := e.Kube.List(ctx, charts, shared...); err != nil {
+		return fmt.Errorf("listing the shared HelmCharts of namespace %s: %w", namespace, err)
+	}
+	for i := range charts.Items {
+		if chart := &charts.Items[i]; !kept(chart) && ownedBy(chart, uid) {
+			if err := e.disown(ctx, chart, uid); err != nil {
+				return err
+			}
+		}
+	}
 	list := &sourcev1.HelmRepositoryList{}
-	if err := e.Kube.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{SharedLabel: "true", ManagedByLabel: ManagedBy}); err != nil {
+	if err := e.Kube.List(ctx, list, shared...); err != nil {
 		return fmt.Errorf("listing the shared HelmRepositories of namespace %s: %w", namespace, err)
 	}
 	for i := range list.Items {
 		repo := &list.Items[i]
-		if repo.Name == keep || !ownedBy(repo, uid) {
+		if kept(repo) || !ownedBy(repo, uid) {
 			continue
 		}
 		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: SharedCredentialsName(repo.Name)}}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -118,7 +119,11 @@ type Objects struct {
 	// Source is the HelmRepository, OCIRepository, GitRepository or Bucket
 	// of the chart.
 	Source client.Object
-	// Shared is set when Source and Credentials are shared with the other
+	// Chart is the HelmChart shared by the namespace's releases of the
+	// same chart, version and values files from a shared HelmRepository,
+	// which spec.chartRef names; nil for other sources.
+	Chart client.Object
+	// Shared is set when Source and Credentials (and Chart) are shared with the other
 	// releases of the namespace that use the same Helm repository, login,
 	// TLS files and interval (a HelmRepository); an OCIRepository is the
 	// release's own, pinned to the digest its plan resolved, and a
@@ -138,6 +143,9 @@ func (o *Objects) List() []client.Object {
 	if o.Source != nil {
 		out = append(out, o.Source)
 	}
+	if o.Chart != nil {
+		out = append(out, o.Chart)
+	}
 	if o.Values != nil {
 		out = append(out, o.Values)
 	}
@@ -149,10 +157,13 @@ func (o *Objects) sharedObjects() []client.Object {
 	if !o.Shared {
 		return nil
 	}
-	if o.Credentials == nil {
-		return []client.Object{o.Source}
+	var out []client.Object
+	for _, obj := range []client.Object{o.Credentials, o.Source, o.Chart} {
+		if obj != nil && !reflect.ValueOf(obj).IsNil() {
+			out = append(out, obj)
+		}
 	}
-	return []client.Object{o.Credentials, o.Source}
+	return out
 }
 
 // shared reports whether obj is the shared source or its credentials.
@@ -192,6 +203,26 @@ func sharedSourceName(src chartsource.Source, credentials *corev1.Secret, interv
 		host = strings.TrimRight(host[:max], "-")
 	}
 	return host + "-" + hex.EncodeToString(h.Sum(nil))[:digestLen]
+}
+
+// sharedChartName names the HelmChart shared by the releases of the same
+// chart, version, values files, strategy, repository and interval: the
+// chart's name, readable in kubectl get, and a digest of all of it.
+func sharedChartName(spec sourcev1.HelmChartSpec) string {
+	h := sha256.New()
+	for _, part := range []string{spec.SourceRef.Name, spec.Chart, spec.Version, spec.ReconcileStrategy, strings.Join(spec.ValuesFiles, "\x00"),
+		strconv.FormatBool(spec.IgnoreMissingValuesFiles), spec.Interval.Duration.String()} {
+		fmt.Fprintf(h, "%d:%s;", len(part), part)
+	}
+	name := strings.Trim(dnsUnsafe.ReplaceAllString(strings.ToLower(spec.Chart), "-"), "-")
+	if name == "" {
+		name = "chart"
+	}
+	const digestLen = 10
+	if max := 63 - digestLen - 1; len(name) > max {
+		name = strings.TrimRight(name[:max], "-")
+	}
+	return name + "-" + hex.EncodeToString(h.Sum(nil))[:digestLen]
 }
 
 // dnsUnsafe is what a DNS label may not hold.
@@ -325,14 +356,25 @@ func Build(r *Release) (*Objects, error) {
 			}
 		}
 		out.Source = repo
-		hr.Spec.Chart = &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
-			Chart:                    src.Name,
-			Version:                  version,
-			SourceRef:                helmv2.CrossNamespaceObjectReference{Kind: sourcev1.HelmRepositoryKind, Name: repo.Name},
-			ReconcileStrategy:        string(src.ReconcileStrategy),
-			ValuesFiles:              src.ValuesFiles,
-			IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles,
-		}}
+		// One HelmChart for the namespace's releases of the same chart,
+		// version and values files: source-controller builds it once,
+		// instead of once per release from the same index.
+		chart := &sourcev1.HelmChart{
+			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.HelmChartKind},
+			ObjectMeta: objectMeta(sourceName),
+			Spec: sourcev1.HelmChartSpec{
+				Chart:                    src.Name,
+				Version:                  version,
+				SourceRef:                sourcev1.LocalHelmChartSourceReference{Kind: sourcev1.HelmRepositoryKind, Name: repo.Name},
+				Interval:                 metav1.Duration{Duration: interval},
+				ReconcileStrategy:        string(src.ReconcileStrategy),
+				ValuesFiles:              src.ValuesFiles,
+				IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles,
+			},
+		}
+		chart.Name = sharedChartName(chart.Spec)
+		out.Chart = chart
+		hr.Spec.ChartRef = &helmv2.CrossNamespaceSourceReference{Kind: sourcev1.HelmChartKind, Name: chart.Name}
 	}
 
 	return out, release(r, out, hr, objectMeta, interval)

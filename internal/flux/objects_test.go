@@ -16,6 +16,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
@@ -59,9 +60,21 @@ func TestBuild(t *testing.T) {
 			if string(o.Credentials.Data["username"]) != "u" || string(o.Credentials.Data["password"]) != "p" || o.Credentials.Type != corev1.SecretTypeOpaque {
 				t.Errorf("credentials %s %v", o.Credentials.Type, o.Credentials.Data)
 			}
-			c := o.HelmRelease.Spec.Chart
-			if c == nil || c.Spec.Chart != "app" || c.Spec.Version != "1.2.3" || c.Spec.SourceRef.Kind != sourcev1.HelmRepositoryKind || c.Spec.SourceRef.Name != repo.Name || !reflect.DeepEqual(c.Spec.ValuesFiles, []string{"prod.yaml"}) {
-				t.Errorf("chart template %+v", c)
+			// One HelmChart for the namespace's releases of this chart,
+			// version and values files, named by spec.chartRef.
+			c, ok := o.Chart.(*sourcev1.HelmChart)
+			if !ok || c.Spec.Chart != "app" || c.Spec.Version != "1.2.3" || c.Spec.SourceRef.Kind != sourcev1.HelmRepositoryKind || c.Spec.SourceRef.Name != repo.Name ||
+				!reflect.DeepEqual(c.Spec.ValuesFiles, []string{"prod.yaml"}) || c.Spec.Interval.Duration != time.Hour {
+				t.Fatalf("HelmChart %+v", o.Chart)
+			}
+			if !strings.HasPrefix(c.Name, "app-") || c.Labels[SharedLabel] != "true" || c.Labels[ReleaseLabel] != "" {
+				t.Errorf("HelmChart %s labelled %v: want a shared HelmChart named by its chart", c.Name, c.Labels)
+			}
+			if ref := o.HelmRelease.Spec.ChartRef; ref == nil || ref.Kind != sourcev1.HelmChartKind || ref.Name != c.Name || ref.Namespace != "" || o.HelmRelease.Spec.Chart != nil {
+				t.Errorf("chartRef %+v, chart template %+v: want the shared HelmChart alone", ref, o.HelmRelease.Spec.Chart)
+			}
+			if shared := o.sharedObjects(); len(shared) != 3 || shared[2] != o.Chart {
+				t.Errorf("shared objects %v, want the credentials, the HelmRepository and the HelmChart", shared)
 			}
 		},
 	}, {
@@ -101,8 +114,8 @@ func TestBuild(t *testing.T) {
 			if o.Credentials != nil || o.Source.(*sourcev1.HelmRepository).Spec.SecretRef != nil {
 				t.Errorf("credentials %v for a repository without any", o.Credentials)
 			}
-			if got := len(o.List()); got != 3 {
-				t.Errorf("%d objects, want source, values Secret and HelmRelease", got)
+			if got := len(o.List()); got != 4 {
+				t.Errorf("%d objects, want source, HelmChart, values Secret and HelmRelease", got)
 			}
 		},
 	}} {
@@ -325,5 +338,47 @@ func TestBuildChartRef(t *testing.T) {
 		if l := o.List(); len(l) != 2 || l[0] != o.Values || l[1] != hr {
 			t.Errorf("%s: objects %v, want the values Secret and the HelmRelease", tc.ref, l)
 		}
+	}
+}
+
+// TestSharedChartName: releases share a HelmChart when their repository,
+// chart, version, values files, strategy and interval are the same. The
+// name is a DNS label led by the chart's name.
+func TestSharedChartName(t *testing.T) {
+	spec := func(edit func(*sourcev1.HelmChartSpec)) string {
+		s := sourcev1.HelmChartSpec{Chart: "podinfo", Version: "6.7.1", SourceRef: sourcev1.LocalHelmChartSourceReference{Kind: sourcev1.HelmRepositoryKind, Name: "charts-example-com-0123456789"},
+			Interval: metav1.Duration{Duration: time.Hour}, ValuesFiles: []string{"values.yaml", "prod.yaml"}}
+		if edit != nil {
+			edit(&s)
+		}
+		return sharedChartName(s)
+	}
+	base := spec(nil)
+	for _, tc := range []struct {
+		name  string
+		got   string
+		share bool
+	}{
+		{"the same", spec(nil), true},
+		{"another version", spec(func(s *sourcev1.HelmChartSpec) { s.Version = "6.7.2" }), false},
+		{"another chart", spec(func(s *sourcev1.HelmChartSpec) { s.Chart = "redis" }), false},
+		{"another repository", spec(func(s *sourcev1.HelmChartSpec) { s.SourceRef.Name = "other" }), false},
+		{"values files in another order", spec(func(s *sourcev1.HelmChartSpec) { s.ValuesFiles = []string{"prod.yaml", "values.yaml"} }), false},
+		{"values files joined otherwise", spec(func(s *sourcev1.HelmChartSpec) { s.ValuesFiles = []string{"values.yamlprod.yaml"} }), false},
+		{"missing values files ignored", spec(func(s *sourcev1.HelmChartSpec) { s.IgnoreMissingValuesFiles = true }), false},
+		{"another strategy", spec(func(s *sourcev1.HelmChartSpec) { s.ReconcileStrategy = "Revision" }), false},
+		{"another interval", spec(func(s *sourcev1.HelmChartSpec) { s.Interval.Duration = time.Minute }), false},
+	} {
+		if (tc.got == base) != tc.share {
+			t.Errorf("%s: %s against %s, want shared %t", tc.name, tc.got, base, tc.share)
+		}
+	}
+	for _, name := range []string{base, spec(func(s *sourcev1.HelmChartSpec) { s.Chart = strings.Repeat("Very_Long.Chart", 8) })} {
+		if len(name) > 63 || !regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`).MatchString(name) {
+			t.Errorf("HelmChart name %q is not a DNS label", name)
+		}
+	}
+	if !strings.HasPrefix(base, "podinfo-") {
+		t.Errorf("HelmChart name %q does not start with the chart's name", base)
 	}
 }

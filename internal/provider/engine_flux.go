@@ -232,6 +232,6 @@ func cleanupLeft(diags *diag.Diagnostics, err error, id, namespace string) bool 
 		return false
 	}
 	diags.AddWarning("Unused chart sources left",
-		fmt.Sprintf("helmrelease_release %s: letting go the chart sources and Secrets the release no longer uses failed: %s.\n\nKubernetes' garbage collector deletes them with their last HelmRelease; the provider's credentials need list on HelmRepositories in namespace %q (see the guide \"Handing releases to Flux\").", id, cleanup.Err, namespace))
+		fmt.Sprintf("helmrelease_release %s: letting go the chart sources and Secrets the release no longer uses failed: %s.\n\nKubernetes' garbage collector deletes them with their last HelmRelease; the provider's credentials need list on HelmRepositories and HelmCharts in namespace %q (see the guide \"Handing releases to Flux\").", id, cleanup.Err, namespace))
 	return true
 }

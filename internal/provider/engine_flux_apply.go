@@ -104,7 +104,7 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 				left = fmt.Sprintf(" Removing the chart source and Secrets it wrote failed too (%s): delete the objects labelled %s=%s in namespace %q.", cleanErr, flux.ReleaseLabel, spec.Name, spec.Namespace)
 			}
 		}
-		diags.AddError("HelmRelease not written", fmt.Sprintf("helmrelease_release %s: %s.%s\n\nThe provider's credentials need to apply HelmReleases, HelmRepositories, OCIRepositories (GitRepositories and Buckets for charts from them) and Secrets in namespace %q (see the guide \"Handing releases to Flux\"); check them and that the cluster is reachable, then apply again.", m.ID.ValueString(), err, left, spec.Namespace))
+		diags.AddError("HelmRelease not written", fmt.Sprintf("helmrelease_release %s: %s.%s\n\nThe provider's credentials need to apply HelmReleases, HelmRepositories, HelmCharts, OCIRepositories (GitRepositories and Buckets for charts from them) and Secrets in namespace %q (see the guide \"Handing releases to Flux\"); check them and that the cluster is reachable, then apply again.", m.ID.ValueString(), err, left, spec.Namespace))
 		return
 	}
 	b, _ := json.Marshal(fluxWritten{Generation: written.Generation}) // an int

@@ -23,7 +23,7 @@ resource "helmrelease_release" "r" {
   name      = "app"
   namespace = %[1]q
   chart     = { name = %[2]q }
-  install   = { create_namespace = true, timeout = "10s" }
+  install   = { create_namespace = true, timeout = "2m" }
   # A failed upgrade is rolled back before the next one: not waited for,
   # the rolled-back Widget is not Ready either.
   rollback  = { disable_wait = true }

@@ -217,7 +217,7 @@ func nullReleaseModel() *releaseModel {
 	list := func(name string) types.List { return nullOf(attrs[name].GetType()).(types.List) }
 	return &releaseModel{
 		ID: types.StringNull(), Name: types.StringNull(), Namespace: types.StringNull(), ReleaseName: types.StringNull(),
-		TargetNamespace: types.StringNull(), StorageNamespace: types.StringNull(), Chart: object("chart"),
+		TargetNamespace: types.StringNull(), StorageNamespace: types.StringNull(), Chart: object("chart"), ChartRef: object("chart_ref"),
 		Values: types.DynamicNull(), SensitiveValues: types.StringNull(), SensitiveValuesWO: types.StringNull(), SensitiveWOVersion: types.Int64Null(),
 		ValuesFrom: list("values_from"), PostRenderers: list("post_renderers"), CommonMetadata: object("common_metadata"),
 		Suspend: types.BoolNull(), Timeout: types.StringNull(), MaxHistory: types.Int64Null(), PersistentClient: types.BoolNull(),
