@@ -57,13 +57,15 @@ resource "helmrelease_release" %[1]q {
 `, name, ns, engine, kind, object)
 }
 
-// chartRefConfig is a configuration of four releases of the svc chart by
-// chart_ref: from the OCIRepository svc-oci and from the HelmChart
-// svc-chart, each with both engines.
-func chartRefConfig(ns, kubeconfig, cacheDir string) string {
-	return chartRefProvider(kubeconfig, cacheDir) +
-		chartRefRelease("oci-helm", ns, "helm", "OCIRepository", "svc-oci") + chartRefRelease("oci-flux", ns, "flux", "OCIRepository", "svc-oci") +
-		chartRefRelease("hc-helm", ns, "helm", "HelmChart", "svc-chart") + chartRefRelease("hc-flux", ns, "flux", "HelmChart", "svc-chart")
+// chartRefConfig is a configuration of releases of the svc chart by
+// chart_ref, from the OCIRepository svc-oci and from the HelmChart
+// svc-chart, for each engine of engines.
+func chartRefConfig(ns, kubeconfig, cacheDir string, engines []string) string {
+	config := chartRefProvider(kubeconfig, cacheDir)
+	for _, engine := range engines {
+		config += chartRefRelease("oci-"+engine, ns, engine, "OCIRepository", "svc-oci") + chartRefRelease("hc-"+engine, ns, engine, "HelmChart", "svc-chart")
+	}
+	return config
 }
 
 // chartRefSources writes, as a team managing Flux sources would, the
@@ -158,8 +160,20 @@ func requestReconcile(t *testing.T, dyn dynamic.Interface, gvr schema.GroupVersi
 // plan, a new version the objects fetched planned and applied as an
 // upgrade; a missing object and one that is not Ready refused at plan,
 // naming it, with nothing written; destroy leaves the objects.
-func testChartRefLifecycle(t *testing.T, run *fluxRun) {
+//
+// The in-process engine runs on one helm-controller version's run only,
+// the newest: it does not depend on the controller.
+func testChartRefLifecycle(t *testing.T, run *fluxRun, inProcess bool) {
 	ns, dyn := run.ns, dynamic.NewForConfigOrDie(run.rest)
+	engines := []string{"flux"}
+	if inProcess {
+		engines = append(engines, "helm")
+	}
+	t.Logf("chart_ref releases with the engines %v", engines)
+	var names []string
+	for _, e := range engines {
+		names = append(names, "oci-"+e, "hc-"+e)
+	}
 	_, file, _, _ := runtime.Caller(0)
 	chartDir := filepath.Join(filepath.Dir(file), "testdata", "charts", "svc")
 	oci, repo := testrepo.NewOCI(t), testrepo.NewHTTP(t)
@@ -172,7 +186,7 @@ func testChartRefLifecycle(t *testing.T, run *fluxRun) {
 	st := newStorageOn(t, run.rest, ns)
 	w := newWorkspace(t, "chartref")
 	cacheDir := t.TempDir()
-	w.write(chartRefConfig(ns, run.kubeconfig, cacheDir))
+	w.write(chartRefConfig(ns, run.kubeconfig, cacheDir, engines))
 	out := w.apply()
 	if strings.Contains(out.stdout+out.stderr, testrepo.Password) {
 		t.Fatalf("the apply shows the repository password:\n%s", out)
@@ -181,9 +195,12 @@ func testChartRefLifecycle(t *testing.T, run *fluxRun) {
 		t.Helper()
 		digest := ociRevision[strings.Index(ociRevision, "sha256:")+len("sha256:"):]
 		core, _, _ := strings.Cut(ociRevision, "@")
-		want := map[string]string{"oci-helm": core + "+" + digest[:12], "oci-flux": core + "+" + digest[:12], "hc-helm": helmChartVersion, "hc-flux": helmChartVersion}
 		revisions := w.sourceRevisions()
-		for name, v := range want {
+		for _, name := range names {
+			v := helmChartVersion
+			if strings.HasPrefix(name, "oci-") {
+				v = core + "+" + digest[:12]
+			}
 			latest := st.latest(name)
 			if latest == nil || latest.Chart == nil || latest.Chart.Metadata.Version != v || string(latest.Info.Status) != "deployed" {
 				t.Errorf("release %s: %s, want chart %s deployed", name, st.describe(name), v)
@@ -192,8 +209,8 @@ func testChartRefLifecycle(t *testing.T, run *fluxRun) {
 				t.Errorf("release %s: chart_version %q in the state, want %s", name, got, v)
 			}
 		}
-		if got := revisions["oci-helm"][0]; got != ociRevision {
-			t.Errorf("release oci-helm: chart_source_revision %q, want the OCIRepository's artifact %s", got, ociRevision)
+		if got := revisions["oci-"+engines[len(engines)-1]][0]; got != ociRevision {
+			t.Errorf("release oci-%s: chart_source_revision %q, want the OCIRepository's artifact %s", engines[len(engines)-1], got, ociRevision)
 		}
 	}
 	versions(ociRevision, "1.0.0")
@@ -227,8 +244,8 @@ func testChartRefLifecycle(t *testing.T, run *fluxRun) {
 	ociRevision = artifactOf(t, dyn, ociRepositories, ns, "svc-oci", true, func(r string) bool { return strings.HasPrefix(r, "1.0.1@sha256:") })
 	artifactOf(t, dyn, helmCharts, ns, "svc-chart", true, func(r string) bool { return r == "1.0.1" })
 	plan := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
-	if !strings.Contains(plan.stdout, "4 to change") {
-		t.Errorf("the plan after new artifacts does not change the four releases:\n%s", plan.stdout)
+	if want := fmt.Sprintf("%d to change", len(names)); !strings.Contains(plan.stdout, want) {
+		t.Errorf("the plan after new artifacts does not change the %d releases:\n%s", len(names), plan.stdout)
 	}
 	w.apply()
 	versions(ociRevision, "1.0.1")
@@ -269,7 +286,7 @@ func testChartRefLifecycle(t *testing.T, run *fluxRun) {
 		t.Fatal(err)
 	}
 	st.waitFor("gitops", 1, releasecommon.StatusDeployed, 2*time.Minute)
-	w.write(chartRefConfig(ns, run.kubeconfig, cacheDir) + `
+	w.write(chartRefConfig(ns, run.kubeconfig, cacheDir, engines) + `
 resource "helmrelease_release" "gitops" {
   name      = "gitops"
   namespace = "` + ns + `"
@@ -294,7 +311,7 @@ import {
 	}
 
 	w.must(0, "destroy", "-auto-approve", "-input=false", "-no-color")
-	for _, name := range []string{"oci-helm", "oci-flux", "hc-helm", "hc-flux", "gitops"} {
+	for _, name := range append(names, "gitops") {
 		if latest := st.latest(name); latest != nil {
 			t.Errorf("release %s after destroy: %s", name, st.describe(name))
 		}

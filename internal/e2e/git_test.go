@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 )
 
@@ -214,6 +215,11 @@ func TestGitCharts(t *testing.T) {
 // them; destroy deletes them. Then charts by chart_ref, with both engines
 // (testChartRefLifecycle), whose objects need source-controller.
 func TestFluxChartSources(t *testing.T) {
+	all, err := testcluster.FluxVersions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions := all[testcluster.HelmController]
 	withFluxControllers(t, func(t *testing.T, run *fluxRun) {
 		dyn := dynamic.NewForConfigOrDie(run.rest)
 		chartFrom := func(t *testing.T, name, kind string) {
@@ -254,7 +260,8 @@ func TestFluxChartSources(t *testing.T) {
 				chartFrom(t, "app", "Bucket")
 			})
 		})
-		t.Run("chart_ref", func(t *testing.T) { testChartRefLifecycle(t, run) })
+		newest := run.Versions[testcluster.HelmController] == versions[len(versions)-1]
+		t.Run("chart_ref", func(t *testing.T) { testChartRefLifecycle(t, run, newest) })
 		if left := providerObjects(t, run.rest, run.ns); len(left) > 0 {
 			t.Errorf("after destroy the provider's sources and Secrets are left: %v", left)
 		}

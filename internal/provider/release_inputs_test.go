@@ -27,6 +27,7 @@ import (
 // resource) make the planned objects unknown, as does a provider whose
 // cluster settings come from another resource; both apply.
 func TestAccRelease_unknowns(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,

@@ -18,6 +18,7 @@ import (
 // refresh and keeps the state; a release uninstalled outside Terraform
 // leaves the state and is planned to be created again.
 func TestAccRelease_refresh(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	unreachable := `
 provider "helmrelease" {

@@ -38,6 +38,7 @@ resource "helmrelease_release" "r" {
 // uninstalling it, the error names the hook, the failure counters are saved
 // with the tainted resource, and fixed values install it afresh.
 func TestAccRelease_installRemediation(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,

@@ -280,6 +280,7 @@ resource "helmrelease_release" "r" {
 // TestAccRelease_ociTagPushedAgain: a chart tag pushed again to an OCI
 // registry with other content is a new version (+<digest>) and an upgrade.
 func TestAccRelease_ociTagPushedAgain(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	registry := testrepo.NewOCI(t)
 	push := func(message string) {
