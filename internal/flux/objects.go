@@ -232,12 +232,6 @@ var dnsUnsafe = regexp.MustCompile(`[^a-z0-9-]+`)
 func Build(r *Release) (*Objects, error) {
 	s := r.Spec
 	src := r.Chart.Source
-	if ref := src.ChartRef; ref != nil {
-		return buildChartRef(r, ref)
-	}
-	if src.Repository == "" && src.Git == nil && src.Bucket == nil {
-		return nil, errors.New("a local chart cannot be handed to Flux: the controller reads charts from a Helm repository, an OCI registry, Git or a bucket")
-	}
 	interval := r.Interval
 	if interval == 0 {
 		interval = DefaultInterval
@@ -245,6 +239,28 @@ func Build(r *Release) (*Objects, error) {
 	labels := map[string]string{ManagedByLabel: ManagedBy, ReleaseLabel: s.Name}
 	objectMeta := func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: s.Namespace, Labels: labels}
+	}
+	hr := &helmv2.HelmRelease{
+		TypeMeta:   metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
+		ObjectMeta: objectMeta(s.Name),
+	}
+	hr.Labels = map[string]string{ManagedByLabel: ManagedBy}
+	hr.Spec.PostRenderStrategy = helmv2.PostRenderStrategy(r.PostRenderStrategy)
+	if ref := src.ChartRef; ref != nil {
+		// The chart is the artifact of an object managed elsewhere: the
+		// HelmRelease names it, and no source is written.
+		hr.Spec.ChartRef = &helmv2.CrossNamespaceSourceReference{Kind: ref.Kind, Name: ref.Name}
+		if ref.Namespace != s.Namespace {
+			hr.Spec.ChartRef.Namespace = ref.Namespace
+		}
+		out := &Objects{}
+		if err := release(r, out, hr, objectMeta, interval); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	if src.Repository == "" && src.Git == nil && src.Bucket == nil {
+		return nil, errors.New("a local chart cannot be handed to Flux: the controller reads charts from a Helm repository, an OCI registry, Git or a bucket")
 	}
 	out := &Objects{Shared: src.Git == nil && src.Bucket == nil && !chartsource.IsOCI(src.Repository)}
 	credentials, err := credentialsSecret(src, objectMeta(CredentialsName(s.Name)))
@@ -267,12 +283,6 @@ func Build(r *Release) (*Objects, error) {
 		}
 	}
 	out.Credentials = credentials
-	hr := &helmv2.HelmRelease{
-		TypeMeta:   metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
-		ObjectMeta: objectMeta(s.Name),
-	}
-	hr.Labels = map[string]string{ManagedByLabel: ManagedBy}
-	hr.Spec.PostRenderStrategy = helmv2.PostRenderStrategy(r.PostRenderStrategy)
 	version, _, _ := strings.Cut(r.Chart.Version, "+")
 	switch {
 	case src.Git != nil:
@@ -377,34 +387,10 @@ func Build(r *Release) (*Objects, error) {
 		hr.Spec.ChartRef = &helmv2.CrossNamespaceSourceReference{Kind: sourcev1.HelmChartKind, Name: chart.Name}
 	}
 
-	return out, release(r, out, hr, objectMeta, interval)
-}
-
-// buildChartRef returns the objects of r, whose chart is the artifact of
-// an object managed elsewhere: the HelmRelease and its values Secret,
-// and spec.chartRef naming the object.
-func buildChartRef(r *Release, ref *chartsource.ChartRef) (*Objects, error) {
-	s := r.Spec
-	interval := r.Interval
-	if interval == 0 {
-		interval = DefaultInterval
+	if err := release(r, out, hr, objectMeta, interval); err != nil {
+		return nil, err
 	}
-	labels := map[string]string{ManagedByLabel: ManagedBy, ReleaseLabel: s.Name}
-	objectMeta := func(name string) metav1.ObjectMeta {
-		return metav1.ObjectMeta{Name: name, Namespace: s.Namespace, Labels: labels}
-	}
-	hr := &helmv2.HelmRelease{
-		TypeMeta:   metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
-		ObjectMeta: objectMeta(s.Name),
-	}
-	hr.Labels = map[string]string{ManagedByLabel: ManagedBy}
-	hr.Spec.PostRenderStrategy = helmv2.PostRenderStrategy(r.PostRenderStrategy)
-	hr.Spec.ChartRef = &helmv2.CrossNamespaceSourceReference{Kind: ref.Kind, Name: ref.Name}
-	if ref.Namespace != s.Namespace {
-		hr.Spec.ChartRef.Namespace = ref.Namespace
-	}
-	out := &Objects{}
-	return out, release(r, out, hr, objectMeta, interval)
+	return out, nil
 }
 
 // release completes hr, the HelmRelease of r, and puts it and its values
