@@ -200,7 +200,9 @@ func readyRef(ref chartsource.ChartRef, generation, observed int64, conditions [
 		return refError(ref, "it is not Ready (%s): %s", ready.Reason, ready.Message)
 	case observed != generation:
 		return refError(ref, "source-controller has not reconciled its generation %d yet", generation)
-	case artifact == nil || ready == nil:
+	case ready == nil:
+		return refError(ref, "source-controller has not reconciled it yet (no Ready condition)")
+	case artifact == nil:
 		return refError(ref, "it has no artifact yet")
 	}
 	return nil
