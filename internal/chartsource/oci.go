@@ -28,6 +28,9 @@ type OCIChart struct {
 	// Versions are the semver tags of the repository, newest first.
 	Versions []string
 	Chart    *chart.Chart
+	// Verified is the signature verification the chart passed, when
+	// Source.Verify asked for one.
+	Verified *Verified
 }
 
 // IsOCI reports whether repository is an OCI registry (oci://).
@@ -69,7 +72,7 @@ func (r *Repositories) oci(ctx context.Context, src Source) (*OCIChart, error) {
 	// when ctx ends. Each of its requests ends within the client's timeout,
 	// and no request starts once ctx has ended.
 	go func() {
-		out, err := r.pullOCI(ctx, client, repository, ref, name, c, constraint, src.Keyring, src.Artifact)
+		out, err := r.pullOCI(ctx, client, src, ref, c, constraint)
 		done <- result{out, err}
 	}()
 	select {
@@ -80,12 +83,13 @@ func (r *Repositories) oci(ctx context.Context, src Source) (*OCIChart, error) {
 	}
 }
 
-func (r *Repositories) pullOCI(ctx context.Context, client *registry.Client, repository, ref, name string, c *semver.Constraints, constraint, keyring string, artifact *Artifact) (*OCIChart, error) {
+func (r *Repositories) pullOCI(ctx context.Context, client *registry.Client, src Source, ref string, c *semver.Constraints, constraint string) (*OCIChart, error) {
+	repository, name, keyring := src.Repository, src.Name, src.Keyring
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if artifact != nil {
-		return r.pullOCIArtifact(ctx, client, repository, ref, artifact)
+	if src.Artifact != nil {
+		return r.pullOCIArtifact(ctx, client, src, ref)
 	}
 	tags, err := client.Tags(ref)
 	if err != nil {
@@ -115,6 +119,13 @@ func (r *Repositories) pullOCI(ctx context.Context, client *registry.Client, rep
 	}
 	digest := desc.Digest.String()
 	out := &OCIChart{Version: version + "+" + desc.Digest.Encoded()[:12], Digest: digest, Versions: tags}
+	// The signature is verified before the chart is read, and the digest
+	// verified is the one pulled.
+	if src.Verify != nil {
+		if out.Verified, err = r.verifySignature(ctx, src.Auth, ref, digest, src.Verify); err != nil {
+			return nil, err
+		}
+	}
 	path := r.cachePath("oci", digest) + ".tgz"
 	data, err := os.ReadFile(path)
 	var prov []byte
@@ -158,10 +169,17 @@ func (r *Repositories) pullOCI(ctx context.Context, client *registry.Client, rep
 // its digest, which the registry client checks the content against: the
 // chart source-controller fetched. Its version is the chart's with the
 // digest's first 12 hex digits, as helm-controller makes it.
-func (r *Repositories) pullOCIArtifact(ctx context.Context, client *registry.Client, repository, ref string, artifact *Artifact) (*OCIChart, error) {
-	tag, digest, err := artifact.ociPin()
+func (r *Repositories) pullOCIArtifact(ctx context.Context, client *registry.Client, src Source, ref string) (*OCIChart, error) {
+	repository := src.Repository
+	tag, digest, err := src.Artifact.ociPin()
 	if err != nil {
 		return nil, err
+	}
+	var verified *Verified
+	if src.Verify != nil {
+		if verified, err = r.verifySignature(ctx, src.Auth, ref, digest, src.Verify); err != nil {
+			return nil, err
+		}
 	}
 	path := r.cachePath("oci", digest) + ".tgz"
 	data, err := os.ReadFile(path)
@@ -186,7 +204,7 @@ func (r *Repositories) pullOCIArtifact(ctx context.Context, client *registry.Cli
 		return nil, err
 	}
 	hex := strings.TrimPrefix(digest, "sha256:")
-	return &OCIChart{Version: c.Metadata.Version + "+" + hex[:12], Digest: digest, Chart: c}, nil
+	return &OCIChart{Version: c.Metadata.Version + "+" + hex[:12], Digest: digest, Chart: c, Verified: verified}, nil
 }
 
 func ociRemedy(err error) string {

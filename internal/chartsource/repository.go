@@ -73,6 +73,9 @@ type Repositories struct {
 	// cache) per set of credentials, for the process's life.
 	httpClients     map[Auth]*http.Client
 	registryClients map[Auth]*registry.Client
+	// verified are the signature verifications passed, by
+	// Verification.cacheKey.
+	verified map[string]*Verified
 
 	downloads atomic.Int64
 }
@@ -85,7 +88,7 @@ func NewRepositories(cacheDir string, timeout time.Duration) *Repositories {
 	}
 	return &Repositories{
 		cacheDir: cacheDir, timeout: timeout, indexes: map[string]*Index{},
-		httpClients: map[Auth]*http.Client{}, registryClients: map[Auth]*registry.Client{},
+		httpClients: map[Auth]*http.Client{}, registryClients: map[Auth]*registry.Client{}, verified: map[string]*Verified{},
 	}
 }
 

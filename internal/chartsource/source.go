@@ -69,6 +69,9 @@ type Source struct {
 	// install --verify`): a chart without one, or not matching it, fails.
 	// Chart directories cannot be verified.
 	Keyring string
+	// Verify, when set, is the signature an OCI chart's manifest must
+	// have (cosign or notation), verified before the chart is pulled.
+	Verify *Verification
 
 	// ChartRef, when set, names the Flux object this source was read
 	// from (spec.chartRef), which the release records; Artifact is then
@@ -113,6 +116,9 @@ type Resolved struct {
 	// from, as Flux's artifact revision: "main@sha1:<commit>" (Git).
 	// Empty for repositories and local charts.
 	SourceRevision string
+	// Verified is the signature verification the chart passed (OCI
+	// charts with Source.Verify).
+	Verified *Verified
 }
 
 // fromSource reports whether src reads its chart from a Flux source kind
@@ -171,7 +177,7 @@ func (r *Repositories) resolve(ctx context.Context, src Source) (*Resolved, erro
 		if oci, err = r.oci(ctx, src); err == nil {
 			// As Flux does: the release's chart version carries the digest,
 			// so that a tag pushed again is an upgrade.
-			out = &Resolved{Chart: oci.Chart, Version: oci.Version, AppVersion: oci.Chart.Metadata.AppVersion, Digest: oci.Digest, Versions: oci.Versions,
+			out = &Resolved{Chart: oci.Chart, Version: oci.Version, AppVersion: oci.Chart.Metadata.AppVersion, Digest: oci.Digest, Versions: oci.Versions, Verified: oci.Verified,
 				Parts: []RevisionPart{{Change: changeOCI, Hex: shortHex(oci.Digest)}}}
 		}
 	case strings.HasPrefix(src.Repository, "https://") || strings.HasPrefix(src.Repository, "http://"):

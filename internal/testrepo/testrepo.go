@@ -196,6 +196,10 @@ type OCI struct {
 	CAFile   string
 	client   *registry.Client
 	htpasswd string
+	// transport trusts the registry's certificate; password is the one
+	// the registry was started with.
+	transport http.RoundTripper
+	password  string
 }
 
 // Rotate makes the registry accept password alone for Username, as a
@@ -255,7 +259,8 @@ func NewOCIWithPassword(t testing.TB, password string) *OCI {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &OCI{URL: "oci://" + strings.TrimPrefix(srv.URL, "https://") + "/charts", CAFile: ca, client: client, htpasswd: htpasswd}
+	return &OCI{URL: "oci://" + strings.TrimPrefix(srv.URL, "https://") + "/charts", CAFile: ca, client: client, htpasswd: htpasswd,
+		transport: srv.Client().Transport, password: password}
 }
 
 // Push pushes c under the tag of its version (+ written _, as Helm does),

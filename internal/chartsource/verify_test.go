@@ -1,0 +1,135 @@
+package chartsource_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
+)
+
+// TestVerifySignature signs charts in a real registry as cosign (with a
+// key, and keyless against a private Sigstore) and notation do, and
+// resolves them as a plan does.
+func TestVerifySignature(t *testing.T) {
+	t.Parallel()
+	reg := testrepo.NewOCI(t)
+	push := func(name, version, description string) string {
+		reg.Push(t, &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: name, Version: version, Description: description}}, nil)
+		return reg.Digest(t, name, version)
+	}
+	key, otherKey := testrepo.NewCosignKey(t), testrepo.NewCosignKey(t)
+	sigstore, otherSigstore := testrepo.NewSigstore(t), testrepo.NewSigstore(t)
+	notary, otherNotary := testrepo.NewNotationKey(t, "release-team"), testrepo.NewNotationKey(t, "someone-else")
+	const (
+		issuer  = "https://token.actions.githubusercontent.com"
+		subject = "https://github.com/example/charts/.github/workflows/release.yaml@refs/heads/main"
+	)
+
+	push("cosigned", "1.0.0", "signed with a key")
+	reg.CosignSign(t, "cosigned", "1.0.0", key)
+	push("unsigned", "1.0.0", "never signed")
+	// Signed, then pushed again with other content carrying the first
+	// manifest's signature.
+	signed := push("tampered", "1.0.0", "as signed")
+	reg.CosignSign(t, "tampered", "1.0.0", key)
+	changed := push("tampered", "1.0.0", "changed after signing")
+	reg.CopyCosignSignatures(t, "tampered", signed, changed)
+	push("keyless", "1.0.0", "signed keyless")
+	reg.CosignSignKeyless(t, "keyless", "1.0.0", sigstore, subject, issuer)
+	push("notarized", "1.0.0", "signed with notation")
+	reg.NotationSign(t, "notarized", "1.0.0", notary)
+
+	identity := []chartsource.Identity{{Issuer: `^https://token\.actions\.githubusercontent\.com$`, Subject: `^https://github\.com/example/charts/`}}
+	cosignKeys := func(keys ...*testrepo.CosignKey) *chartsource.Verification {
+		v := &chartsource.Verification{Provider: chartsource.ProviderCosign}
+		for _, k := range keys {
+			v.PublicKeys = append(v.PublicKeys, k.PublicPEM)
+		}
+		return v
+	}
+	for _, tc := range []struct {
+		name, chart string
+		verify      *chartsource.Verification
+		signer      string // a substring of Verified.Signer; empty: refused
+		refusal     string // a substring of the error
+	}{
+		{"cosign key", "cosigned", cosignKeys(key), "key sha256:", ""},
+		{"cosign any key of several", "cosigned", cosignKeys(otherKey, key), "key sha256:", ""},
+		{"cosign another key", "cosigned", cosignKeys(otherKey), "", "no signature by the 1 public key(s) given"},
+		{"cosign unsigned", "unsigned", cosignKeys(key), "", "no signatures found"},
+		{"cosign changed after signing", "tampered", cosignKeys(key), "", "no signature by the 1 public key(s) given"},
+		{"cosign keyless", "keyless", &chartsource.Verification{Provider: chartsource.ProviderCosign, Identities: identity, TrustedRoot: sigstore.TrustedRoot},
+			subject + " (issuer " + issuer + ")", ""},
+		{"cosign keyless, another identity", "keyless", &chartsource.Verification{Provider: chartsource.ProviderCosign,
+			Identities: []chartsource.Identity{{Issuer: "^https://accounts\\.google\\.com$", Subject: ".*"}}, TrustedRoot: sigstore.TrustedRoot}, "", "no signature matching the OIDC identities given"},
+		{"cosign keyless, another Sigstore", "keyless", &chartsource.Verification{Provider: chartsource.ProviderCosign, Identities: identity, TrustedRoot: otherSigstore.TrustedRoot},
+			"", "no signature matching the OIDC identities given"},
+		{"cosign keyless without identity", "keyless", &chartsource.Verification{Provider: chartsource.ProviderCosign, TrustedRoot: sigstore.TrustedRoot},
+			"", "needs at least one OIDC identity"},
+		{"notation", "notarized", &chartsource.Verification{Provider: chartsource.ProviderNotation, PublicKeys: [][]byte{notary.CAPEM}}, "CN=release-team", ""},
+		{"notation, another CA", "notarized", &chartsource.Verification{Provider: chartsource.ProviderNotation, PublicKeys: [][]byte{otherNotary.CAPEM}}, "", "notation"},
+		{"notation unsigned", "unsigned", &chartsource.Verification{Provider: chartsource.ProviderNotation, PublicKeys: [][]byte{notary.CAPEM}}, "", "no signature is associated"},
+		{"notation, cosign-signed", "cosigned", &chartsource.Verification{Provider: chartsource.ProviderNotation, PublicKeys: [][]byte{notary.CAPEM}}, "", "no signature is associated"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			repos := chartsource.NewRepositories(t.TempDir(), 0)
+			src := chartsource.Source{Repository: reg.URL, Name: tc.chart, Version: "1.0.0", Verify: tc.verify,
+				Auth: chartsource.Auth{Username: testrepo.Username, Password: testrepo.Password, CAFile: reg.CAFile}}
+			got, err := repos.Resolve(context.Background(), src)
+			if tc.signer == "" {
+				if !errors.Is(err, chartsource.ErrSignature) || !strings.Contains(err.Error(), tc.refusal) {
+					t.Fatalf("got %v, want ErrSignature saying %q", err, tc.refusal)
+				}
+				if !strings.Contains(err.Error(), reg.Ref(tc.chart)+"@sha256:") || !strings.Contains(err.Error(), tc.verify.Provider) {
+					t.Errorf("error %q names no chart digest or provider", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Verified == nil || !strings.Contains(got.Verified.Signer, tc.signer) || got.Verified.Digest != got.Digest || got.Verified.Warning != "" {
+				t.Fatalf("verified %+v (chart digest %s), want signer %q", got.Verified, got.Digest, tc.signer)
+			}
+		})
+	}
+}
+
+// TestVerifySignatureOnce: releases of one chart resolved together verify
+// its signature once.
+func TestVerifySignatureOnce(t *testing.T) {
+	t.Parallel()
+	reg := testrepo.NewOCI(t)
+	reg.Push(t, &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "web", Version: "1.0.0"}}, nil)
+	key := testrepo.NewCosignKey(t)
+	reg.CosignSign(t, "web", "1.0.0", key)
+	repos := chartsource.NewRepositories(t.TempDir(), 0)
+	src := chartsource.Source{Repository: reg.URL, Name: "web", Version: "1.0.0",
+		Verify: &chartsource.Verification{Provider: chartsource.ProviderCosign, PublicKeys: [][]byte{key.PublicPEM}},
+		Auth:   chartsource.Auth{Username: testrepo.Username, Password: testrepo.Password, CAFile: reg.CAFile}}
+	var wg sync.WaitGroup
+	results := make([]*chartsource.Verified, 8)
+	for i := range results {
+		wg.Go(func() {
+			got, err := repos.Resolve(context.Background(), src)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			results[i] = got.Verified
+		})
+	}
+	wg.Wait()
+	for _, v := range results[1:] {
+		if v != results[0] {
+			t.Fatalf("verified %p and %p: the signature was verified more than once", v, results[0])
+		}
+	}
+}
