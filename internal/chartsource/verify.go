@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
 )
 
 // ErrSignature means an OCI chart's signature could not be verified
@@ -71,15 +74,39 @@ func (v *Verification) Keyless() bool {
 	return v.Provider == ProviderCosign && len(v.PublicKeys) == 0
 }
 
-// Check reports what makes v unusable before any registry is asked.
+// Check reports what makes v unusable before any registry is asked: a
+// provider without its keys, fields of the other provider, keys,
+// certificates, identities, trusted root or trust policy that do not
+// parse.
 func (v *Verification) Check() error {
 	switch v.Provider {
 	case ProviderCosign:
 		if v.Keyless() && len(v.Identities) == 0 {
 			return errors.New("keyless cosign verification needs at least one OIDC identity (issuer and subject regular expressions): without one, a signature by anyone with a Sigstore certificate would pass")
 		}
+	case ProviderNotation:
+		if len(v.PublicKeys) == 0 {
+			return errors.New("notation verification needs the certificates of its trust store")
+		}
+	}
+	return v.CheckParts()
+}
+
+// CheckParts checks what v gives, without requiring keys: those of a
+// Secret are added later.
+func (v *Verification) CheckParts() error {
+	switch v.Provider {
+	case ProviderCosign:
 		if len(v.PublicKeys) > 0 && (len(v.Identities) > 0 || v.TrustedRoot != nil) {
 			return errors.New("OIDC identities and a trusted root are for keyless signatures: give them or public keys, not both")
+		}
+		if v.TrustPolicy != nil {
+			return errors.New("a trust policy is notation's, not cosign's")
+		}
+		for i, k := range v.PublicKeys {
+			if _, err := cryptoutils.UnmarshalPEMToPublicKey(k); err != nil {
+				return fmt.Errorf("public key %d is not a PEM public key: %w", i, err)
+			}
 		}
 		for i, id := range v.Identities {
 			for _, re := range []struct{ field, expr string }{{"issuer", id.Issuer}, {"subject", id.Subject}} {
@@ -88,12 +115,22 @@ func (v *Verification) Check() error {
 				}
 			}
 		}
-	case ProviderNotation:
-		if len(v.PublicKeys) == 0 {
-			return errors.New("notation verification needs the certificates of its trust store")
+		if v.TrustedRoot != nil {
+			if _, err := root.NewTrustedRootFromJSON(v.TrustedRoot); err != nil {
+				return fmt.Errorf("the trusted root is not a Sigstore trusted_root.json: %w", err)
+			}
 		}
+	case ProviderNotation:
 		if len(v.Identities) > 0 || v.TrustedRoot != nil {
 			return errors.New("OIDC identities and a trusted root are for keyless cosign signatures, not notation")
+		}
+		if len(v.PublicKeys) > 0 {
+			if _, err := newTrustStore(v.PublicKeys); err != nil {
+				return err
+			}
+		}
+		if _, err := TrustPolicyDocument(v.TrustPolicy); err != nil {
+			return err
 		}
 	default:
 		return fmt.Errorf("unknown signature provider %q: use %s or %s", v.Provider, ProviderCosign, ProviderNotation)

@@ -56,6 +56,11 @@ func (e *Client) ChartRefSource(ctx context.Context, ref chartsource.ChartRef) (
 		if src.Auth, err = e.refAuth(ctx, ref, key.Namespace, s.SecretRef, s.CertSecretRef, registryHost(s.URL)); err != nil {
 			return chartsource.Source{}, err
 		}
+		// The signature source-controller verified is verified again: the
+		// chart pulled is the one it let through.
+		if src.Verify, err = e.ociVerification(ctx, ref, s.Verify); err != nil {
+			return chartsource.Source{}, err
+		}
 		return src, nil
 	case chartsource.KindHelmChart:
 		hc := &sourcev1.HelmChart{}

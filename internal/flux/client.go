@@ -112,28 +112,39 @@ func (e *Client) CheckCRDs() error {
 // provider process may outlive: a field found is remembered for the
 // client's life, one missing is looked up again.
 func (e *Client) HasSpecField(ctx context.Context, field string) (bool, error) {
-	if _, ok := e.specFields.Load(field); ok {
+	return e.hasField(ctx, "helmreleases."+helmv2.GroupVersion.Group, helmv2.GroupVersion.Version, field)
+}
+
+// HasOCIRepositorySpecField is HasSpecField for the OCIRepository CRD at
+// API version v1: source-controller v1.9 added
+// verify.trustedRootSecretRef.
+func (e *Client) HasOCIRepositorySpecField(ctx context.Context, field string) (bool, error) {
+	return e.hasField(ctx, "ocirepositories."+sourcev1.GroupVersion.Group, sourcev1.GroupVersion.Version, field)
+}
+
+func (e *Client) hasField(ctx context.Context, crdName, version, field string) (bool, error) {
+	key := crdName + "\x00" + field
+	if _, ok := e.specFields.Load(key); ok {
 		return true, nil
 	}
-	found, err := e.hasSpecField(ctx, field)
+	found, err := e.hasSpecField(ctx, crdName, version, field)
 	if found {
-		e.specFields.Store(field, true)
+		e.specFields.Store(key, true)
 	}
 	return found, err
 }
 
-func (e *Client) hasSpecField(ctx context.Context, field string) (bool, error) {
+func (e *Client) hasSpecField(ctx context.Context, name, version, field string) (bool, error) {
 	crd := &unstructured.Unstructured{}
 	crd.SetAPIVersion("apiextensions.k8s.io/v1")
 	crd.SetKind("CustomResourceDefinition")
-	name := "helmreleases." + helmv2.GroupVersion.Group
 	if err := e.Kube.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
 		return false, fmt.Errorf("reading CRD %s: %w", name, err)
 	}
 	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
 	for _, v := range versions {
 		m, _ := v.(map[string]any)
-		if m["name"] != helmv2.GroupVersion.Version {
+		if m["name"] != version {
 			continue
 		}
 		node, _, _ := unstructured.NestedMap(m, "schema", "openAPIV3Schema", "properties", "spec")

@@ -232,6 +232,7 @@ func (e *Client) deleteOwn(ctx context.Context, objs *Objects) error {
 		&sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: hr.Namespace, Name: SourceName(hr.Name)}},
 		&sourcev1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: hr.Namespace, Name: SourceName(hr.Name)}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: hr.Namespace, Name: CredentialsName(hr.Name)}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: hr.Namespace, Name: VerificationName(hr.Name)}},
 	} {
 		if slices.ContainsFunc(objs.List(), func(o client.Object) bool {
 			return o.GetName() == obj.GetName() && reflect.TypeOf(o) == reflect.TypeOf(obj)
@@ -255,6 +256,7 @@ func (e *Client) deleteAuxiliary(ctx context.Context, namespace, name string) er
 		&sourcev1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: SourceName(name)}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: ValuesName(name)}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: CredentialsName(name)}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: VerificationName(name)}},
 	} {
 		if err := e.deleteLabelled(ctx, obj, name); err != nil {
 			return err

@@ -110,6 +110,11 @@ type Release struct {
 	// ChartNameChangeStrategy is spec.upgrade.chartNameChangeStrategy,
 	// written when set (helm-controller v1.6 or later).
 	ChartNameChangeStrategy reconcile.ChartNameChangeStrategy
+	// VerifySecret, when set, is the Secret of the release's namespace
+	// holding the keys of Chart.Source.Verify, named by the
+	// OCIRepository's spec.verify.secretRef instead of a Secret written
+	// with the keys given.
+	VerifySecret string
 }
 
 // Objects are the objects of a release, in the order they are applied.
@@ -129,6 +134,9 @@ type Objects struct {
 	// release's own, pinned to the digest its plan resolved, and a
 	// GitRepository to the commit.
 	Shared bool
+	// Verification holds the keys, certificates, trust policy or trusted
+	// root of the OCIRepository's spec.verify, or nil.
+	Verification *corev1.Secret
 	// Values holds the sensitive values, or nil.
 	Values      *corev1.Secret
 	HelmRelease *helmv2.HelmRelease
@@ -139,6 +147,9 @@ func (o *Objects) List() []client.Object {
 	var out []client.Object
 	if o.Credentials != nil {
 		out = append(out, o.Credentials)
+	}
+	if o.Verification != nil {
+		out = append(out, o.Verification)
 	}
 	if o.Source != nil {
 		out = append(out, o.Source)
@@ -176,6 +187,10 @@ func (o *Objects) shared(obj client.Object) bool {
 func CredentialsName(name string) string { return name + "-chart-credentials" }
 func ValuesName(name string) string      { return name + "-sensitive-values" }
 func SourceName(name string) string      { return name }
+
+// VerificationName names the Secret of an OCIRepository's spec.verify
+// written for the HelmRelease name.
+func VerificationName(name string) string { return name + "-chart-verification" }
 
 // SharedCredentialsName names the credentials Secret of a shared source.
 func SharedCredentialsName(source string) string { return source + "-credentials" }
@@ -344,6 +359,9 @@ func Build(r *Release) (*Objects, error) {
 			if credentials.Data[corev1.TLSCertKey] != nil || credentials.Data["ca.crt"] != nil {
 				repo.Spec.CertSecretRef = &meta.LocalObjectReference{Name: credentials.Name}
 			}
+		}
+		if src.Verify != nil {
+			repo.Spec.Verify, out.Verification = ociVerify(src.Verify, r.VerifySecret, objectMeta(VerificationName(s.Name)))
 		}
 		out.Source = repo
 		hr.Spec.ChartRef = &helmv2.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: repo.Name}
@@ -761,4 +779,50 @@ func postRenderers(in []postrender.Kustomize) []helmv2.PostRenderer {
 // records it in its history (configDigest).
 func ConfigDigest(v map[string]any) string {
 	return fluxchartutil.DigestValues(digest.Canonical, v).String()
+}
+
+// ociVerify is the spec.verify of an OCIRepository that verifies as v
+// says, and the Secret written with v's keys (nil when secret names the
+// user's, or keyless verification has no trusted root to write). The
+// Secret's keys are those source-controller reads: *.pub (cosign), *.crt
+// and trustpolicy.json (notation), trusted_root.json (keyless cosign,
+// spec.verify.trustedRootSecretRef).
+func ociVerify(v *chartsource.Verification, secret string, m metav1.ObjectMeta) (*sourcev1.OCIRepositoryVerification, *corev1.Secret) {
+	spec := &sourcev1.OCIRepositoryVerification{Provider: v.Provider}
+	for _, id := range v.Identities {
+		spec.MatchOIDCIdentity = append(spec.MatchOIDCIdentity, sourcev1.OIDCIdentityMatch{Issuer: id.Issuer, Subject: id.Subject})
+	}
+	if secret != "" {
+		spec.SecretRef = &meta.LocalObjectReference{Name: secret}
+		return spec, nil
+	}
+	data := map[string][]byte{}
+	for i, key := range v.PublicKeys {
+		if v.Provider == chartsource.ProviderNotation {
+			data[fmt.Sprintf("ca-%d.crt", i)] = key
+		} else {
+			data[fmt.Sprintf("cosign-%d.pub", i)] = key
+		}
+	}
+	if v.Provider == chartsource.ProviderNotation {
+		// source-controller needs one: the provider's default is written.
+		data[TrustPolicyKey] = v.TrustPolicy
+		if v.TrustPolicy == nil {
+			data[TrustPolicyKey] = []byte(chartsource.DefaultTrustPolicy)
+		}
+	}
+	if v.TrustedRoot != nil {
+		data[TrustedRootKey] = v.TrustedRoot
+	}
+	if len(data) == 0 {
+		return spec, nil // keyless against Sigstore's public-good instance
+	}
+	out := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: m, Type: corev1.SecretTypeOpaque, Data: data}
+	if len(v.PublicKeys) > 0 {
+		spec.SecretRef = &meta.LocalObjectReference{Name: out.Name}
+	}
+	if v.TrustedRoot != nil {
+		spec.TrustedRootSecretRef = &meta.LocalObjectReference{Name: out.Name}
+	}
+	return spec, out
 }

@@ -350,11 +350,16 @@ func (e *Client) sourceState(ctx context.Context, namespace, kind, name string) 
 		return ref + ": not readable: " + err.Error()
 	}
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	state := ref + ": no Ready condition: source-controller has not reconciled it"
+	verified := ""
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
-		if m["type"] == meta.ReadyCondition {
-			return fmt.Sprintf("%s: Ready=%s (%s): %s", ref, m["status"], m["reason"], m["message"])
+		switch m["type"] {
+		case meta.ReadyCondition:
+			state = fmt.Sprintf("%s: Ready=%s (%s): %s", ref, m["status"], m["reason"], m["message"])
+		case sourcev1.SourceVerifiedCondition:
+			verified = fmt.Sprintf("; SourceVerified=%s (%s): %s", m["status"], m["reason"], m["message"])
 		}
 	}
-	return ref + ": no Ready condition: source-controller has not reconciled it"
+	return state + verified
 }

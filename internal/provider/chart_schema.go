@@ -81,17 +81,7 @@ func chartAttribute() schema.SingleNestedAttribute {
 				MarkdownDescription: "Send the credentials to chart download URLs on other hosts than the repository's too (HelmRepository `passCredentials`). Default: `false`.",
 				Optional:            true,
 			},
-			"verify": schema.SingleNestedAttribute{
-				MarkdownDescription: "Verify the chart's provenance file (`.prov`, `helm package --sign`) against a keyring, as `helm install --verify` does (`verify`). A chart without provenance, signed by another key or changed after signing is refused. Works for Helm repositories, OCI registries and packaged local charts, not chart directories. Default: no verification.",
-				Optional:            true,
-				Attributes: map[string]schema.Attribute{
-					"keyring": schema.StringAttribute{
-						MarkdownDescription: "Path of the keyring file (GnuPG public keys) holding the signers' keys, e.g. exported with `gpg --export`.",
-						Required:            true,
-						Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
-					},
-				},
-			},
+			"verify": chartVerifyAttribute(),
 		},
 	}
 }
@@ -113,10 +103,6 @@ type chartModel struct {
 	InsecureSkipTLSVerify types.Bool        `tfsdk:"insecure_skip_tls_verify"`
 	PassCredentials       types.Bool        `tfsdk:"pass_credentials"`
 	Verify                *chartVerifyModel `tfsdk:"verify"`
-}
-
-type chartVerifyModel struct {
-	Keyring types.String `tfsdk:"keyring"`
 }
 
 // source is the chart source the model names; without a user name, with
@@ -146,8 +132,11 @@ func (m *chartModel) source(ctx context.Context, data *providerData) (chartsourc
 		repositoryURLError(&diags, path.Root("chart").AtName("repository"), err)
 		return src, diags
 	}
-	if m.Verify != nil {
-		src.Keyring = m.Verify.Keyring.ValueString()
+	if v := m.Verify; v != nil {
+		if v.provider() == verifyPGP {
+			src.Keyring = v.Keyring.ValueString()
+		}
+		src.Verify = v.verification(ctx, &diags)
 	}
 	diags.Append(m.ValuesFiles.ElementsAs(ctx, &src.ValuesFiles, false)...)
 	src.Auth = data.withRegistryLogin(src.Repository, src.Auth)
@@ -175,6 +164,8 @@ func chartError(diags *diag.Diagnostics, chart path.Path, err error) {
 		attrError(diags, at("name"), "Chart dependency not resolvable", err.Error()+".", "Vendor the dependency in the chart's charts/ directory (helm dependency build), or fix its repository and version in Chart.yaml.")
 	case errors.Is(err, chartsource.ErrLogin):
 		attrError(diags, at("repository"), "Repository login failed", err.Error()+".", "Run the exec command of the provider's registries login for this repository by hand: it must print the token alone and exit 0. With docker_config, check Docker's credentials for the host (docker login, or its credential helper).")
+	case errors.Is(err, chartsource.ErrSignature):
+		signatureError(diags, at("verify"), err)
 	case errors.Is(err, chartsource.ErrProvenance):
 		attrError(diags, at("verify"), "Chart provenance not verified", err.Error()+".", "Use a chart signed (helm package --sign) by a key of the keyring, with its .prov file published next to it, or point verify.keyring at the signer's public keys.")
 	case errors.Is(err, chartsource.ErrValuesFile):

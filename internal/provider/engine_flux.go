@@ -83,6 +83,7 @@ func (f fluxEngine) client(m *releaseModel, diags *diag.Diagnostics) *flux.Clien
 // controller will compose.
 func (f fluxEngine) release(ctx context.Context, m *releaseModel, wo writeOnly, spec *reconcile.Spec, resolved *chartsource.Resolved, diags *diag.Diagnostics) *flux.Release {
 	var src chartsource.Source
+	var verifySecret string
 	if ref := m.chartRef(ctx, diags); ref != nil {
 		// The object is the controller's source: nothing of it is written.
 		src = chartsource.Source{Name: resolved.Name(), ChartRef: ref}
@@ -103,6 +104,11 @@ func (f fluxEngine) release(ctx context.Context, m *releaseModel, wo writeOnly, 
 			return nil
 		}
 		src.Auth = auth
+		if c.Verify != nil && !c.Verify.SecretRef.IsNull() {
+			if ref := c.Verify.secretRef(ctx, m.Namespace.ValueString(), diags); ref != nil {
+				verifySecret = ref.Name.ValueString()
+			}
+		}
 	}
 	inline, err := valuesMap(m.Values)
 	if err != nil {
@@ -125,6 +131,7 @@ func (f fluxEngine) release(ctx context.Context, m *releaseModel, wo writeOnly, 
 		ValuesFrom:      valuesReferences(refs),
 		Interval:        interval,
 		Suspend:         m.Suspend.ValueBool(),
+		VerifySecret:    verifySecret,
 	}
 	if ref := m.kubeConfigRef(ctx, diags); ref != nil {
 		rel.KubeConfig = &meta.SecretKeyReference{Name: ref.Name, Key: ref.Key}
@@ -191,6 +198,11 @@ func fluxStatus(hr *helmv2.HelmRelease, prev *reconcile.Status) *reconcile.Statu
 	}
 	for _, c := range s.Conditions {
 		st.Conditions = append(st.Conditions, reconcile.Condition{Type: c.Type, Status: c.Status == "True", Reason: c.Reason, Message: c.Message})
+	}
+	if c := prev.Condition(conditionSourceVerified); c != nil {
+		// The provider's verification at the last apply: the HelmRelease
+		// has no such condition (its source has).
+		st.SetCondition(*c)
 	}
 	for _, h := range s.History {
 		snap := reconcile.Snapshot{

@@ -119,6 +119,7 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 		}
 	}
 	st = keepHandled(fluxStatus(hr, st), st, spec)
+	markSourceVerified(st, resolved.Verified)
 	st.LastAttemptedConfigDigest = configDigest
 	st.ObservedOptionsDigest, st.ObservedPostRenderersDigest = reconcile.OptionsDigest(spec), reconcile.PostRenderersDigest(spec)
 	status, d := statusObject(ctx, st)

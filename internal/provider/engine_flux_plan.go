@@ -95,6 +95,21 @@ func (f fluxEngine) planSupported(ctx context.Context, m *releaseModel, diags *d
 		return false
 	}
 	ok := true
+	if c := objectAs[releaseChartModel](ctx, m.Chart, path.Root("chart"), diags); c != nil && c.Verify != nil && !c.Verify.TrustedRoot.IsNull() {
+		// The OCIRepository's CRD, source-controller's.
+		found, err := fe.HasOCIRepositorySpecField(ctx, "verify.trustedRootSecretRef")
+		if err != nil {
+			clusterUnavailable(diags, path.Root("engine"), err)
+			return false
+		}
+		if !found {
+			at := path.Root("chart").AtName("verify").AtName("trusted_root")
+			attrError(diags, at, "Flux too old for "+at.String(),
+				"The OCIRepository CRD in this cluster has no spec.verify.trustedRootSecretRef: its source-controller is older than v1.9 (Flux 2.9), and would verify against Sigstore's public-good instance instead.",
+				"Upgrade Flux's source-controller to v1.9 or later, or remove "+at.String()+".")
+			ok = false
+		}
+	}
 	for _, f := range fluxFields {
 		p := f.needed(ctx, m)
 		if p == nil {

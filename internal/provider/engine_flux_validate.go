@@ -26,10 +26,8 @@ func (fluxEngine) validate(ctx context.Context, m *releaseModel, diags *diag.Dia
 			"A chart on the Terraform machine cannot be handed to Flux: helm-controller reads charts from a Helm repository, an OCI registry, a Git repository or a bucket its source-controller can reach.",
 			"Publish the chart to a Helm repository, an OCI registry, Git or a bucket and set chart.repository, chart.git or chart.bucket, or keep engine = \""+engineHelm+"\" for a local chart.")
 	}
-	if c.Verify != nil {
-		attrError(diags, chart.AtName("verify"), "Provenance keyring with the Flux engine",
-			"Flux's controllers verify charts with Cosign or Notation signatures of OCI artifacts, not with a GnuPG keyring of provenance files.",
-			"Remove chart.verify, or keep engine = \""+engineHelm+"\" to verify provenance files.")
+	if v := c.Verify; v != nil {
+		validateFluxVerify(ctx, m, v, chart.AtName("verify"), diags)
 	}
 	if c.InsecureSkipTLSVerify.ValueBool() {
 		attrError(diags, chart.AtName("insecure_skip_tls_verify"), "TLS verification off with the Flux engine",
@@ -74,5 +72,36 @@ func validateDependencies(ctx context.Context, m *releaseModel, diags *diag.Diag
 					"Write a CEL expression that yields true or false, e.g. dep.status.conditions.filter(c, c.type == 'Ready').all(c, c.status == 'True').")
 			}
 		}
+	}
+}
+
+// validateFluxVerify refuses a chart.verify the OCIRepository's
+// spec.verify cannot carry: provenance files, a Secret of another
+// namespace, keys given both inline and by Secret.
+func validateFluxVerify(ctx context.Context, m *releaseModel, v *chartVerifyModel, at path.Path, diags *diag.Diagnostics) {
+	if v.provider() == verifyPGP {
+		attrError(diags, at.AtName("provider"), "Provenance keyring with the Flux engine",
+			"Flux's controllers verify charts with cosign or notation signatures of OCI artifacts, not with a GnuPG keyring of provenance files.",
+			"Sign the chart with cosign or notation and set chart.verify.provider to it, or keep engine = \""+engineHelm+"\" to verify provenance files.")
+		return
+	}
+	if v.SecretRef.IsNull() || v.SecretRef.IsUnknown() {
+		return
+	}
+	if !v.PublicKeys.IsNull() {
+		attrError(diags, at.AtName("public_keys"), "Keys both inline and in a Secret with the Flux engine",
+			"The OCIRepository's spec.verify.secretRef names one Secret: the keys of chart.verify.public_keys cannot be added to the Secret of chart.verify.secret_ref.",
+			"Put every key in the Secret, or give them all in chart.verify.public_keys (the provider writes them into a Secret of its own).")
+	}
+	if !v.TrustPolicy.IsNull() {
+		attrError(diags, at.AtName("trust_policy"), "Trust policy beside a Secret with the Flux engine",
+			"source-controller reads notation's trust policy from the Secret of spec.verify.secretRef (its key trustpolicy.json).",
+			"Put the trust policy into the Secret under trustpolicy.json and remove chart.verify.trust_policy.")
+	}
+	ref := v.secretRef(ctx, m.Namespace.ValueString(), diags)
+	if ref != nil && !ref.Namespace.IsUnknown() && !m.Namespace.IsUnknown() && ref.Namespace.ValueString() != m.Namespace.ValueString() && !(m.Namespace.IsNull() && ref.Namespace.ValueString() == "default") {
+		attrError(diags, at.AtName("secret_ref").AtName("namespace"), "Verification Secret in another namespace with the Flux engine",
+			"The OCIRepository's spec.verify.secretRef names a Secret of its own namespace, the release's.",
+			"Copy the Secret into the release's namespace, or give the keys in chart.verify.public_keys.")
 	}
 }

@@ -97,5 +97,42 @@ func (r *releaseResource) chartSource(ctx context.Context, m *releaseModel, wo w
 		return chartsource.Source{}, false
 	}
 	wo.credentials(&src)
+	if src.Verify != nil && !c.Verify.SecretRef.IsNull() {
+		if !r.verificationKeys(ctx, m, c.Verify, src.Verify, diags) {
+			return chartsource.Source{}, false
+		}
+	}
 	return src, true
+}
+
+// verificationKeys adds the keys of chart.verify.secret_ref's Secret to
+// v, read from the release's cluster.
+func (r *releaseResource) verificationKeys(ctx context.Context, m *releaseModel, verify *chartVerifyModel, v *chartsource.Verification, diags *diag.Diagnostics) bool {
+	c := r.clusterOf(m, diags)
+	return c != nil && verificationKeys(ctx, c, m.Namespace.ValueString(), verify, v, diags)
+}
+
+// verificationKeys adds the keys of verify.secret_ref's Secret to v, read
+// from the cluster c; namespace is the release's.
+func verificationKeys(ctx context.Context, c *cluster, namespace string, verify *chartVerifyModel, v *chartsource.Verification, diags *diag.Diagnostics) bool {
+	at := path.Root("chart").AtName("verify").AtName("secret_ref")
+	ref := verify.secretRef(ctx, namespace, diags)
+	if ref == nil {
+		return false
+	}
+	fc, err := c.fluxClient()
+	if err != nil {
+		clusterUnavailable(diags, at, err)
+		return false
+	}
+	if err := fc.VerificationKeys(ctx, ref.Namespace.ValueString(), ref.Name.ValueString(), v); err != nil {
+		attrError(diags, at, "Verification Secret not usable", "chart.verify.secret_ref: "+err.Error()+".",
+			"Create the Secret with the public keys (cosign: keys ending in .pub) or certificates (notation: keys ending in .crt or .pem, and trustpolicy.json), and check that the provider's credentials may read it.")
+		return false
+	}
+	if err := v.Check(); err != nil {
+		attrError(diags, at, "Verification Secret not usable", "chart.verify.secret_ref: "+err.Error()+".", "Fix the keys or certificates the Secret holds.")
+		return false
+	}
+	return true
 }

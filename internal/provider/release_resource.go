@@ -56,6 +56,7 @@ func (r *releaseResource) ValidateConfig(ctx context.Context, req resource.Valid
 	if c := objectAs[releaseChartModel](ctx, m.Chart, path.Root("chart"), &resp.Diagnostics); c != nil {
 		validateGit(&c.chartModel, path.Root("chart"), &resp.Diagnostics)
 		validateBucket(&c.chartModel, path.Root("chart"), &resp.Diagnostics)
+		validateVerify(ctx, &c.chartModel, path.Root("chart"), &resp.Diagnostics)
 	}
 	validateHealthChecks(ctx, &m, &resp.Diagnostics)
 	for _, a := range []struct {

@@ -137,6 +137,7 @@ func (d *templateDataSource) ValidateConfig(ctx context.Context, req datasource.
 	if c := objectAs[chartModel](ctx, chart, path.Root("chart"), &resp.Diagnostics); c != nil {
 		validateGit(c, path.Root("chart"), &resp.Diagnostics)
 		validateBucket(c, path.Root("chart"), &resp.Diagnostics)
+		validateVerify(ctx, c, path.Root("chart"), &resp.Diagnostics)
 	}
 }
 
@@ -217,6 +218,9 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 	src, diags := m.Chart.source(ctx, d.data)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
+		return
+	}
+	if src.Verify != nil && !m.Chart.Verify.SecretRef.IsNull() && !verificationKeys(ctx, c, m.Namespace.ValueString(), m.Chart.Verify, src.Verify, &resp.Diagnostics) {
 		return
 	}
 	resolved, err := d.data.charts.Resolve(ctx, src)

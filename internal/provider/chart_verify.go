@@ -1,0 +1,289 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+)
+
+// Signature providers of chart.verify: Flux's two for OCI charts, and
+// Helm's provenance files.
+const (
+	verifyCosign   = chartsource.ProviderCosign
+	verifyNotation = chartsource.ProviderNotation
+	verifyPGP      = "pgp"
+)
+
+var verifyProviders = enum{verifyCosign, verifyNotation, verifyPGP}
+
+// chartVerifyAttribute is chart.verify (HelmRelease
+// spec.chart.spec.verify, OCIRepository spec.verify).
+func chartVerifyAttribute() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "Verify the chart's signature before anything is rendered (`verify`). " +
+			"`cosign` and `notation` verify the signature of an OCI chart's manifest (`repository = \"oci://…\"`), as Flux's source-controller does: the plan resolves the digest, verifies it, and pulls and renders that digest only; the apply installs the digest the plan verified. " +
+			"`pgp` verifies a provenance file (`.prov`, `helm package --sign`) against a GnuPG keyring, as `helm install --verify` does (Helm repositories, OCI registries and packaged local charts). " +
+			"An unsigned chart, a signature by another key or identity, or a chart changed after signing fails the plan, naming the chart, its digest, the provider and the reason. " +
+			"The digest verified and the signer show in `status.conditions` (type `SourceVerified`). Default: no verification.",
+		Optional: true,
+		Attributes: map[string]schema.Attribute{
+			"provider": schema.StringAttribute{
+				MarkdownDescription: "How the chart is signed (`provider`): " + verifyProviders.markdown() + ". Default: `pgp` when `keyring` is set, else `cosign` (Flux's default).",
+				Optional:            true,
+				Validators:          []validator.String{verifyProviders.validator()},
+			},
+			"keyring": schema.StringAttribute{
+				MarkdownDescription: "`pgp` only: path of the keyring file (GnuPG public keys) holding the signers' keys, e.g. exported with `gpg --export`. Required with `pgp`. Default: none.",
+				Optional:            true,
+				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
+			"public_keys": schema.ListAttribute{
+				MarkdownDescription: "`cosign`: PEM public keys (`cosign.pub`), any of which may have signed; without them and without `secret_ref`, the signature must be keyless. " +
+					"`notation`: PEM certificates of the trust store (the signing certificate's CA). Use `file(\"cosign.pub\")` to read one from a file. " +
+					"Flux reads the same from the Secret `secretRef` names (its `*.pub` keys for cosign, its `*.crt` and `*.pem` keys for notation). Default: none.",
+				ElementType: types.StringType,
+				Optional:    true,
+				Validators:  []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))},
+			},
+			"secret_ref": schema.SingleNestedAttribute{
+				MarkdownDescription: "A Secret in the cluster holding the keys (`secretRef`), read at plan: for `cosign`, its keys ending in `.pub` (public keys); for `notation`, its keys ending in `.crt` or `.pem` (certificates) and `trustpolicy.json` (the trust policy, which `trust_policy` then must not set). Default: none.",
+				Optional:            true,
+				Attributes: map[string]schema.Attribute{
+					"name": schema.StringAttribute{
+						MarkdownDescription: "Name of the Secret.",
+						Required:            true,
+						Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+					},
+					"namespace": schema.StringAttribute{
+						MarkdownDescription: "Namespace of the Secret. With `engine = \"flux\"` it must be the release's (Flux's `secretRef` is local). Default: the release's namespace.",
+						Optional:            true,
+					},
+				},
+			},
+			"match_oidc_identity": schema.ListNestedAttribute{
+				MarkdownDescription: "`cosign` keyless only: the identities whose signatures pass (`matchOIDCIdentity`), any of them. Required for keyless signatures: without it any Sigstore certificate would pass (Flux accepts that; this provider refuses it). Default: none.",
+				Optional:            true,
+				Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"issuer": schema.StringAttribute{
+						MarkdownDescription: "Regular expression (Go syntax) the OIDC issuer of the signing certificate must match, e.g. `^https://token\\.actions\\.githubusercontent\\.com$`.",
+						Required:            true,
+						Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+					},
+					"subject": schema.StringAttribute{
+						MarkdownDescription: "Regular expression (Go syntax) the signing certificate's subject (an e-mail address, or a workflow's URI) must match, e.g. `^https://github\\.com/my-org/charts/\\.github/workflows/release\\.yaml@refs/heads/main$`.",
+						Required:            true,
+						Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+					},
+				}},
+			},
+			"trusted_root": schema.StringAttribute{
+				MarkdownDescription: "`cosign` keyless only: content of a Sigstore `trusted_root.json` (Fulcio CAs, Rekor and CT logs) for a private Sigstore instance or an air-gapped network (OCIRepository `trustedRootSecretRef`), e.g. `file(\"trusted_root.json\")`. Default: Sigstore's public-good instance, whose trusted root is read from its TUF repository (over the network) and cached in `cache_dir`.",
+				Optional:            true,
+				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
+			"trust_policy": schema.StringAttribute{
+				MarkdownDescription: "`notation` only: content of a notation `trustpolicy.json` (Flux's `trustpolicy.json` key). Default: one policy for every registry, level `strict`, trusting the certificates given for any signer: `" + strings.ReplaceAll(strings.Join(strings.Fields(chartsource.DefaultTrustPolicy), " "), "`", "") + "`.",
+				Optional:            true,
+				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
+		},
+	}
+}
+
+type chartVerifyModel struct {
+	Provider          types.String `tfsdk:"provider"`
+	Keyring           types.String `tfsdk:"keyring"`
+	PublicKeys        types.List   `tfsdk:"public_keys"`
+	SecretRef         types.Object `tfsdk:"secret_ref"`
+	MatchOIDCIdentity types.List   `tfsdk:"match_oidc_identity"`
+	TrustedRoot       types.String `tfsdk:"trusted_root"`
+	TrustPolicy       types.String `tfsdk:"trust_policy"`
+}
+
+type secretRefModel struct {
+	Name      types.String `tfsdk:"name"`
+	Namespace types.String `tfsdk:"namespace"`
+}
+
+// provider is the signature provider, with its default; empty while
+// unknown.
+func (v *chartVerifyModel) provider() string {
+	switch {
+	case v.Provider.IsUnknown():
+		return ""
+	case !v.Provider.IsNull():
+		return v.Provider.ValueString()
+	case !v.Keyring.IsNull():
+		return verifyPGP
+	}
+	return verifyCosign
+}
+
+// verification is the cosign or notation verification v configures,
+// without the keys of its Secret (secretKeys adds them); nil for pgp.
+func (v *chartVerifyModel) verification(ctx context.Context, diags *diag.Diagnostics) *chartsource.Verification {
+	p := v.provider()
+	if p != verifyCosign && p != verifyNotation {
+		return nil
+	}
+	out := &chartsource.Verification{Provider: p}
+	var keys []string
+	diags.Append(v.PublicKeys.ElementsAs(ctx, &keys, false)...)
+	for _, k := range keys {
+		out.PublicKeys = append(out.PublicKeys, []byte(k))
+	}
+	var ids []struct {
+		Issuer  types.String `tfsdk:"issuer"`
+		Subject types.String `tfsdk:"subject"`
+	}
+	diags.Append(v.MatchOIDCIdentity.ElementsAs(ctx, &ids, false)...)
+	for _, id := range ids {
+		out.Identities = append(out.Identities, chartsource.Identity{Issuer: id.Issuer.ValueString(), Subject: id.Subject.ValueString()})
+	}
+	if !v.TrustedRoot.IsNull() {
+		out.TrustedRoot = []byte(v.TrustedRoot.ValueString())
+	}
+	if !v.TrustPolicy.IsNull() {
+		out.TrustPolicy = []byte(v.TrustPolicy.ValueString())
+	}
+	return out
+}
+
+// secretRef is secret_ref, its namespace defaulted to namespace; nil
+// when not set.
+func (v *chartVerifyModel) secretRef(ctx context.Context, namespace string, diags *diag.Diagnostics) *secretRefModel {
+	ref := objectAs[secretRefModel](ctx, v.SecretRef, path.Root("chart").AtName("verify").AtName("secret_ref"), diags)
+	if ref != nil && (ref.Namespace.IsNull() || ref.Namespace.ValueString() == "") {
+		ref.Namespace = types.StringValue(namespace)
+	}
+	return ref
+}
+
+// validateVerify refuses, at plan, a chart.verify that cannot verify:
+// fields of another provider, a provider without its keys, keys that do
+// not parse, cosign or notation for a chart that is not OCI.
+func validateVerify(ctx context.Context, c *chartModel, at path.Path, diags *diag.Diagnostics) {
+	v := c.Verify
+	if v == nil || v.Provider.IsUnknown() {
+		return
+	}
+	at = at.AtName("verify")
+	p := v.provider()
+	refuse := func(field, why string) {
+		attrError(diags, at.AtName(field), "chart.verify."+field+" with provider "+p, why, "Remove chart.verify."+field+", or set chart.verify.provider to the provider it belongs to.")
+	}
+	set := func(a interface{ IsNull() bool }) bool { return !a.IsNull() }
+	switch p {
+	case verifyPGP:
+		if v.Keyring.IsNull() {
+			attrError(diags, at.AtName("keyring"), "No keyring for pgp verification", "Provenance files are verified against a GnuPG keyring, which chart.verify.keyring names.", "Set chart.verify.keyring to the path of the signers' public keys (gpg --export), or choose provider cosign or notation for a signed OCI chart.")
+		}
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"public_keys", set(v.PublicKeys)}, {"secret_ref", set(v.SecretRef)}, {"match_oidc_identity", set(v.MatchOIDCIdentity)}, {"trusted_root", set(v.TrustedRoot)}, {"trust_policy", set(v.TrustPolicy)}} {
+			if f.set {
+				refuse(f.name, "pgp verifies a provenance file against chart.verify.keyring; this field is for cosign or notation signatures of OCI charts.")
+			}
+		}
+		return
+	case verifyCosign:
+		if set(v.TrustPolicy) {
+			refuse("trust_policy", "A trust policy is notation's; cosign verifies against public keys, or keyless against OIDC identities and a Sigstore trusted root.")
+		}
+		keyed := set(v.PublicKeys) || set(v.SecretRef)
+		if keyed && set(v.MatchOIDCIdentity) {
+			refuse("match_oidc_identity", "OIDC identities are matched for keyless signatures; with public_keys or secret_ref the signature must be made by one of the keys.")
+		}
+		if keyed && set(v.TrustedRoot) {
+			refuse("trusted_root", "A Sigstore trusted root is for keyless signatures; with public_keys or secret_ref the signature must be made by one of the keys.")
+		}
+		if !keyed && !set(v.MatchOIDCIdentity) && !v.MatchOIDCIdentity.IsUnknown() && !v.PublicKeys.IsUnknown() && !v.SecretRef.IsUnknown() {
+			attrError(diags, at.AtName("match_oidc_identity"), "Keyless cosign verification without an identity",
+				"Without public_keys or secret_ref the signature must be keyless, and a keyless signature is only worth what its identity is: without match_oidc_identity a signature by anyone holding a Sigstore certificate would pass.",
+				"Set chart.verify.match_oidc_identity to the OIDC issuer and subject that sign your charts (e.g. your CI workflow), or give the signing key with chart.verify.public_keys or chart.verify.secret_ref.")
+		}
+	case verifyNotation:
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"match_oidc_identity", set(v.MatchOIDCIdentity)}, {"trusted_root", set(v.TrustedRoot)}} {
+			if f.set {
+				refuse(f.name, "OIDC identities and a Sigstore trusted root are for keyless cosign signatures; notation verifies against the certificates of its trust store.")
+			}
+		}
+		if !set(v.PublicKeys) && !set(v.SecretRef) && !v.PublicKeys.IsUnknown() && !v.SecretRef.IsUnknown() {
+			attrError(diags, at.AtName("public_keys"), "No certificates for notation verification", "notation verifies a signature against the certificates of a trust store, which chart.verify.public_keys or the Secret of chart.verify.secret_ref gives.", "Set chart.verify.public_keys to the PEM certificate of the CA that issued the signing certificate, or chart.verify.secret_ref to a Secret holding it.")
+		}
+	}
+	if set(v.Keyring) {
+		refuse("keyring", "A keyring verifies provenance files (provider pgp); "+p+" verifies the signature of an OCI chart's manifest.")
+	}
+	if repo := c.Repository; !repo.IsUnknown() && (repo.IsNull() || !chartsource.IsOCI(repo.ValueString())) {
+		attrError(diags, at.AtName("provider"), p+" verification of a chart that is not in an OCI registry",
+			p+" signs OCI artifacts: it verifies charts of an OCI registry (chart.repository = \"oci://…\") only, as Flux does; this chart comes from "+sourceKind(c)+".",
+			"Publish the chart to an OCI registry and sign it there, or use provider pgp with a provenance file for a Helm repository or packaged chart.")
+		return
+	}
+	if v.PublicKeys.IsUnknown() || v.MatchOIDCIdentity.IsUnknown() || v.TrustedRoot.IsUnknown() || v.TrustPolicy.IsUnknown() {
+		return
+	}
+	verification := v.verification(ctx, diags)
+	check := verification.Check
+	if set(v.SecretRef) {
+		check = verification.CheckParts // with the Secret's keys, read at plan
+	}
+	if err := check(); err != nil {
+		attrError(diags, at, "Invalid chart.verify", "chart.verify cannot verify a signature: "+err.Error()+".", "Fix the keys, certificates, identities, trusted root or trust policy chart.verify gives.")
+	}
+}
+
+// sourceKind says where a chart that is not OCI comes from.
+func sourceKind(c *chartModel) string {
+	switch {
+	case !c.Git.IsNull():
+		return "a Git repository"
+	case !c.Bucket.IsNull():
+		return "a bucket"
+	case c.Repository.IsNull():
+		return "a local path"
+	}
+	return "a Helm repository"
+}
+
+// signatureError reports a chart whose signature did not verify.
+func signatureError(diags *diag.Diagnostics, at path.Path, err error) {
+	attrError(diags, at, "Chart signature not verified", err.Error()+".",
+		"Install a chart signed as chart.verify says (cosign sign or notation sign of the digest above), or fix chart.verify: the keys or certificates, the OIDC identities of a keyless signature, the trusted root, the trust policy. A chart pushed again after signing must be signed again.")
+}
+
+// conditionSourceVerified is source-controller's condition of a source
+// whose signature was verified.
+const conditionSourceVerified = "SourceVerified"
+
+// markSourceVerified sets the SourceVerified condition of st to the
+// verification the chart passed, as source-controller sets it on the
+// source; a chart without one drops it.
+func markSourceVerified(st *reconcile.Status, v *chartsource.Verified) {
+	if v == nil {
+		st.RemoveCondition(conditionSourceVerified)
+		return
+	}
+	msg := fmt.Sprintf("verified signature of revision %s with %s: signed by %s", v.Digest, v.Provider, v.Signer)
+	if v.Warning != "" {
+		msg += " (" + v.Warning + ")"
+	}
+	st.SetCondition(reconcile.Condition{Type: conditionSourceVerified, Status: true, Reason: "Succeeded", Message: msg})
+}
