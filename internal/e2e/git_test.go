@@ -262,6 +262,11 @@ func TestFluxChartSources(t *testing.T) {
 		})
 		newest := run.Versions[testcluster.HelmController] == versions[len(versions)-1]
 		t.Run("chart_ref", func(t *testing.T) { testChartRefLifecycle(t, run, newest) })
+		if newest {
+			// source-controller verifies; helm-controller's version is
+			// not at stake.
+			t.Run("signed", func(t *testing.T) { testSignedCharts(t, run) })
+		}
 		if left := providerObjects(t, run.rest, run.ns); len(left) > 0 {
 			t.Errorf("after destroy the provider's sources and Secrets are left: %v", left)
 		}

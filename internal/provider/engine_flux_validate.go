@@ -98,8 +98,12 @@ func validateFluxVerify(ctx context.Context, m *releaseModel, v *chartVerifyMode
 			"source-controller reads notation's trust policy from the Secret of spec.verify.secretRef (its key trustpolicy.json).",
 			"Put the trust policy into the Secret under trustpolicy.json and remove chart.verify.trust_policy.")
 	}
-	ref := v.secretRef(ctx, m.Namespace.ValueString(), diags)
-	if ref != nil && !ref.Namespace.IsUnknown() && !m.Namespace.IsUnknown() && ref.Namespace.ValueString() != m.Namespace.ValueString() && !(m.Namespace.IsNull() && ref.Namespace.ValueString() == "default") {
+	own := m.Namespace.ValueString()
+	if m.Namespace.IsNull() {
+		own = "default" // the configuration's, before its default applies
+	}
+	ref := v.secretRef(ctx, own, diags)
+	if ref != nil && !ref.Namespace.IsUnknown() && !m.Namespace.IsUnknown() && ref.Namespace.ValueString() != own {
 		attrError(diags, at.AtName("secret_ref").AtName("namespace"), "Verification Secret in another namespace with the Flux engine",
 			"The OCIRepository's spec.verify.secretRef names a Secret of its own namespace, the release's.",
 			"Copy the Secret into the release's namespace, or give the keys in chart.verify.public_keys.")

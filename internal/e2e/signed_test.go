@@ -1,0 +1,171 @@
+//go:build unix
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
+)
+
+// signedRelease is a release of chart from the registry, verified as
+// verify (an HCL object's body) says.
+func signedRelease(name, ns, engine string, oci *testrepo.OCI, chart, verify string) string {
+	return fmt.Sprintf(`
+resource "helmrelease_release" %[1]q {
+  name      = %[1]q
+  namespace = %[2]q
+  engine    = %[3]q
+  chart = {
+    name       = %[5]q
+    repository = %[4]q
+    version    = "1.0.0"
+    username   = %[6]q
+    password   = %[7]q
+    ca_file    = %[8]q
+    verify     = { %[9]s }
+  }
+}
+`, name, ns, engine, oci.URL, chart, testrepo.Username, testrepo.Password, oci.CAFile, verify)
+}
+
+// testSignedCharts: OCI charts signed with cosign (a key, and keyless
+// against a private Sigstore) and notation install on both engines
+// through terraform; the Flux engine's OCIRepository carries spec.verify
+// and source-controller verifies too; unsigned, another key and changed
+// after signing fail at plan with nothing written.
+func testSignedCharts(t *testing.T, run *fluxRun) {
+	ns, dyn := run.ns, dynamic.NewForConfigOrDie(run.rest)
+	_, file, _, _ := runtime.Caller(0)
+	chartDir := filepath.Join(filepath.Dir(file), "testdata", "charts", "svc")
+	oci := testrepo.NewOCI(t)
+	key, otherKey := testrepo.NewCosignKey(t), testrepo.NewCosignKey(t)
+	sigstore := testrepo.NewSigstore(t)
+	notary := testrepo.NewNotationKey(t, "release-team")
+	const (
+		issuer  = "https://token.actions.githubusercontent.com"
+		subject = "https://github.com/example/charts/.github/workflows/release.yaml@refs/heads/main"
+	)
+	push := func(name string) string {
+		c := testrepo.LoadChart(t, chartDir, "1.0.0")
+		c.Metadata.Name = name
+		oci.Push(t, c, nil)
+		return oci.Digest(t, name, "1.0.0")
+	}
+	push("cosigned")
+	oci.CosignSign(t, "cosigned", "1.0.0", key)
+	push("keyless")
+	oci.CosignSignKeyless(t, "keyless", "1.0.0", sigstore, subject, issuer)
+	push("notarized")
+	oci.NotationSign(t, "notarized", "1.0.0", notary)
+	push("unsigned")
+	signed := push("tampered")
+	oci.CosignSign(t, "tampered", "1.0.0", key)
+	c := testrepo.LoadChart(t, chartDir, "1.0.0")
+	c.Metadata.Name, c.Metadata.Description = "tampered", "changed after signing"
+	oci.Push(t, c, nil)
+	tampered := oci.Digest(t, "tampered", "1.0.0")
+	oci.CopyCosignSignatures(t, "tampered", signed, tampered)
+
+	cosignKey := fmt.Sprintf("provider = \"cosign\", public_keys = [%q]", key.PublicPEM)
+	keyless := fmt.Sprintf("provider = \"cosign\", match_oidc_identity = [{ issuer = %q, subject = %q }], trusted_root = %q",
+		`^https://token\.actions\.githubusercontent\.com$`, `^https://github\.com/example/charts/`, sigstore.TrustedRoot)
+	notation := fmt.Sprintf("provider = \"notation\", public_keys = [%q]", notary.CAPEM)
+
+	w := newWorkspace(t, "signed")
+	cacheDir := t.TempDir()
+	config := chartRefProvider(run.kubeconfig, cacheDir)
+	for _, engine := range []string{"helm", "flux"} {
+		config += signedRelease("cosign-"+engine, ns, engine, oci, "cosigned", cosignKey) +
+			signedRelease("keyless-"+engine, ns, engine, oci, "keyless", keyless) +
+			signedRelease("notation-"+engine, ns, engine, oci, "notarized", notation)
+	}
+
+	// Refused at plan, nothing written: each release's error names it.
+	refused := config
+	for _, r := range []struct{ name, chart, verify string }{
+		{"unsigned", "unsigned", cosignKey},
+		{"other-key", "cosigned", fmt.Sprintf("provider = \"cosign\", public_keys = [%q]", otherKey.PublicPEM)},
+		{"tampered", "tampered", cosignKey},
+		{"other-identity", "keyless", strings.Replace(keyless, `^https://github\\.com/example/charts/`, `^https://github\\.com/someone-else/`, 1)},
+		{"notation-unsigned", "unsigned", notation},
+	} {
+		refused += signedRelease("bad-"+r.name, ns, "helm", oci, r.chart, r.verify)
+	}
+	refused += signedRelease("bad-flux", ns, "flux", oci, "unsigned", cosignKey)
+	w.write(refused)
+	plan := w.must(1, "plan", "-input=false", "-no-color")
+	for _, want := range []string{
+		oci.Ref("unsigned") + "@sha256:", "no signatures found",
+		"no signature by the 1 public key(s) given",
+		oci.Ref("tampered") + "@" + tampered, "invalid or missing digest in claim",
+		"none of the expected identities matched",
+		"no signature is associated",
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(plan.stderr), " "), want) {
+			t.Errorf("the plan's errors do not say %q:\n%s", want, plan.stderr)
+		}
+	}
+	if n := strings.Count(plan.stderr, "Chart signature not verified"); n != 6 {
+		t.Errorf("%d releases refused for their signature, want 6:\n%s", n, plan.stderr)
+	}
+	if left := providerObjects(t, run.rest, ns); len(left) > 0 {
+		t.Errorf("a refused plan wrote %v", left)
+	}
+
+	w.write(config)
+	w.apply()
+	st := newStorageOn(t, run.rest, ns)
+	statuses := w.statuses()
+	for _, engine := range []string{"helm", "flux"} {
+		for name, signer := range map[string]string{"cosign": "key sha256:", "keyless": subject + " (issuer " + issuer + ")", "notation": "CN=release-team"} {
+			name += "-" + engine
+			if latest := st.latest(name); latest == nil || string(latest.Info.Status) != "deployed" {
+				t.Errorf("release %s: %s, want deployed", name, st.describe(name))
+			}
+			found := false
+			for _, c := range statuses[name].Conditions {
+				if c.Type == "SourceVerified" && c.Status && strings.Contains(c.Message, "verified signature of revision sha256:") && strings.Contains(c.Message, signer) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("release %s: no SourceVerified condition naming %q: %+v", name, signer, statuses[name].Conditions)
+			}
+		}
+	}
+	for name, want := range map[string]string{"cosign-flux": "cosign", "keyless-flux": "cosign", "notation-flux": "notation"} {
+		repo, err := dyn.Resource(ociRepositories).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if provider, _, _ := unstructured.NestedString(repo.Object, "spec", "verify", "provider"); provider != want {
+			t.Errorf("OCIRepository %s: spec.verify.provider %q, want %s", name, provider, want)
+		}
+		conds, _, _ := unstructured.NestedSlice(repo.Object, "status", "conditions")
+		verified := false
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] == "SourceVerified" && m["status"] == "True" {
+				verified = true
+			}
+		}
+		if !verified {
+			t.Errorf("OCIRepository %s: source-controller did not verify it: %v", name, conds)
+		}
+	}
+	w.planIsEmpty()
+	w.must(0, "destroy", "-auto-approve", "-input=false", "-no-color")
+	if left := providerObjects(t, run.rest, ns); len(left) > 0 {
+		t.Errorf("after destroy the provider's sources and Secrets are left: %v", left)
+	}
+}
