@@ -155,6 +155,10 @@ func (r *Repositories) Resolve(ctx context.Context, src Source) (*Resolved, erro
 }
 
 func (r *Repositories) resolve(ctx context.Context, src Source) (*Resolved, error) {
+	if src.Verify != nil && (!IsOCI(src.Repository) || src.fromSource()) {
+		// Never skipped silently: cosign and notation sign OCI manifests.
+		return nil, marked{fmt.Errorf("%s verification needs a chart of an OCI registry (oci://), and chart %s is not one", src.Verify.Provider, src.Name), ErrSignature}
+	}
 	var out *Resolved
 	var err error
 	// deps is where the chart's file:// dependencies are found.

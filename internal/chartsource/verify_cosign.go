@@ -41,7 +41,7 @@ func (r *Repositories) verifyCosign(ctx context.Context, auth Auth, ref, digest 
 		return nil, err
 	}
 	registryOpts := []ociremote.Option{ociremote.WithRemoteOptions(
-		remote.WithContext(ctx), remote.WithTransport(httpClient.Transport), remote.WithAuthFromKeychain(keychain{auth}),
+		remote.WithContext(ctx), remote.WithTransport(httpClient.Transport), remote.WithAuthFromKeychain(keychain{ctx, auth}),
 		remote.WithUserAgent(helmUserAgent))}
 	if len(v.PublicKeys) > 0 {
 		var errs []error
@@ -200,14 +200,17 @@ func rekorClient(trusted root.TrustedMaterial) (*rekorgenclient.Rekor, error) {
 
 // keychain gives go-containerregistry the registry login of auth, as the
 // registry client sends it.
-type keychain struct{ auth Auth }
+type keychain struct {
+	ctx  context.Context
+	auth Auth
+}
 
 func (k keychain) Resolve(target authn.Resource) (authn.Authenticator, error) {
 	cred, err := registryCredential(k.auth)
 	if err != nil {
 		return nil, err
 	}
-	c, err := cred(context.Background(), target.RegistryStr())
+	c, err := cred(k.ctx, target.RegistryStr())
 	if err != nil {
 		return nil, err
 	}

@@ -133,3 +133,20 @@ func TestVerifySignatureOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyNeedsOCI: a verification asked of a chart that is not in an
+// OCI registry fails instead of being skipped.
+func TestVerifyNeedsOCI(t *testing.T) {
+	t.Parallel()
+	repos := chartsource.NewRepositories(t.TempDir(), 0)
+	for _, src := range []chartsource.Source{
+		{Repository: "https://charts.example.com", Name: "web"},
+		{Name: t.TempDir()},
+	} {
+		src.Verify = &chartsource.Verification{Provider: chartsource.ProviderCosign, PublicKeys: [][]byte{testrepo.NewCosignKey(t).PublicPEM}}
+		_, err := repos.Resolve(context.Background(), src)
+		if !errors.Is(err, chartsource.ErrSignature) || !strings.Contains(err.Error(), "needs a chart of an OCI registry") {
+			t.Errorf("%+v: got %v, want ErrSignature saying it needs OCI", src, err)
+		}
+	}
+}

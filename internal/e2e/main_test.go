@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -73,27 +75,40 @@ func run(m *testing.M) (int, error) {
 	}
 	defer os.RemoveAll(work)
 
-	if cliConfig, err = buildProvider(ctx, work, "bin"); err != nil {
-		return 0, err
-	}
-	if raceCLIConfig, err = buildProvider(ctx, work, "race-bin", "-race"); err != nil {
-		return 0, err
-	}
-
-	// A cluster of its own: the matrix stops its API server.
-	bin, err := testcluster.Build(ctx, testcluster.BuildOptions{Log: os.Stderr})
-	if err != nil {
-		return 0, fmt.Errorf("TF_ACC is set and the local test cluster does not build: %w", err)
-	}
-	cluster, err = testcluster.Start(ctx, testcluster.Options{BinDir: bin, Dir: filepath.Join(work, "cluster"), Log: os.Stderr, AuditNamespaces: auditedNamespaces})
-	if err != nil {
-		return 0, fmt.Errorf("starting the test cluster: %w", err)
-	}
-	defer func() {
-		if err := cluster.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "e2e: stopping the test cluster:", err)
+	// The two provider builds and the cluster's start, side by side: the
+	// race build alone is minutes of a run's critical path.
+	var bin string
+	var builds errgroup.Group
+	builds.Go(func() (err error) {
+		cliConfig, err = buildProvider(ctx, work, "bin")
+		return err
+	})
+	builds.Go(func() (err error) {
+		raceCLIConfig, err = buildProvider(ctx, work, "race-bin", "-race")
+		return err
+	})
+	builds.Go(func() error {
+		// A cluster of its own: the matrix stops its API server.
+		var err error
+		if bin, err = testcluster.Build(ctx, testcluster.BuildOptions{Log: os.Stderr}); err != nil {
+			return fmt.Errorf("TF_ACC is set and the local test cluster does not build: %w", err)
 		}
-	}()
+		if cluster, err = testcluster.Start(ctx, testcluster.Options{BinDir: bin, Dir: filepath.Join(work, "cluster"), Log: os.Stderr, AuditNamespaces: auditedNamespaces}); err != nil {
+			return fmt.Errorf("starting the test cluster: %w", err)
+		}
+		return nil
+	})
+	err = builds.Wait()
+	if cluster != nil {
+		defer func() {
+			if err := cluster.Stop(); err != nil {
+				fmt.Fprintln(os.Stderr, "e2e: stopping the test cluster:", err)
+			}
+		}()
+	}
+	if err != nil {
+		return 0, err
+	}
 	clusterBin, workDir = bin, work
 	defer stopExtraClusters()
 	if restConfig, err = clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig); err != nil {

@@ -141,6 +141,9 @@ func testSignedCharts(t *testing.T, run *fluxRun) {
 			if !found {
 				t.Errorf("release %s: no SourceVerified condition naming %q: %+v", name, signer, statuses[name].Conditions)
 			}
+			if engine == "flux" && !strings.Contains(fmt.Sprint(statuses[name].Conditions), "source-controller: verified signature of revision") {
+				t.Errorf("release %s: the SourceVerified condition does not give source-controller's verification: %+v", name, statuses[name].Conditions)
+			}
 		}
 	}
 	for name, want := range map[string]string{"cosign-flux": "cosign", "keyless-flux": "cosign", "notation-flux": "notation"} {

@@ -6,11 +6,13 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fluxcd/pkg/apis/kustomize"
 	"github.com/fluxcd/pkg/apis/meta"
@@ -380,5 +382,57 @@ func TestSharedChartName(t *testing.T) {
 	}
 	if !strings.HasPrefix(base, "podinfo-") {
 		t.Errorf("HelmChart name %q does not start with the chart's name", base)
+	}
+}
+
+// TestBuildVerify: an OCI chart's verification is the OCIRepository's
+// spec.verify, with a Secret holding what source-controller reads (or the
+// user's Secret named), written before the source.
+func TestBuildVerify(t *testing.T) {
+	pub, ca, root := []byte("-----BEGIN PUBLIC KEY-----\n"), []byte("-----BEGIN CERTIFICATE-----\n"), []byte(`{"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1"}`)
+	for _, tc := range []struct {
+		name   string
+		verify chartsource.Verification
+		secret string
+		want   sourcev1.OCIRepositoryVerification
+		data   map[string][]byte // nil: no Secret written
+	}{
+		{"cosign keys", chartsource.Verification{Provider: "cosign", PublicKeys: [][]byte{pub, pub}}, "",
+			sourcev1.OCIRepositoryVerification{Provider: "cosign", SecretRef: &meta.LocalObjectReference{Name: "web-chart-verification"}},
+			map[string][]byte{"cosign-0.pub": pub, "cosign-1.pub": pub}},
+		{"cosign keys of the user's Secret", chartsource.Verification{Provider: "cosign"}, "signers",
+			sourcev1.OCIRepositoryVerification{Provider: "cosign", SecretRef: &meta.LocalObjectReference{Name: "signers"}}, nil},
+		{"keyless, public-good instance", chartsource.Verification{Provider: "cosign", Identities: []chartsource.Identity{{Issuer: "^i$", Subject: "^s$"}}}, "",
+			sourcev1.OCIRepositoryVerification{Provider: "cosign", MatchOIDCIdentity: []sourcev1.OIDCIdentityMatch{{Issuer: "^i$", Subject: "^s$"}}}, nil},
+		{"keyless, trusted root", chartsource.Verification{Provider: "cosign", Identities: []chartsource.Identity{{Issuer: "^i$", Subject: "^s$"}}, TrustedRoot: root}, "",
+			sourcev1.OCIRepositoryVerification{Provider: "cosign", MatchOIDCIdentity: []sourcev1.OIDCIdentityMatch{{Issuer: "^i$", Subject: "^s$"}},
+				TrustedRootSecretRef: &meta.LocalObjectReference{Name: "web-chart-verification"}},
+			map[string][]byte{TrustedRootKey: root}},
+		{"notation, default trust policy", chartsource.Verification{Provider: "notation", PublicKeys: [][]byte{ca}}, "",
+			sourcev1.OCIRepositoryVerification{Provider: "notation", SecretRef: &meta.LocalObjectReference{Name: "web-chart-verification"}},
+			map[string][]byte{"ca-0.crt": ca, TrustPolicyKey: []byte(chartsource.DefaultTrustPolicy)}},
+		{"notation, trust policy given", chartsource.Verification{Provider: "notation", PublicKeys: [][]byte{ca}, TrustPolicy: []byte(`{"version":"1.0"}`)}, "",
+			sourcev1.OCIRepositoryVerification{Provider: "notation", SecretRef: &meta.LocalObjectReference{Name: "web-chart-verification"}},
+			map[string][]byte{"ca-0.crt": ca, TrustPolicyKey: []byte(`{"version":"1.0"}`)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := chartsource.Source{Name: "podinfo", Repository: "oci://ghcr.io/stefanprodan/charts", Verify: &tc.verify}
+			o, err := Build(&Release{Spec: &reconcile.Spec{Name: "web", Namespace: "apps"}, Chart: Chart{Source: src, Version: "6.0.0+0123456789ab", Digest: "sha256:0123"}, VerifySecret: tc.secret})
+			if err != nil {
+				t.Fatal(err)
+			}
+			repo := o.Source.(*sourcev1.OCIRepository)
+			if !reflect.DeepEqual(repo.Spec.Verify, &tc.want) || !o.Verified() {
+				t.Errorf("spec.verify %+v, want %+v", repo.Spec.Verify, tc.want)
+			}
+			switch {
+			case tc.data == nil && o.Verification != nil:
+				t.Errorf("wrote the Secret %s, want none", o.Verification.Name)
+			case tc.data != nil && (o.Verification == nil || !reflect.DeepEqual(o.Verification.Data, tc.data) || o.Verification.Labels[ReleaseLabel] != "web"):
+				t.Errorf("Secret %+v, want the release's holding %v", o.Verification, tc.data)
+			case tc.data != nil && slices.Index(o.List(), client.Object(o.Verification)) > slices.Index(o.List(), client.Object(repo)):
+				t.Errorf("objects %v: the Secret is applied after the source", o.List())
+			}
+		})
 	}
 }

@@ -96,3 +96,25 @@ func (e *Client) ociVerification(ctx context.Context, ref chartsource.ChartRef, 
 	}
 	return v, nil
 }
+
+// Verified reports whether the objects verify the chart's signature (an
+// OCIRepository with spec.verify).
+func (o *Objects) Verified() bool {
+	repo, ok := o.Source.(*sourcev1.OCIRepository)
+	return ok && repo.Spec.Verify != nil
+}
+
+// SourceVerified is the message of the SourceVerified condition of the
+// OCIRepository namespace/name when it is True, else empty.
+func (e *Client) SourceVerified(ctx context.Context, namespace, name string) string {
+	repo := &sourcev1.OCIRepository{}
+	if err := e.Kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, repo); err != nil {
+		return ""
+	}
+	for _, c := range repo.Status.Conditions {
+		if c.Type == sourcev1.SourceVerifiedCondition && c.Status == "True" {
+			return c.Message
+		}
+	}
+	return ""
+}

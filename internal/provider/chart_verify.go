@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -181,6 +182,9 @@ func validateVerify(ctx context.Context, c *chartModel, at path.Path, diags *dia
 	}
 	at = at.AtName("verify")
 	p := v.provider()
+	if !slices.Contains(verifyProviders, p) {
+		return // the provider's validator says so
+	}
 	refuse := func(field, why string) {
 		attrError(diags, at.AtName(field), "chart.verify."+field+" with provider "+p, why, "Remove chart.verify."+field+", or set chart.verify.provider to the provider it belongs to.")
 	}
@@ -241,6 +245,9 @@ func validateVerify(ctx context.Context, c *chartModel, at path.Path, diags *dia
 		return
 	}
 	verification := v.verification(ctx, diags)
+	if verification == nil {
+		return
+	}
 	check := verification.Check
 	if set(v.SecretRef) {
 		check = verification.CheckParts // with the Secret's keys, read at plan
@@ -275,8 +282,9 @@ const conditionSourceVerified = "SourceVerified"
 
 // markSourceVerified sets the SourceVerified condition of st to the
 // verification the chart passed, as source-controller sets it on the
-// source; a chart without one drops it.
-func markSourceVerified(st *reconcile.Status, v *chartsource.Verified) {
+// source, with source-controller's own message when it verified too; a
+// chart without one drops it.
+func markSourceVerified(st *reconcile.Status, v *chartsource.Verified, controller string) {
 	if v == nil {
 		st.RemoveCondition(conditionSourceVerified)
 		return
@@ -284,6 +292,9 @@ func markSourceVerified(st *reconcile.Status, v *chartsource.Verified) {
 	msg := fmt.Sprintf("verified signature of revision %s with %s: signed by %s", v.Digest, v.Provider, v.Signer)
 	if v.Warning != "" {
 		msg += " (" + v.Warning + ")"
+	}
+	if controller != "" {
+		msg += "; source-controller: " + controller
 	}
 	st.SetCondition(reconcile.Condition{Type: conditionSourceVerified, Status: true, Reason: "Succeeded", Message: msg})
 }

@@ -119,7 +119,12 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 		}
 	}
 	st = keepHandled(fluxStatus(hr, st), st, spec)
-	markSourceVerified(st, resolved.Verified)
+	var controller string
+	if resolved.Verified != nil && objs.Verified() && waitErr == nil {
+		// Ready, so source-controller verified it too: its words.
+		controller = fe.SourceVerified(ctx, spec.Namespace, flux.SourceName(spec.Name))
+	}
+	markSourceVerified(st, resolved.Verified, controller)
 	st.LastAttemptedConfigDigest = configDigest
 	st.ObservedOptionsDigest, st.ObservedPostRenderersDigest = reconcile.OptionsDigest(spec), reconcile.PostRenderersDigest(spec)
 	status, d := statusObject(ctx, st)

@@ -56,6 +56,7 @@ func TestModelConversionsMatchTheFramework(t *testing.T) {
 	// The whole resource, written by the framework: nested objects, a
 	// pointer to a struct, an embedded struct, a dynamic value, null and
 	// unknown attributes.
+	verifyTypes := releaseObjectType().AttrTypes["chart"].(basetypes.ObjectType).AttrTypes["verify"].(basetypes.ObjectType).AttrTypes
 	chart, d := types.ObjectValueFrom(ctx, releaseObjectType().AttrTypes["chart"].(basetypes.ObjectType).AttrTypes, releaseChartModel{
 		chartModel: chartModel{
 			Name: types.StringValue("podinfo"), Repository: types.StringValue("https://charts.example"), Version: types.StringUnknown(),
@@ -63,7 +64,12 @@ func TestModelConversionsMatchTheFramework(t *testing.T) {
 			Bucket:      types.ObjectNull(releaseObjectType().AttrTypes["chart"].(basetypes.ObjectType).AttrTypes["bucket"].(basetypes.ObjectType).AttrTypes),
 			ValuesFiles: types.ListNull(types.StringType), IgnoreMissing: types.BoolNull(), ReconcileStrategy: types.StringValue("ChartVersion"),
 			Username: types.StringNull(), Password: types.StringValue("p"), CAFile: types.StringNull(), CertFile: types.StringNull(), KeyFile: types.StringNull(),
-			InsecureSkipTLSVerify: types.BoolNull(), PassCredentials: types.BoolNull(), Verify: &chartVerifyModel{Keyring: types.StringValue("k")},
+			InsecureSkipTLSVerify: types.BoolNull(), PassCredentials: types.BoolNull(), Verify: &chartVerifyModel{
+				Provider: types.StringNull(), Keyring: types.StringValue("k"), PublicKeys: types.ListNull(types.StringType),
+				SecretRef:         types.ObjectNull(verifyTypes["secret_ref"].(basetypes.ObjectType).AttrTypes),
+				MatchOIDCIdentity: types.ListNull(verifyTypes["match_oidc_identity"].(basetypes.ListType).ElemType),
+				TrustedRoot:       types.StringNull(), TrustPolicy: types.StringNull(),
+			},
 		},
 		PasswordWO: types.StringNull(), PasswordWOVersion: types.Int64Value(3),
 	})

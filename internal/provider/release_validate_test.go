@@ -62,6 +62,27 @@ resource "helmrelease_release" "r" {
 		{`chart = { name = "./chart", values_files = [""] }`, `Attribute chart.values_files[0] string length must be at least 1, got: 0`},
 		{`chart = { name = "./chart", reconcile_strategy = "Always" }`, `Attribute chart.reconcile_strategy value must be one of: ["ChartVersion" "Revision"], got: "Always"`},
 		{`chart = { name = "./chart", verify = { keyring = "" } }`, `Attribute chart.verify.keyring string length must be at least 1, got: 0`},
+		{`chart = { name = "./chart.tgz", verify = { provider = "pgp" } }`, `Error: No keyring for pgp verification`},
+		{`chart = { name = "app", repository = "oci://registry.example.com/charts", verify = {} }`, `Error: Keyless cosign verification without an identity … a signature by anyone holding a Sigstore certificate would pass`},
+		{`chart = { name = "app", repository = "https://charts.example.com", verify = { provider = "cosign", public_keys = ["k"] } }`, `Error: cosign verification of a chart that is not in an OCI registry … this chart comes from a Helm repository`},
+		{`chart = { name = "./chart", verify = { provider = "notation", public_keys = ["c"] } }`, `this chart comes from a local path`},
+		{`chart = { name = "app", repository = "oci://registry.example.com/charts", verify = { public_keys = ["not a key"] } }`, `Error: Invalid chart.verify … public key 0 is not a PEM public key`},
+		{`chart = { name = "app", repository = "oci://registry.example.com/charts", verify = { provider = "notation" } }`, `Error: No certificates for notation verification`},
+		{`chart = { name = "app", repository = "oci://registry.example.com/charts", verify = { provider = "notation", public_keys = ["not a certificate"] } }`, `Error: Invalid chart.verify … certificate 0 is neither PEM nor DER`},
+		{`chart = { name = "app", repository = "oci://registry.example.com/charts", verify = { match_oidc_identity = [{ issuer = "(", subject = ".*" }] } }`, `OIDC identity 0: issuer "(" is not a regular expression`},
+		{`chart = { name = "app", repository = "oci://registry.example.com/charts", verify = { match_oidc_identity = [{ issuer = ".*", subject = ".*" }], trusted_root = "{}" } }`, `the trusted root is not a Sigstore trusted_root.json`},
+		{`chart = { name = "app", repository = "oci://registry.example.com/charts", verify = { provider = "notation", public_keys = ["c"], trusted_root = "{}" } }`, `Error: chart.verify.trusted_root with provider notation`},
+		{`chart = { name = "app", repository = "oci://registry.example.com/charts", verify = { public_keys = ["k"], match_oidc_identity = [{ issuer = ".*", subject = ".*" }] } }`, `Error: chart.verify.match_oidc_identity with provider cosign`},
+		{`chart = { name = "app", repository = "oci://registry.example.com/charts", verify = { provider = "cosign", keyring = "k" } }`, `Error: chart.verify.keyring with provider cosign`},
+		{`chart = { name = "app", repository = "oci://registry.example.com/charts", verify = { provider = "cosign", public_keys = ["k"], trust_policy = "{}" } }`, `Error: chart.verify.trust_policy with provider cosign`},
+		{`chart = { name = "app", repository = "oci://registry.example.com/charts", verify = { provider = "x509" } }`, `Attribute chart.verify.provider value must be one of: ["cosign" "notation" "pgp"], got: "x509"`},
+		{`engine = "flux"
+  chart = { name = "app", repository = "oci://registry.example.com/charts", verify = { keyring = "k" } }`, `Error: Provenance keyring with the Flux engine`},
+		{`engine = "flux"
+  namespace = "apps"
+  chart = { name = "app", repository = "oci://registry.example.com/charts", verify = { secret_ref = { name = "signers", namespace = "flux-system" } } }`, `Error: Verification Secret in another namespace with the Flux engine`},
+		{`engine = "flux"
+  chart = { name = "app", repository = "oci://registry.example.com/charts", verify = { provider = "notation", secret_ref = { name = "signers" }, trust_policy = "{}" } }`, `Error: Trust policy beside a Secret with the Flux engine`},
 		{`chart = { name = "app", repository = "oci://" }`, `Error: Invalid repository URL … The repository URL at chart.repository is not valid: not an https://, http:// or oci:// URL with a host`},
 		{`chart = { name = "app", repository = "https://charts.example.com/?token=s3cret-in-query" }`, `The repository URL at chart.repository is not valid: a repository URL may not carry a query string or a fragment`},
 		{`chart = { name = "app", git = { url = "git@github.com:org/charts.git" } }`, `The Git URL at chart.git.url is not valid: not a URL with a host`},
