@@ -97,6 +97,13 @@ func chartRefSources(t *testing.T, dyn dynamic.Interface, ns string, oci *testre
 			"chart": "svc", "version": "*", "interval": "10m", "sourceRef": map[string]any{"kind": "HelmRepository", "name": "svc-repo"},
 		}},
 	}
+	createObjects(t, dyn, ns, objects)
+}
+
+// createObjects creates the Secrets and Flux sources objects in ns, as
+// a team managing them would.
+func createObjects(t *testing.T, dyn dynamic.Interface, ns string, objects []map[string]any) {
+	t.Helper()
 	for _, o := range objects {
 		u := &unstructured.Unstructured{Object: o}
 		gvr := secrets

@@ -4,7 +4,10 @@ package e2e
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -81,14 +84,40 @@ func testSignedCharts(t *testing.T, run *fluxRun) {
 		`^https://token\.actions\.githubusercontent\.com$`, `^https://github\.com/example/charts/`, sigstore.TrustedRoot)
 	notation := fmt.Sprintf("provider = \"notation\", public_keys = [%q]", notary.CAPEM)
 
+	// The keys in a Secret of the cluster, and an OCIRepository managed
+	// elsewhere that verifies with them, for chart_ref.
+	ca, err := os.ReadFile(oci.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := strings.TrimPrefix(strings.TrimSuffix(oci.URL, "/charts"), "oci://")
+	docker, _ := json.Marshal(map[string]any{"auths": map[string]any{host: map[string]string{"auth": base64.StdEncoding.EncodeToString([]byte(testrepo.Username + ":" + testrepo.Password))}}})
+	createObjects(t, dyn, ns, []map[string]any{
+		{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "signers"}, "stringData": map[string]any{"release.pub": string(key.PublicPEM)}},
+		{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "oci-login"}, "type": "kubernetes.io/dockerconfigjson",
+			"stringData": map[string]any{".dockerconfigjson": string(docker)}},
+		{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "oci-ca"}, "stringData": map[string]any{"ca.crt": string(ca)}},
+		{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "OCIRepository", "metadata": map[string]any{"name": "signed-oci"}, "spec": map[string]any{
+			"url": oci.URL + "/cosigned", "interval": "10m", "ref": map[string]any{"semver": "*"},
+			"secretRef": map[string]any{"name": "oci-login"}, "certSecretRef": map[string]any{"name": "oci-ca"},
+			"layerSelector": map[string]any{"mediaType": "application/vnd.cncf.helm.chart.content.v1.tar+gzip", "operation": "copy"},
+			"verify":        map[string]any{"provider": "cosign", "secretRef": map[string]any{"name": "signers"}},
+		}},
+	})
+	artifactOf(t, dyn, ociRepositories, ns, "signed-oci", true, func(r string) bool { return strings.HasPrefix(r, "1.0.0@sha256:") })
+
 	w := newWorkspace(t, "signed")
 	cacheDir := t.TempDir()
 	config := chartRefProvider(run.kubeconfig, cacheDir)
 	for _, engine := range []string{"helm", "flux"} {
 		config += signedRelease("cosign-"+engine, ns, engine, oci, "cosigned", cosignKey) +
 			signedRelease("keyless-"+engine, ns, engine, oci, "keyless", keyless) +
-			signedRelease("notation-"+engine, ns, engine, oci, "notarized", notation)
+			signedRelease("notation-"+engine, ns, engine, oci, "notarized", notation) +
+			signedRelease("secret-"+engine, ns, engine, oci, "cosigned", `secret_ref = { name = "signers" }`)
 	}
+	// The in-process engine verifies the OCIRepository's chart as its
+	// spec.verify says.
+	config += chartRefRelease("ref-helm", ns, "helm", "OCIRepository", "signed-oci")
 
 	// Refused at plan, nothing written: each release's error names it.
 	refused := config
@@ -127,7 +156,10 @@ func testSignedCharts(t *testing.T, run *fluxRun) {
 	st := newStorageOn(t, run.rest, ns)
 	statuses := w.statuses()
 	for _, engine := range []string{"helm", "flux"} {
-		for name, signer := range map[string]string{"cosign": "key sha256:", "keyless": subject + " (issuer " + issuer + ")", "notation": "CN=release-team"} {
+		for name, signer := range map[string]string{"cosign": "key sha256:", "keyless": subject + " (issuer " + issuer + ")", "notation": "CN=release-team", "secret": "key sha256:", "ref": "key sha256:"} {
+			if name == "ref" && engine == "flux" {
+				continue
+			}
 			name += "-" + engine
 			if latest := st.latest(name); latest == nil || string(latest.Info.Status) != "deployed" {
 				t.Errorf("release %s: %s, want deployed", name, st.describe(name))
@@ -146,7 +178,7 @@ func testSignedCharts(t *testing.T, run *fluxRun) {
 			}
 		}
 	}
-	for name, want := range map[string]string{"cosign-flux": "cosign", "keyless-flux": "cosign", "notation-flux": "notation"} {
+	for name, want := range map[string]string{"cosign-flux": "cosign", "keyless-flux": "cosign", "notation-flux": "notation", "secret-flux": "cosign"} {
 		repo, err := dyn.Resource(ociRepositories).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -166,9 +198,19 @@ func testSignedCharts(t *testing.T, run *fluxRun) {
 			t.Errorf("OCIRepository %s: source-controller did not verify it: %v", name, conds)
 		}
 	}
+	repo, err := dyn.Resource(ociRepositories).Namespace(ns).Get(context.Background(), "secret-flux", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref, _, _ := unstructured.NestedString(repo.Object, "spec", "verify", "secretRef", "name"); ref != "signers" {
+		t.Errorf("OCIRepository secret-flux: spec.verify.secretRef %q, want the user's Secret signers", ref)
+	}
 	w.planIsEmpty()
 	w.must(0, "destroy", "-auto-approve", "-input=false", "-no-color")
 	if left := providerObjects(t, run.rest, ns); len(left) > 0 {
 		t.Errorf("after destroy the provider's sources and Secrets are left: %v", left)
+	}
+	if _, err := dyn.Resource(secrets).Namespace(ns).Get(context.Background(), "signers", metav1.GetOptions{}); err != nil {
+		t.Errorf("destroy deleted the user's Secret signers: %v", err)
 	}
 }
