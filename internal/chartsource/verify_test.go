@@ -150,3 +150,48 @@ func TestVerifyNeedsOCI(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkVerifySignature is the cost a plan pays per signed chart: a
+// verification against the loopback registry (cosign with a key,
+// keyless, notation), and a chart already verified in the run.
+func BenchmarkVerifySignature(b *testing.B) {
+	reg := testrepo.NewOCI(b)
+	for _, name := range []string{"cosigned", "keyless", "notarized"} {
+		reg.Push(b, &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: name, Version: "1.0.0"}}, nil)
+	}
+	key, sigstore, notary := testrepo.NewCosignKey(b), testrepo.NewSigstore(b), testrepo.NewNotationKey(b, "release-team")
+	reg.CosignSign(b, "cosigned", "1.0.0", key)
+	reg.CosignSignKeyless(b, "keyless", "1.0.0", sigstore, "ci@example.com", "https://issuer.example.com")
+	reg.NotationSign(b, "notarized", "1.0.0", notary)
+	auth := chartsource.Auth{Username: testrepo.Username, Password: testrepo.Password, CAFile: reg.CAFile}
+	for _, bc := range []struct {
+		name, chart string
+		verify      *chartsource.Verification
+		cached      bool
+	}{
+		{"unverified", "cosigned", nil, false},
+		{"cosign key", "cosigned", &chartsource.Verification{Provider: "cosign", PublicKeys: [][]byte{key.PublicPEM}}, false},
+		{"cosign keyless", "keyless", &chartsource.Verification{Provider: "cosign", TrustedRoot: sigstore.TrustedRoot,
+			Identities: []chartsource.Identity{{Issuer: "^https://issuer\\.example\\.com$", Subject: "^ci@example\\.com$"}}}, false},
+		{"notation", "notarized", &chartsource.Verification{Provider: "notation", PublicKeys: [][]byte{notary.CAPEM}}, false},
+		{"cosign key, verified before", "cosigned", &chartsource.Verification{Provider: "cosign", PublicKeys: [][]byte{key.PublicPEM}}, true},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			cache := b.TempDir()
+			repos := chartsource.NewRepositories(cache, 0)
+			src := chartsource.Source{Repository: reg.URL, Name: bc.chart, Version: "1.0.0", Verify: bc.verify, Auth: auth}
+			if _, err := repos.Resolve(context.Background(), src); err != nil { // the archive cached, as in a plan
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if !bc.cached {
+					// A new run: the archive is on disk, the verification not.
+					repos = chartsource.NewRepositories(cache, 0)
+				}
+				if _, err := repos.Resolve(context.Background(), src); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
