@@ -206,6 +206,56 @@ func testSignedCharts(t *testing.T, run *fluxRun) {
 		t.Errorf("OCIRepository secret-flux: spec.verify.secretRef %q, want the user's Secret signers", ref)
 	}
 	w.planIsEmpty()
+
+	// chart.verify removed from releases already installed (both
+	// engines), then given again (in-process: with Flux, source-controller
+	// verifies the same digest again and helm-controller only sees it at
+	// its next requeue of dependencies, 30 s later): no Helm action, the
+	// condition follows, nothing planned after either apply.
+	sourceVerified := func(name string) bool {
+		for _, c := range w.statuses()[name].Conditions {
+			if c.Type == "SourceVerified" {
+				return true
+			}
+		}
+		return false
+	}
+	without := func(config string, engines ...string) string {
+		for _, engine := range engines {
+			config = strings.Replace(config, signedRelease("cosign-"+engine, ns, engine, oci, "cosigned", cosignKey),
+				strings.Replace(signedRelease("cosign-"+engine, ns, engine, oci, "cosigned", ""), "verify     = {  }", "", 1), 1)
+		}
+		return config
+	}
+	for _, step := range []struct {
+		config   string
+		verified map[string]bool
+	}{
+		{without(config, "helm", "flux"), map[string]bool{"cosign-helm": false, "cosign-flux": false}},
+		{without(config, "flux"), map[string]bool{"cosign-helm": true, "cosign-flux": false}},
+	} {
+		w.write(step.config)
+		w.apply()
+		w.planIsEmpty()
+		for name, verified := range step.verified {
+			if got := sourceVerified(name); got != verified {
+				t.Errorf("release %s with chart.verify %t: SourceVerified condition %t", name, verified, got)
+			}
+			if latest := st.latest(name); latest == nil || latest.Version != 1 {
+				t.Errorf("release %s: %s, want revision 1 (no Helm action)", name, st.describe(name))
+			}
+		}
+	}
+	repo, err = dyn.Resource(ociRepositories).Namespace(ns).Get(context.Background(), "cosign-flux", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, found, _ := unstructured.NestedMap(repo.Object, "spec", "verify"); found {
+		t.Errorf("OCIRepository cosign-flux without chart.verify: spec.verify %v", v)
+	}
+	if _, err := dyn.Resource(secrets).Namespace(ns).Get(context.Background(), "cosign-flux-chart-verification", metav1.GetOptions{}); err == nil {
+		t.Error("the Secret cosign-flux-chart-verification is left after chart.verify was removed")
+	}
 	w.must(0, "destroy", "-auto-approve", "-input=false", "-no-color")
 	if left := providerObjects(t, run.rest, ns); len(left) > 0 {
 		t.Errorf("after destroy the provider's sources and Secrets are left: %v", left)

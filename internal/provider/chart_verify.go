@@ -298,3 +298,44 @@ func markSourceVerified(st *reconcile.Status, v *chartsource.Verified, controlle
 	}
 	st.SetCondition(reconcile.Condition{Type: conditionSourceVerified, Status: true, Reason: "Succeeded", Message: msg})
 }
+
+// planSourceVerified brings a planned status that is known (no Helm
+// action) in line with this plan's verification: the condition is set
+// when chart.verify was added or the digest changed, and dropped when
+// chart.verify was removed; one that still holds is kept as it is
+// (with source-controller's words), so that an unchanged release plans
+// nothing.
+func (p *releasePlan) planSourceVerified(ctx context.Context) {
+	if p.resolved == nil || p.out.status.IsUnknown() || p.out.status.IsNull() {
+		return
+	}
+	st, d := statusOf(ctx, p.out.status)
+	p.diags.Append(d...)
+	cur, v := st.Condition(conditionSourceVerified), p.resolved.Verified
+	switch {
+	case v == nil && cur == nil:
+		return
+	case v != nil && cur != nil && strings.Contains(cur.Message, fmt.Sprintf("revision %s with %s:", v.Digest, v.Provider)):
+		return
+	}
+	markSourceVerified(st, v, "")
+	p.out.status, d = statusObject(ctx, st)
+	p.diags.Append(d...)
+}
+
+// applySourceVerified sets the SourceVerified condition of st, the status
+// an apply writes: as the plan had it when the plan knew the status (no
+// Helm action), else from the verification the apply made.
+func applySourceVerified(ctx context.Context, planned types.Object, st *reconcile.Status, v *chartsource.Verified, controller string, diags *diag.Diagnostics) {
+	if planned.IsUnknown() || planned.IsNull() {
+		markSourceVerified(st, v, controller)
+		return
+	}
+	was, d := statusOf(ctx, planned)
+	diags.Append(d...)
+	if c := was.Condition(conditionSourceVerified); c != nil {
+		st.SetCondition(*c)
+	} else {
+		st.RemoveCondition(conditionSourceVerified)
+	}
+}

@@ -124,7 +124,7 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 		// Ready, so source-controller verified it too: its words.
 		controller = fe.SourceVerified(ctx, spec.Namespace, flux.SourceName(spec.Name))
 	}
-	markSourceVerified(st, resolved.Verified, controller)
+	applySourceVerified(ctx, m.Status, st, resolved.Verified, controller, diags)
 	st.LastAttemptedConfigDigest = configDigest
 	st.ObservedOptionsDigest, st.ObservedPostRenderersDigest = reconcile.OptionsDigest(spec), reconcile.PostRenderersDigest(spec)
 	status, d := statusObject(ctx, st)

@@ -69,7 +69,7 @@ func (h helmEngine) apply(ctx context.Context, op *applyOp) {
 	loadInSync(ctx, priorPrivate, e, diags)
 	loadValidated(ctx, priorPrivate, e, diags)
 	runErr := e.Reconcile(ctx, request, e.DriftDetector(spec))
-	markSourceVerified(st, resolved.Verified, "")
+	applySourceVerified(ctx, m.Status, st, resolved.Verified, "", diags)
 	saveInSync(ctx, private, e, diags)
 	saveValidated(ctx, private, nil, diags) // this plan's: used up
 	if prior == nil && runErr != nil && (errors.Is(runErr, reconcile.ErrNotOwned) || len(st.History) == 0) {

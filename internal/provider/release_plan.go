@@ -41,6 +41,7 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	case !p.inputs(ctx):
 	default:
 		p.act(ctx, p.decide())
+		p.planSourceVerified(ctx)
 	}
 }
 
