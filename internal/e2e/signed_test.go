@@ -94,12 +94,12 @@ func testSignedCharts(t *testing.T, run *fluxRun) {
 	docker, _ := json.Marshal(map[string]any{"auths": map[string]any{host: map[string]string{"auth": base64.StdEncoding.EncodeToString([]byte(testrepo.Username + ":" + testrepo.Password))}}})
 	createObjects(t, dyn, ns, []map[string]any{
 		{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "signers"}, "stringData": map[string]any{"release.pub": string(key.PublicPEM)}},
-		{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "oci-login"}, "type": "kubernetes.io/dockerconfigjson",
+		{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "signed-login"}, "type": "kubernetes.io/dockerconfigjson",
 			"stringData": map[string]any{".dockerconfigjson": string(docker)}},
-		{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "oci-ca"}, "stringData": map[string]any{"ca.crt": string(ca)}},
+		{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "signed-ca"}, "stringData": map[string]any{"ca.crt": string(ca)}},
 		{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "OCIRepository", "metadata": map[string]any{"name": "signed-oci"}, "spec": map[string]any{
 			"url": oci.URL + "/cosigned", "interval": "10m", "ref": map[string]any{"semver": "*"},
-			"secretRef": map[string]any{"name": "oci-login"}, "certSecretRef": map[string]any{"name": "oci-ca"},
+			"secretRef": map[string]any{"name": "signed-login"}, "certSecretRef": map[string]any{"name": "signed-ca"},
 			"layerSelector": map[string]any{"mediaType": "application/vnd.cncf.helm.chart.content.v1.tar+gzip", "operation": "copy"},
 			"verify":        map[string]any{"provider": "cosign", "secretRef": map[string]any{"name": "signers"}},
 		}},
