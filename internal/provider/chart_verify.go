@@ -62,7 +62,7 @@ func chartVerifyAttribute() schema.SingleNestedAttribute {
 				Optional:            true,
 				Attributes: map[string]schema.Attribute{
 					"name": schema.StringAttribute{
-						MarkdownDescription: "Name of the Secret.",
+						MarkdownDescription: "Name of the Secret (`secretRef.name`). Required in `secret_ref`.",
 						Required:            true,
 						Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
 					},
@@ -78,12 +78,12 @@ func chartVerifyAttribute() schema.SingleNestedAttribute {
 				Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"issuer": schema.StringAttribute{
-						MarkdownDescription: "Regular expression (Go syntax) the OIDC issuer of the signing certificate must match, e.g. `^https://token\\.actions\\.githubusercontent\\.com$`.",
+						MarkdownDescription: "Regular expression (Go syntax) the OIDC issuer of the signing certificate must match (`matchOIDCIdentity[].issuer`), e.g. `^https://token\\.actions\\.githubusercontent\\.com$`. Required in each identity.",
 						Required:            true,
 						Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
 					},
 					"subject": schema.StringAttribute{
-						MarkdownDescription: "Regular expression (Go syntax) the signing certificate's subject (an e-mail address, or a workflow's URI) must match, e.g. `^https://github\\.com/my-org/charts/\\.github/workflows/release\\.yaml@refs/heads/main$`.",
+						MarkdownDescription: "Regular expression (Go syntax) the signing certificate's subject (an e-mail address, or a workflow's URI) must match (`matchOIDCIdentity[].subject`), e.g. `^https://github\\.com/my-org/charts/\\.github/workflows/release\\.yaml@refs/heads/main$`. Required in each identity.",
 						Required:            true,
 						Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
 					},
