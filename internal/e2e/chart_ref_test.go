@@ -74,16 +74,7 @@ func chartRefConfig(ns, kubeconfig, cacheDir string, engines []string) string {
 // (basic auth), each following the newest version.
 func chartRefSources(t *testing.T, dyn dynamic.Interface, ns string, oci *testrepo.OCI, repo *testrepo.HTTP) {
 	t.Helper()
-	ca, err := os.ReadFile(oci.CAFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	host := strings.TrimPrefix(strings.TrimSuffix(oci.URL, "/charts"), "oci://")
-	docker, _ := json.Marshal(map[string]any{"auths": map[string]any{host: map[string]string{"auth": base64.StdEncoding.EncodeToString([]byte(testrepo.Username + ":" + testrepo.Password))}}})
-	objects := []map[string]any{
-		{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "oci-login"}, "type": "kubernetes.io/dockerconfigjson",
-			"stringData": map[string]any{".dockerconfigjson": string(docker)}},
-		{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "oci-ca"}, "stringData": map[string]any{"ca.crt": string(ca)}},
+	objects := append(registrySecrets(t, oci, "oci-login", "oci-ca"), []map[string]any{
 		{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "repo-login"}, "stringData": map[string]any{"username": testrepo.Username, "password": testrepo.Password}},
 		{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "OCIRepository", "metadata": map[string]any{"name": "svc-oci"}, "spec": map[string]any{
 			"url": oci.URL + "/svc", "interval": "10m", "ref": map[string]any{"semver": "*"},
@@ -96,8 +87,25 @@ func chartRefSources(t *testing.T, dyn dynamic.Interface, ns string, oci *testre
 		{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmChart", "metadata": map[string]any{"name": "svc-chart"}, "spec": map[string]any{
 			"chart": "svc", "version": "*", "interval": "10m", "sourceRef": map[string]any{"kind": "HelmRepository", "name": "svc-repo"},
 		}},
-	}
+	}...)
 	createObjects(t, dyn, ns, objects)
+}
+
+// registrySecrets are the Secrets of the registry's login (a Docker
+// config) and CA, as a team managing Flux sources writes them.
+func registrySecrets(t *testing.T, oci *testrepo.OCI, login, ca string) []map[string]any {
+	t.Helper()
+	caPEM, err := os.ReadFile(oci.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := strings.TrimPrefix(strings.TrimSuffix(oci.URL, "/charts"), "oci://")
+	docker, _ := json.Marshal(map[string]any{"auths": map[string]any{host: map[string]string{"auth": base64.StdEncoding.EncodeToString([]byte(testrepo.Username + ":" + testrepo.Password))}}})
+	return []map[string]any{
+		{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": login}, "type": "kubernetes.io/dockerconfigjson",
+			"stringData": map[string]any{".dockerconfigjson": string(docker)}},
+		{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": ca}, "stringData": map[string]any{"ca.crt": string(caPEM)}},
+	}
 }
 
 // createObjects creates the Secrets and Flux sources objects in ns, as

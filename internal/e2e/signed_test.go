@@ -4,10 +4,7 @@ package e2e
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -86,24 +83,15 @@ func testSignedCharts(t *testing.T, run *fluxRun) {
 
 	// The keys in a Secret of the cluster, and an OCIRepository managed
 	// elsewhere that verifies with them, for chart_ref.
-	ca, err := os.ReadFile(oci.CAFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	host := strings.TrimPrefix(strings.TrimSuffix(oci.URL, "/charts"), "oci://")
-	docker, _ := json.Marshal(map[string]any{"auths": map[string]any{host: map[string]string{"auth": base64.StdEncoding.EncodeToString([]byte(testrepo.Username + ":" + testrepo.Password))}}})
-	createObjects(t, dyn, ns, []map[string]any{
+	createObjects(t, dyn, ns, append(registrySecrets(t, oci, "signed-login", "signed-ca"), []map[string]any{
 		{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "signers"}, "stringData": map[string]any{"release.pub": string(key.PublicPEM)}},
-		{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "signed-login"}, "type": "kubernetes.io/dockerconfigjson",
-			"stringData": map[string]any{".dockerconfigjson": string(docker)}},
-		{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "signed-ca"}, "stringData": map[string]any{"ca.crt": string(ca)}},
 		{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "OCIRepository", "metadata": map[string]any{"name": "signed-oci"}, "spec": map[string]any{
 			"url": oci.URL + "/cosigned", "interval": "10m", "ref": map[string]any{"semver": "*"},
 			"secretRef": map[string]any{"name": "signed-login"}, "certSecretRef": map[string]any{"name": "signed-ca"},
 			"layerSelector": map[string]any{"mediaType": "application/vnd.cncf.helm.chart.content.v1.tar+gzip", "operation": "copy"},
 			"verify":        map[string]any{"provider": "cosign", "secretRef": map[string]any{"name": "signers"}},
 		}},
-	})
+	}...))
 	artifactOf(t, dyn, ociRepositories, ns, "signed-oci", true, func(r string) bool { return strings.HasPrefix(r, "1.0.0@sha256:") })
 
 	w := newWorkspace(t, "signed")
