@@ -199,8 +199,15 @@ func (r *Repositories) verifySignature(ctx context.Context, auth Auth, ref, dige
 	return got.(*Verified), nil
 }
 
-// keyFingerprint names a public key in Verified.Signer.
-func keyFingerprint(pem []byte) string {
-	sum := sha256.Sum256([]byte(strings.TrimSpace(string(pem))))
+// keyFingerprint names a public key in Verified.Signer: the SHA-256 of
+// its DER encoding, whatever the PEM's line breaks.
+func keyFingerprint(pemKey []byte) string {
+	der := []byte(strings.TrimSpace(string(pemKey)))
+	if pub, err := cryptoutils.UnmarshalPEMToPublicKey(pemKey); err == nil {
+		if b, err := cryptoutils.MarshalPublicKeyToDER(pub); err == nil {
+			der = b
+		}
+	}
+	sum := sha256.Sum256(der)
 	return "key sha256:" + hex.EncodeToString(sum[:])[:12]
 }

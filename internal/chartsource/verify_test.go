@@ -40,6 +40,8 @@ func TestVerifySignature(t *testing.T) {
 	reg.CosignSign(t, "tampered", "1.0.0", key)
 	changed := push("tampered", "1.0.0", "changed after signing")
 	reg.CopyCosignSignatures(t, "tampered", signed, changed)
+	push("bundled", "1.0.0", "signed with a key, cosign 3's bundle")
+	reg.CosignSignBundle(t, "bundled", "1.0.0", key)
 	push("keyless", "1.0.0", "signed keyless")
 	reg.CosignSignKeyless(t, "keyless", "1.0.0", sigstore, subject, issuer)
 	push("notarized", "1.0.0", "signed with notation")
@@ -62,6 +64,8 @@ func TestVerifySignature(t *testing.T) {
 		{"cosign key", "cosigned", cosignKeys(key), "key sha256:", ""},
 		{"cosign any key of several", "cosigned", cosignKeys(otherKey, key), "key sha256:", ""},
 		{"cosign another key", "cosigned", cosignKeys(otherKey), "", "no signature by the 1 public key(s) given"},
+		{"cosign key, Sigstore bundle", "bundled", cosignKeys(key), "key sha256:", ""},
+		{"cosign another key, Sigstore bundle", "bundled", cosignKeys(otherKey), "", "no signature by the 1 public key(s) given"},
 		{"cosign unsigned", "unsigned", cosignKeys(key), "", "no signatures found"},
 		{"cosign changed after signing", "tampered", cosignKeys(key), "", "no signature by the 1 public key(s) given"},
 		{"cosign keyless", "keyless", &chartsource.Verification{Provider: chartsource.ProviderCosign, Identities: identity, TrustedRoot: sigstore.TrustedRoot},

@@ -36,10 +36,13 @@ import (
 	"github.com/sigstore/cosign/v3/pkg/oci/mutate"
 	ociremote "github.com/sigstore/cosign/v3/pkg/oci/remote"
 	"github.com/sigstore/cosign/v3/pkg/oci/static"
+	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/sigstore/sigstore-go/pkg/sign"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/sigstore/sigstore/pkg/signature/payload"
+	"google.golang.org/protobuf/encoding/protojson"
 	orasremote "oras.land/oras-go/v2/registry/remote"
 	orasauth "oras.land/oras-go/v2/registry/remote/auth"
 
@@ -87,6 +90,7 @@ type CosignKey struct {
 	// PublicPEM is the public key (cosign.pub).
 	PublicPEM []byte
 	signer    signature.SignerVerifier
+	private   *ecdsa.PrivateKey
 }
 
 // NewCosignKey makes an ECDSA P-256 key pair.
@@ -104,7 +108,62 @@ func NewCosignKey(t testing.TB) *CosignKey {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &CosignKey{PublicPEM: pub, signer: signer}
+	return &CosignKey{PublicPEM: pub, signer: signer, private: key}
+}
+
+// CosignSignBundle signs the manifest of chart name at version as cosign
+// 3 does by default: a Sigstore bundle holding a DSSE envelope of an
+// in-toto statement that names the digest, attached to the manifest as
+// an OCI referrer (no log entry, as --tlog-upload=false).
+func (o *OCI) CosignSignBundle(t testing.TB, chartName, version string, key *CosignKey) {
+	t.Helper()
+	digest, err := name.NewDigest(o.Ref(chartName) + "@" + o.Digest(t, chartName, version))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const predicateType = "https://sigstore.dev/cosign/sign/v1"
+	statement, err := json.Marshal(map[string]any{
+		"_type":         "https://in-toto.io/Statement/v1",
+		"subject":       []any{map[string]any{"name": digest.Context().Name(), "digest": map[string]string{"sha256": digest.DigestStr()[len("sha256:"):]}}},
+		"predicateType": predicateType,
+		"predicate":     map[string]any{},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := sign.Bundle(&sign.DSSEData{Data: statement, PayloadType: "application/vnd.in-toto+json"}, bundleKeypair{key.private}, sign.BundleOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := protojson.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ociremote.WriteAttestationNewBundleFormat(digest, raw, predicateType, ociremote.WithRemoteOptions(o.remoteOptions()...)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// bundleKeypair is a cosign key as sigstore-go's signer takes it.
+type bundleKeypair struct{ key *ecdsa.PrivateKey }
+
+func (bundleKeypair) GetHashAlgorithm() protocommon.HashAlgorithm {
+	return protocommon.HashAlgorithm_SHA2_256
+}
+func (bundleKeypair) GetSigningAlgorithm() protocommon.PublicKeyDetails {
+	return protocommon.PublicKeyDetails_PKIX_ECDSA_P256_SHA_256
+}
+func (bundleKeypair) GetHint() []byte                  { return nil }
+func (bundleKeypair) GetKeyAlgorithm() string          { return "ECDSA" }
+func (k bundleKeypair) GetPublicKey() crypto.PublicKey { return k.key.Public() }
+func (k bundleKeypair) GetPublicKeyPem() (string, error) {
+	pub, err := cryptoutils.MarshalPublicKeyToPEM(k.key.Public())
+	return string(pub), err
+}
+func (k bundleKeypair) SignData(_ context.Context, data []byte) ([]byte, []byte, error) {
+	digest := sha256.Sum256(data)
+	sig, err := ecdsa.SignASN1(rand.Reader, k.key, digest[:])
+	return sig, digest[:], err
 }
 
 // CosignSign signs the manifest of chart name at version as `cosign sign
