@@ -133,7 +133,8 @@ func (v *chartVerifyModel) provider() string {
 }
 
 // verification is the cosign or notation verification v configures,
-// without the keys of its Secret (secretKeys adds them); nil for pgp.
+// without the keys of its Secret (verificationKeys adds them); nil for
+// pgp.
 func (v *chartVerifyModel) verification(ctx context.Context, diags *diag.Diagnostics) *chartsource.Verification {
 	p := v.provider()
 	if p != verifyCosign && p != verifyNotation {
