@@ -111,7 +111,11 @@ func (r *Repositories) verifyNotation(ctx context.Context, auth Auth, ref, diges
 	}
 	verified := &Verified{Signer: signer}
 	if len(failed) > 0 {
-		verified.Warning = fmt.Sprintf("the trust policy's level %s let these checks fail: %s", out.VerificationLevel.Name, strings.Join(failed, "; "))
+		level := "unknown"
+		if out.VerificationLevel != nil {
+			level = out.VerificationLevel.Name
+		}
+		verified.Warning = fmt.Sprintf("the trust policy's level %s let these checks fail: %s", level, strings.Join(failed, "; "))
 	}
 	return verified, nil
 }
