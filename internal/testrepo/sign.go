@@ -70,11 +70,7 @@ func (o *OCI) Ref(chartName string) string {
 
 func (o *OCI) reference(t testing.TB, suffix string) name.Reference {
 	t.Helper()
-	sep := ""
-	if !strings.HasPrefix(suffix, "@") && !strings.HasPrefix(suffix, ":") {
-		sep = ":"
-	}
-	ref, err := name.ParseReference(strings.TrimPrefix(o.URL, "oci://") + "/" + strings.TrimPrefix(suffix, sep))
+	ref, err := name.ParseReference(strings.TrimPrefix(o.URL, "oci://") + "/" + suffix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,26 +85,18 @@ func (o *OCI) remoteOptions() []remote.Option {
 type CosignKey struct {
 	// PublicPEM is the public key (cosign.pub).
 	PublicPEM []byte
-	signer    signature.SignerVerifier
 	private   *ecdsa.PrivateKey
 }
 
 // NewCosignKey makes an ECDSA P-256 key pair.
 func NewCosignKey(t testing.TB) *CosignKey {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := newKey(t)
 	pub, err := cryptoutils.MarshalPublicKeyToPEM(key.Public())
 	if err != nil {
 		t.Fatal(err)
 	}
-	signer, err := signature.LoadECDSASignerVerifier(key, crypto.SHA256)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &CosignKey{PublicPEM: pub, signer: signer, private: key}
+	return &CosignKey{PublicPEM: pub, private: key}
 }
 
 // CosignSignBundle signs the manifest of chart name at version as cosign
@@ -170,8 +158,12 @@ func (k bundleKeypair) SignData(_ context.Context, data []byte) ([]byte, []byte,
 // --key` does (cosign 2's signature tag, sha256-<hex>.sig, no log entry).
 func (o *OCI) CosignSign(t testing.TB, chartName, version string, key *CosignKey) {
 	t.Helper()
+	signer, err := signature.LoadECDSASignerVerifier(key.private, crypto.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
 	o.attachCosign(t, chartName, version, func(payload []byte) (string, []static.Option) {
-		sig, err := key.signer.SignMessage(bytes.NewReader(payload))
+		sig, err := signer.SignMessage(bytes.NewReader(payload))
 		if err != nil {
 			t.Fatal(err)
 		}
