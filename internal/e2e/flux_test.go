@@ -400,7 +400,8 @@ func TestFluxHandOverRecords(t *testing.T) {
 // TestFluxFailures: values that make the install fail end the apply with
 // the controller's reason at once (Stalled: no retries), so does an
 // upgrade that fails under RetryOnFailure (the controller requeues it),
-// and a stopped controller is said as such within the timeout.
+// and a stopped controller is said as such after a minute's grace, well
+// within the timeout.
 func TestFluxFailures(t *testing.T) {
 	withFluxControllers(t, func(t *testing.T, run *fluxRun) {
 		c := run.config(t, newRepository(t))
@@ -443,13 +444,15 @@ func TestFluxFailures(t *testing.T) {
 		}
 		w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
 
+		// With no controller running, the apply ends after the grace,
+		// not after its 5-minute timeout (and its remediation's).
 		run.Stop()
 		w.write(c.hcl(map[string]string{"app": `  engine = "flux"
-  timeout = "5s"
+  timeout = "5m"
   values = { message = "unseen" }`}))
 		res = w.must(1, "apply", "-auto-approve", "-input=false", "-no-color")
-		if !has(res.stderr, "no Flux helm-controller handled its latest change") {
-			t.Errorf("with no controller running the error does not say so:\n%s", res.stderr)
+		if !has(res.stderr, "was not taken up within 1m0s of its write") || !has(res.stderr, "no Flux helm-controller handled its latest change") {
+			t.Errorf("with no controller running the error does not say so after the grace:\n%s", res.stderr)
 		}
 	})
 }

@@ -25,6 +25,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 )
 
 // FieldManager writes every object of a release handed to Flux.
@@ -39,6 +41,10 @@ type Client struct {
 	Kube client.Client
 	// PollInterval of waits; zero is DefaultPollInterval.
 	PollInterval time.Duration
+	// ControllerGrace: a wait ends once a HelmRelease written has shown
+	// for this long that no controller handles it; zero is
+	// DefaultControllerGrace.
+	ControllerGrace time.Duration
 	// specFields holds the fields HasSpecField found.
 	specFields sync.Map
 }
@@ -375,9 +381,10 @@ func (e *Client) Get(ctx context.Context, namespace, name string) (*helmv2.HelmR
 // CreateNamespace creates the namespace name unless it exists, for the
 // HelmRelease of a release installed with createNamespace (the controller
 // creates only the release's target namespace, in which the HelmRelease
-// need not be).
-func (e *Client) CreateNamespace(ctx context.Context, name string) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"name": name}}}
+// need not be), marked as created for the release createdFor
+// (kube.CreatedForAnnotation).
+func (e *Client) CreateNamespace(ctx context.Context, name, createdFor string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"name": name}, Annotations: map[string]string{kube.CreatedForAnnotation: createdFor}}}
 	if err := e.Kube.Create(ctx, ns, client.FieldOwner(FieldManager)); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s: %w", name, err)
 	}

@@ -48,9 +48,20 @@ type Want struct {
 // why, from the HelmRelease's conditions, its source's and the events the
 // controllers recorded since the write (what they ran: remediations
 // included).
+//
+// A HelmRelease no controller handles ends the wait before its timeout:
+// when, for the controller's grace, nothing of it moved and no
+// HelmRelease of the cluster was in a Helm action (which holds a busy
+// controller's worker).
 func (e *Client) Wait(ctx context.Context, namespace, name string, want Want, timeout time.Duration) (*helmv2.HelmRelease, error) {
 	deadline := time.Now().Add(timeout)
+	quietSince := want.Since
+	if quietSince.IsZero() {
+		quietSince = time.Now()
+	}
 	var hr *helmv2.HelmRelease
+	var first *untouched
+	handled := false
 	for {
 		var err error
 		hr, err = e.Get(ctx, namespace, name)
@@ -59,6 +70,22 @@ func (e *Client) Wait(ctx context.Context, namespace, name string, want Want, ti
 		}
 		if hr == nil {
 			return nil, fmt.Errorf("HelmRelease %s/%s was deleted while waiting for it", namespace, name)
+		}
+		switch {
+		case first == nil:
+			first = untouchedOf(hr)
+		case handled:
+		case first.moved(hr):
+			handled = true // the full timeout applies
+		case time.Since(quietSince) >= e.graceOf():
+			now := time.Now()
+			if busy, err := e.inHelmAction(ctx, namespace, now); err != nil || busy {
+				quietSince = now // a controller may be busy: another grace
+				break
+			}
+			nr := e.notReady(ctx, hr, want, timeout, false)
+			nr.Grace = e.graceOf()
+			return hr, nr
 		}
 		if observed(hr, want) {
 			switch {
@@ -149,6 +176,9 @@ type NotReadyError struct {
 	// Mismatch says how a Ready release differs from the plan.
 	Mismatch string
 	Timeout  time.Duration
+	// Grace, when set, ended the wait before its timeout: nothing of the
+	// HelmRelease moved for this long (DefaultControllerGrace).
+	Grace time.Duration
 	// Conditions are the HelmRelease's; Source the chart source's
 	// (kind, name, then its Ready condition); Events the newest events of
 	// the HelmRelease and its source since the write, oldest first.
@@ -169,6 +199,8 @@ func (e *NotReadyError) Error() string {
 		fmt.Fprintf(&b, "%s stalled: the controller does not retry", ref)
 	case e.RetryingLater:
 		fmt.Fprintf(&b, "%s failed: the controller retries it after its retry interval (strategy RetryOnFailure)", ref)
+	case e.Grace > 0:
+		fmt.Fprintf(&b, "%s was not taken up within %s of its write (nothing of it moved while no HelmRelease was in a Helm action): no Flux helm-controller handled its latest change; check that helm-controller runs in the cluster and watches namespace %q", ref, e.Grace, e.Namespace)
 	case !e.Observed:
 		fmt.Fprintf(&b, "%s was not reconciled within %s: no Flux helm-controller handled its latest change; check that helm-controller runs in the cluster and watches namespace %q", ref, e.Timeout, e.Namespace)
 	default:

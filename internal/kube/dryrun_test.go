@@ -90,7 +90,7 @@ func TestDryRunApplyOnceForTheSameObjects(t *testing.T) {
 	if missing != nil {
 		t.Error("a set of objects not sent vouches for them")
 	}
-	if _, err := NewGetter(cfg, "default", "", shared).CreateNamespace(ctx, created, "test"); err != nil {
+	if _, err := NewGetter(cfg, "default", "", shared).CreateNamespace(ctx, created, "test", "test/test"); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := kubernetes.NewForConfig(cfg)

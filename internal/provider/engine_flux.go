@@ -13,6 +13,7 @@ import (
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
@@ -56,6 +57,21 @@ func (m *releaseModel) fluxSettings(ctx context.Context, diags *diag.Diagnostics
 
 // client is the Flux client of m's cluster; nil with a diagnostic when
 // the cluster cannot be used or lacks Flux's kinds.
+// getter is the Kubernetes client getter of m's cluster, with the
+// provider's credentials.
+func (f fluxEngine) getter(m *releaseModel, diags *diag.Diagnostics) *kube.Getter {
+	c := f.r.clusterOf(m, diags)
+	if c == nil {
+		return nil
+	}
+	cfg, err := c.clients.RESTConfig()
+	if err != nil {
+		clusterUnavailable(diags, path.Root("engine"), err)
+		return nil
+	}
+	return kube.NewGetter(cfg, m.Namespace.ValueString(), "", c.discovery(cfg, ""))
+}
+
 func (f fluxEngine) client(m *releaseModel, diags *diag.Diagnostics) *flux.Client {
 	c := f.r.clusterOf(m, diags)
 	if c == nil {

@@ -86,9 +86,14 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 		return
 	}
 	if spec.Install.CreateNamespace {
-		if err := fe.CreateNamespace(ctx, spec.Namespace); err != nil {
-			attrError(diags, path.Root("install").AtName("create_namespace"), "Namespace not created", err.Error()+".", "Check that the provider's credentials may create namespaces, or create the namespace first.")
-			return
+		// The HelmRelease's namespace, and its target namespace when the
+		// controller installs into this cluster: marked as the release's,
+		// which uninstall.delete_namespace deletes.
+		for _, ns := range fluxCreatedNamespaces(ctx, m, spec, diags) {
+			if err := fe.CreateNamespace(ctx, ns, spec.ReleaseRef()); err != nil {
+				attrError(diags, path.Root("install").AtName("create_namespace"), "Namespace not created", err.Error()+".", "Check that the provider's credentials may create namespaces, or create the namespace first.")
+				return
+			}
 		}
 	}
 	since := time.Now()

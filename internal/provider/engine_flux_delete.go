@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
 // remove deletes the HelmRelease, with or without the controller's
@@ -30,8 +32,26 @@ func (f fluxEngine) remove(ctx context.Context, m *releaseModel, _ privateGetter
 		diags.AddError("HelmRelease not deleted", fmt.Sprintf("helmrelease_release %s: %s.\n\nThe resource is kept. Check that helm-controller runs; a failing pre-delete hook can be skipped with uninstall.disable_hooks = true, a timeout raised with uninstall.timeout; then destroy again.", m.ID.ValueString(), err))
 		return
 	}
+	if uninstall && deleteNamespaceOf(ctx, m, diags) {
+		if g := f.getter(m, diags); g != nil {
+			deleteCreatedNamespaces(ctx, g, m, spec, fluxCreatedNamespaces(ctx, m, spec, diags), diags)
+		}
+	}
 	if !uninstall {
 		diags.AddWarning("Release left installed",
 			fmt.Sprintf("helmrelease_release %s: flux.uninstall_on_destroy is false, so the HelmRelease was suspended and deleted and the Helm release %s/%s is left installed, managed by nothing.\n\nUninstall it with helm when it is no longer needed, or import it into a helmrelease_release.", m.ID.ValueString(), spec.GetStorageNamespace(), spec.GetReleaseName()))
 	}
+}
+
+// fluxCreatedNamespaces are the namespaces install.create_namespace
+// creates for a release handed to Flux: the HelmRelease's, and its target
+// namespace when the controller installs into the provider's cluster (not
+// through kube_config), created by the provider so that it is marked as
+// the release's (the controller would create it unmarked).
+func fluxCreatedNamespaces(ctx context.Context, m *releaseModel, spec *reconcile.Spec, diags *diag.Diagnostics) []string {
+	out := []string{spec.Namespace}
+	if target := spec.GetTargetNamespace(); target != spec.Namespace && m.kubeConfigRef(ctx, diags) == nil {
+		out = append(out, target)
+	}
+	return out
 }

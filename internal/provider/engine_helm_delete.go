@@ -72,5 +72,9 @@ func (h helmEngine) remove(ctx context.Context, m *releaseModel, private private
 		}
 		resp.Diagnostics.AddError("Release uninstall failed",
 			fmt.Sprintf("helmrelease_release %s: %s\n\nThe release and this resource are kept. Fix the cause and destroy again: a failing pre-delete hook can be skipped with uninstall.disable_hooks = true, a timeout raised with uninstall.timeout; to stop managing the release without uninstalling it, run terraform state rm.", m.ID.ValueString(), err))
+		return
+	}
+	if deleteNamespaceOf(ctx, m, &resp.Diagnostics) {
+		deleteCreatedNamespaces(ctx, e.Kube, m, spec, []string{spec.GetTargetNamespace()}, &resp.Diagnostics)
 	}
 }

@@ -261,6 +261,7 @@ type uninstallModel struct {
 	DisableHooks        types.Bool   `tfsdk:"disable_hooks"`
 	DisableWait         types.Bool   `tfsdk:"disable_wait"`
 	KeepHistory         types.Bool   `tfsdk:"keep_history"`
+	DeleteNamespace     types.Bool   `tfsdk:"delete_namespace"`
 }
 
 type driftDetectionModel struct {

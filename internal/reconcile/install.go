@@ -30,11 +30,13 @@ func (a *Install) Reconcile(ctx context.Context, req *Request) error {
 	}
 	validation := !s.Install.DisableOpenAPIValidation
 	var createdNamespace types.UID
-	if validation && s.Install.CreateNamespace {
+	if s.Install.CreateNamespace {
 		// Created before Helm would, so that the objects bound for it are
-		// validated before anything of the release is written.
+		// validated before anything of the release is written, and
+		// marked as the release's, which uninstall.delete_namespace
+		// deletes.
 		var err error
-		if createdNamespace, err = a.e.Kube.CreateNamespace(ctx, s.GetTargetNamespace(), helm.FieldManager); err != nil {
+		if createdNamespace, err = a.e.Kube.CreateNamespace(ctx, s.GetTargetNamespace(), helm.FieldManager, s.ReleaseRef()); err != nil {
 			return &StorageUntouchedError{Err: err}
 		}
 	}
@@ -119,9 +121,7 @@ func recordAttempt(req *Request, action ReleaseAction) {
 	st.StorageNamespace = req.Spec.GetStorageNamespace()
 }
 
-func releaseRef(req *Request) string {
-	return req.Spec.GetStorageNamespace() + "/" + req.Spec.GetReleaseName()
-}
+func releaseRef(req *Request) string { return req.Spec.ReleaseRef() }
 
 func chartRef(req *Request) string {
 	return req.Chart.Metadata.Name + "@" + req.Chart.Metadata.Version

@@ -340,6 +340,13 @@ func (s *Spec) GetTargetNamespace() string {
 	return s.Namespace
 }
 
+// ReleaseRef names the release as <storage namespace>/<release name>: in
+// messages, and on the namespace its install creates
+// (kube.CreatedForAnnotation).
+func (s *Spec) ReleaseRef() string {
+	return s.GetStorageNamespace() + "/" + s.GetReleaseName()
+}
+
 // GetStorageNamespace is the namespace of the release's Helm storage.
 func (s *Spec) GetStorageNamespace() string {
 	if s.StorageNamespace != "" {
