@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,6 +63,7 @@ var contractRows = []struct {
 	{"force and reset actions", contractActions},
 	{"a render the controller makes otherwise", contractRenderDiffers},
 	{"a failed create", contractFailedCreate},
+	{"namespaces that go with their release", contractDeleteNamespace},
 }
 
 // TestEngineContract runs each row against the in-process engine, and
@@ -411,6 +413,78 @@ func contractFailedCreate(t *testing.T, env *engineEnv) {
 		// The namespace holds the other rows' releases.
 		if left := sourcesOf(t, env.rest, env.ns, env.c.repo.URL); len(left) > 0 {
 			t.Errorf("the chart source and Secrets written before the failed create are left: %v", left)
+		}
+	}
+}
+
+// contractDeleteNamespace: uninstall.delete_namespace. Four releases
+// install into namespaces of their own: one the install creates and the
+// destroy deletes (the destroy waits until it is gone), one the install
+// creates that a user's ConfigMap keeps, with a warning naming it, one
+// that existed before the install, kept with a warning saying so, and
+// one created without delete_namespace, kept silently as Helm keeps it.
+func contractDeleteNamespace(t *testing.T, env *engineEnv) {
+	ctx := context.Background()
+	suffix := strings.ToLower(rand.Text()[:6])
+	target := map[string]string{}
+	for _, name := range []string{"gone", "kept", "existing", "default"} {
+		target[name] = name + "-" + suffix
+		t.Cleanup(func() { _ = env.cs.CoreV1().Namespaces().Delete(context.Background(), target[name], metav1.DeleteOptions{}) })
+	}
+	if _, err := env.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: target["existing"]}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bodies := map[string]string{}
+	for name, ns := range target {
+		deleteNamespace := name != "default"
+		bodies[name] = env.body(fmt.Sprintf("target_namespace = %q", ns), "install = { create_namespace = true }", fmt.Sprintf("uninstall = { delete_namespace = %t }", deleteNamespace), `timeout = "2m"`)
+	}
+	w := newWorkspace(t, "namespaces")
+	w.write(env.c.hcl(bodies))
+	w.apply()
+	created, err := env.cs.CoreV1().Namespaces().Get(ctx, target["gone"], metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Flux's default release name with a target namespace.
+	if want := env.ns + "/" + target["gone"] + "-gone"; created.Annotations[kube.CreatedForAnnotation] != want {
+		t.Errorf("namespace %s is annotated %s=%q, want %q", created.Name, kube.CreatedForAnnotation, created.Annotations[kube.CreatedForAnnotation], want)
+	}
+	userData := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "user-data"}, Data: map[string]string{"k": "v"}}
+	if _, err := env.cs.CoreV1().ConfigMaps(target["kept"]).Create(ctx, userData, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	res := w.must(0, "destroy", "-auto-approve", "-input=false", "-no-color")
+	out := res.stdout + res.stderr
+	if _, err := env.cs.CoreV1().Namespaces().Get(ctx, target["gone"], metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("namespace %s after the destroy: %v, want gone\n%s", target["gone"], err, out)
+	}
+	for _, name := range []string{"kept", "existing", "default"} {
+		ns, err := env.cs.CoreV1().Namespaces().Get(ctx, target[name], metav1.GetOptions{})
+		if err != nil || ns.DeletionTimestamp != nil {
+			t.Errorf("namespace %s after the destroy: %v, want kept", target[name], err)
+		}
+	}
+	if !has(out, "keeps namespace "+target["kept"]) || !has(out, "- ConfigMap/user-data") {
+		t.Errorf("the destroy does not warn that the user's ConfigMap keeps namespace %s:\n%s", target["kept"], out)
+	}
+	if has(out, "ConfigMap/kube-root-ca.crt") || has(out, "ServiceAccount/default") {
+		t.Errorf("what Kubernetes puts in every namespace is named as keeping it:\n%s", out)
+	}
+	if !has(out, "namespace "+target["existing"]+" has no record of the release that created it") {
+		t.Errorf("the destroy does not warn that namespace %s was not the release's:\n%s", target["existing"], out)
+	}
+	if has(out, "namespace "+target["default"]) {
+		t.Errorf("a release without delete_namespace warns about its namespace:\n%s", out)
+	}
+	// The kept namespace holds the user's ConfigMap and nothing of the
+	// release.
+	if cms, err := env.cs.CoreV1().ConfigMaps(target["kept"]).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, cm := range cms.Items {
+			if cm.Name != "user-data" && cm.Name != "kube-root-ca.crt" {
+				t.Errorf("ConfigMap %s/%s is left after the destroy", cm.Namespace, cm.Name)
+			}
 		}
 	}
 }

@@ -753,9 +753,13 @@ func selector(s *postrender.Selector) *kustomize.Selector {
 // postRenderers are the post-renderers in v2's form: the deprecated
 // strategic merge and JSON 6902 lists become patches, which Kustomize
 // applies the same way.
-func postRenderers(in []postrender.Kustomize) []helmv2.PostRenderer {
+// postRenderers are the Kustomize post-renderers; commands, which
+// helm-controller cannot run, are refused before (the provider's
+// validation).
+func postRenderers(in []postrender.Renderer) []helmv2.PostRenderer {
 	var out []helmv2.PostRenderer
-	for _, k := range in {
+	for _, r := range in {
+		k := r.Kustomize
 		kz := &helmv2.Kustomize{}
 		for _, p := range k.Patches {
 			kz.Patches = append(kz.Patches, kustomize.Patch{Patch: p.Patch, Target: selector(p.Target)})

@@ -36,7 +36,7 @@ func TestBuild(t *testing.T) {
 		HealthChecks:  []kustomize.CustomHealthCheck{{APIVersion: "example.com/v1", Kind: "Db", HealthCheckExpressions: kustomize.HealthCheckExpressions{Current: "status.ready"}}},
 		Install:       reconcile.InstallSpec{Strategy: reconcile.ActionStrategy{Name: reconcile.StrategyRetryOnFailure, RetryInterval: time.Minute}},
 		Upgrade:       reconcile.UpgradeSpec{Remediation: reconcile.Remediation{Retries: 3, Strategy: reconcile.StrategyUninstall}},
-		PostRenderers: []postrender.Kustomize{{PatchesStrategicMerge: []string{"kind: Deployment"}}}}
+		PostRenderers: []postrender.Renderer{{Kustomize: postrender.Kustomize{PatchesStrategicMerge: []string{"kind: Deployment"}}}}}
 	for _, tc := range []struct {
 		name  string
 		chart Chart

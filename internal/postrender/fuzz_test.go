@@ -62,7 +62,7 @@ func FuzzPostRenderer(f *testing.F) {
 		if image != "" {
 			k.Images = []Image{{Name: image, NewName: newName, NewTag: newTag, Digest: digest}}
 		}
-		out, err := Build([]Kustomize{k}, Metadata{}, Origin{Name: "web", Namespace: "apps"}).Run(bytes.NewBufferString(fuzzManifest))
+		out, err := Build([]Renderer{{Kustomize: k}}, Metadata{}, Origin{Name: "web", Namespace: "apps"}).Run(bytes.NewBufferString(fuzzManifest))
 		if err == nil && out == nil {
 			t.Fatal("no manifest and no error")
 		}

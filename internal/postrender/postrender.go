@@ -86,13 +86,26 @@ func (i indexed) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 	return out, nil
 }
 
-// Build returns the chain of a release: the Kustomize post-renderers in
-// order, then the common metadata, then the origin labels (always last, so
-// no patch can remove them). A Kustomize failure is an *Error.
-func Build(kustomizations []Kustomize, common Metadata, origin Origin) Chain {
+// Renderer is one element of post_renderers: Kustomize directives
+// (HelmRelease spec.postRenderers[].kustomize), or a command (Exec). The
+// Kustomize fields are embedded so that a list without commands encodes,
+// and digests, as the list of its Kustomize directives.
+type Renderer struct {
+	Kustomize
+	Exec *Exec `json:",omitempty"`
+}
+
+// Build returns the chain of a release: the post-renderers in order, then
+// the common metadata, then the origin labels (always last, so no
+// post-renderer can remove them). A post-renderer's failure is an *Error.
+func Build(renderers []Renderer, common Metadata, origin Origin) Chain {
 	var chain Chain
-	for i := range kustomizations {
-		chain = append(chain, indexed{i, &kustomizations[i]})
+	for i := range renderers {
+		if renderers[i].Exec != nil {
+			chain = append(chain, indexed{i, renderers[i].Exec})
+			continue
+		}
+		chain = append(chain, indexed{i, &renderers[i].Kustomize})
 	}
 	if len(common.Labels) > 0 || len(common.Annotations) > 0 {
 		chain = append(chain, common)

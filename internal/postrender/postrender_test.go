@@ -25,10 +25,10 @@ spec:
 `
 
 func TestChainOrderAndOriginLabelsLast(t *testing.T) {
-	chain := Build([]Kustomize{
-		{Patches: []Patch{{Patch: `[{"op": "replace", "path": "/spec/replicas", "value": 2}]`, Target: &Selector{Kind: "Deployment"}}}},
-		{Patches: []Patch{{Patch: `[{"op": "replace", "path": "/spec/replicas", "value": 3}]`, Target: &Selector{Kind: "Deploy.*"}}}},
-		{Images: []Image{{Name: "example.com/app", NewTag: "2.0"}}},
+	chain := Build([]Renderer{
+		{Kustomize: Kustomize{Patches: []Patch{{Patch: `[{"op": "replace", "path": "/spec/replicas", "value": 2}]`, Target: &Selector{Kind: "Deployment"}}}}},
+		{Kustomize: Kustomize{Patches: []Patch{{Patch: `[{"op": "replace", "path": "/spec/replicas", "value": 3}]`, Target: &Selector{Kind: "Deploy.*"}}}}},
+		{Kustomize: Kustomize{Images: []Image{{Name: "example.com/app", NewTag: "2.0"}}}},
 	}, Metadata{Labels: map[string]string{"team": "a"}}, Origin{Name: "release", Namespace: "ns"})
 	out, err := chain.Run(bytes.NewBufferString(manifestDoc))
 	if err != nil {

@@ -44,14 +44,15 @@ func (f fluxEngine) remove(ctx context.Context, m *releaseModel, _ privateGetter
 }
 
 // fluxCreatedNamespaces are the namespaces install.create_namespace
-// creates for a release handed to Flux: the HelmRelease's, and its target
-// namespace when the controller installs into the provider's cluster (not
-// through kube_config), created by the provider so that it is marked as
-// the release's (the controller would create it unmarked).
+// creates for a release handed to Flux, the release's own first: its
+// target namespace when the controller installs into the provider's
+// cluster (not through kube_config), created by the provider so that it
+// is marked as the release's (the controller would create it unmarked),
+// and the HelmRelease's.
 func fluxCreatedNamespaces(ctx context.Context, m *releaseModel, spec *reconcile.Spec, diags *diag.Diagnostics) []string {
-	out := []string{spec.Namespace}
-	if target := spec.GetTargetNamespace(); target != spec.Namespace && m.kubeConfigRef(ctx, diags) == nil {
-		out = append(out, target)
+	target := spec.GetTargetNamespace()
+	if target == spec.Namespace || m.kubeConfigRef(ctx, diags) != nil {
+		return []string{spec.Namespace}
 	}
-	return out
+	return []string{target, spec.Namespace}
 }

@@ -391,11 +391,11 @@ func (m *releaseModel) spec(ctx context.Context, diags *diag.Diagnostics) *recon
 		s.WaitStrategy = helm.WaitStrategy(w.Name.ValueString())
 	}
 	s.HealthChecks = healthChecksOf(ctx, m.HealthCheckExprs, diags)
-	var renderers []postRendererModel
+	var configured []postRendererModel
 	if !m.PostRenderers.IsNull() {
-		diags.Append(m.PostRenderers.ElementsAs(ctx, &renderers, false)...)
+		diags.Append(m.PostRenderers.ElementsAs(ctx, &configured, false)...)
 	}
-	s.PostRenderers = kustomizations(renderers)
+	s.PostRenderers = renderers(configured)
 	if md := objectAs[commonMetadataModel](ctx, m.CommonMetadata, path.Root("common_metadata"), diags); md != nil {
 		meta, d := md.metadata(ctx)
 		diags.Append(d...)

@@ -25,17 +25,19 @@ const maxLeftNamed = 20
 // the namespaces its install created that hold nothing else, as
 // uninstall.delete_namespace asks, and waits for them to go. A namespace
 // kept is a warning naming why; one that could not be deleted an error
-// (the resource stays, and destroying again retries it).
+// (the resource stays, and destroying again retries it). The first of
+// namespaces is the release's own: only it is worth a warning when
+// another made it.
 func deleteCreatedNamespaces(ctx context.Context, g *kube.Getter, m *releaseModel, spec *reconcile.Spec, namespaces []string, diags *diag.Diagnostics) {
 	id := m.ID.ValueString()
-	for _, ns := range namespaces {
+	for i, ns := range namespaces {
 		done, err := g.DeleteCreatedNamespace(ctx, kube.NamespaceDeletion{Name: ns, CreatedFor: spec.ReleaseRef(), Timeout: spec.UninstallTimeout()})
 		switch {
 		case err != nil:
 			diags.AddError("Namespace not deleted",
 				fmt.Sprintf("helmrelease_release %s is uninstalled, but uninstall.delete_namespace could not delete namespace %s: %s.\n\nThe resource is kept. Check that the provider's credentials may delete namespaces and what holds the namespace (kubectl get namespace %s -o yaml shows its conditions), then destroy again.", id, ns, err, ns))
 		case done.Absent, done.Deleted:
-		case len(done.Left) > 0:
+		case len(done.Left) > 0 && done.CreatedFor == spec.ReleaseRef():
 			named := done.Left
 			more := ""
 			if len(named) > maxLeftNamed {
@@ -44,6 +46,7 @@ func deleteCreatedNamespaces(ctx context.Context, g *kube.Getter, m *releaseMode
 			}
 			diags.AddWarning("Namespace kept",
 				fmt.Sprintf("helmrelease_release %s is uninstalled; uninstall.delete_namespace keeps namespace %s, which its install created, because it still holds objects that are not the release's:\n- %s%s\n\nDelete them (kubectl delete -n %s ...) when they are no longer needed, then the namespace.", id, ns, strings.Join(named, "\n- "), more, ns))
+		case i > 0:
 		default:
 			origin := "has no record of the release that created it"
 			if done.CreatedFor != "" {

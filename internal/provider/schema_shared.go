@@ -4,6 +4,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/boolvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/objectvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -87,13 +88,15 @@ func selectorAttribute(required bool, what string) schema.SingleNestedAttribute 
 
 func postRenderersAttribute() schema.ListNestedAttribute {
 	return schema.ListNestedAttribute{
-		MarkdownDescription: "Kustomize post-renderers applied in order to the rendered manifest (HelmRelease `spec.postRenderers`). As in Helm, hooks are not post-rendered. Default: none.",
+		MarkdownDescription: "Post-renderers applied in order to the rendered manifest (HelmRelease `spec.postRenderers`), each either `kustomize` (Flux's) or `exec` (a command, as Helm's `--post-renderer` and the helm provider's `postrender` run). Which hooks are post-rendered: see `post_render_strategy` of `helmrelease_release`. Default: none.",
 		Optional:            true,
 		NestedObject: schema.NestedAttributeObject{
 			Attributes: map[string]schema.Attribute{
+				"exec": postRenderExecAttribute(),
 				"kustomize": schema.SingleNestedAttribute{
-					MarkdownDescription: "Kustomize directives (`kustomize`).",
-					Required:            true,
+					MarkdownDescription: "Kustomize directives (`kustomize`). Exactly one of `kustomize` and `exec`.",
+					Optional:            true,
+					Validators: []validator.Object{objectvalidator.ExactlyOneOf(path.MatchRelative().AtParent().AtName("exec"))},
 					Attributes: map[string]schema.Attribute{
 						"patches": schema.ListNestedAttribute{
 							MarkdownDescription: "Strategic merge or JSON 6902 patches, each with an optional target (`patches`). Default: none.",
@@ -147,6 +150,41 @@ func postRenderersAttribute() schema.ListNestedAttribute {
 			},
 		},
 		Validators: []validator.List{listvalidator.SizeAtLeast(1)},
+	}
+}
+
+// postRenderExecAttribute is post_renderers[].exec, which has no
+// HelmRelease field: helm-controller runs no commands.
+func postRenderExecAttribute() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "A command the rendered manifest is piped through, with Helm's contract for post-renderers: the manifest on standard input, the post-rendered manifest on standard output; a non-zero exit, or no output, fails the plan with what the command wrote on standard error. " +
+			"It runs on the machine running Terraform, directly (never through a shell), at every plan and apply, with the provider's environment minus the variables named `KUBE_*`, `TF_*` (Terraform's variables and registry tokens) and `PLUGIN_*`, plus `env`. " +
+			"The plan shows the objects as the command rewrote them, so a command whose output is not the same for the same input shows a change at every plan. " +
+			"No HelmRelease field: helm-controller runs no commands, so `engine = \"flux\"` refuses it. `moved` from `helm_release` turns its `postrender` into one. Default: none.",
+		Optional: true,
+		Attributes: map[string]schema.Attribute{
+			"command": schema.StringAttribute{
+				MarkdownDescription: "The executable: a path (relative to the directory Terraform runs in; `\"${path.module}/bin/label\"`), or a name looked up in `PATH` (`\"yq\"`). Required.",
+				Required:            true,
+				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
+			"args": schema.ListAttribute{
+				MarkdownDescription: "Its arguments, each passed as it is (no shell expansion). Default: none.",
+				ElementType:         types.StringType,
+				Optional:            true,
+			},
+			"env": schema.MapAttribute{
+				MarkdownDescription: "Environment variables set for it, over the inherited ones. Sensitive: shown as such in plans. Default: none.",
+				ElementType:         types.StringType,
+				Optional:            true,
+				Sensitive:           true,
+			},
+			"timeout": schema.StringAttribute{
+				MarkdownDescription: "Time one run may take, a Go duration (`30s`). Default: `1m`.",
+				Optional:            true,
+				Validators:          []validator.String{duration()},
+			},
+		},
 	}
 }
 

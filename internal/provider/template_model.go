@@ -42,7 +42,31 @@ type valuesFromModel struct {
 }
 
 type postRendererModel struct {
-	Kustomize *kustomizeModel `tfsdk:"kustomize"`
+	Kustomize *kustomizeModel      `tfsdk:"kustomize"`
+	Exec      *postRenderExecModel `tfsdk:"exec"`
+}
+
+// postRenderExecModel is post_renderers[].exec.
+type postRenderExecModel struct {
+	Command types.String            `tfsdk:"command"`
+	Args    []types.String          `tfsdk:"args"`
+	Env     map[string]types.String `tfsdk:"env"`
+	Timeout types.String            `tfsdk:"timeout"`
+}
+
+// exec is the post-renderer command of x.
+func (x *postRenderExecModel) exec() *postrender.Exec {
+	e := &postrender.Exec{Command: x.Command.ValueString(), Timeout: parseDuration(x.Timeout)}
+	for _, a := range x.Args {
+		e.Args = append(e.Args, a.ValueString())
+	}
+	if len(x.Env) > 0 {
+		e.Env = make(map[string]string, len(x.Env))
+		for k, v := range x.Env {
+			e.Env[k] = v.ValueString()
+		}
+	}
+	return e
 }
 
 type kustomizeModel struct {
@@ -110,9 +134,14 @@ func (s *selectorModel) selector() *postrender.Selector {
 	}
 }
 
-func kustomizations(in []postRendererModel) []postrender.Kustomize {
-	out := make([]postrender.Kustomize, 0, len(in))
+// renderers are the post-renderers of post_renderers, in order.
+func renderers(in []postRendererModel) []postrender.Renderer {
+	out := make([]postrender.Renderer, 0, len(in))
 	for _, pr := range in {
+		if pr.Exec != nil {
+			out = append(out, postrender.Renderer{Exec: pr.Exec.exec()})
+			continue
+		}
 		var k postrender.Kustomize
 		if pr.Kustomize != nil {
 			for _, p := range pr.Kustomize.Patches {
@@ -128,7 +157,7 @@ func kustomizations(in []postRendererModel) []postrender.Kustomize {
 				k.Images = append(k.Images, postrender.Image{Name: i.Name.ValueString(), NewName: i.NewName.ValueString(), NewTag: i.NewTag.ValueString(), Digest: i.Digest.ValueString()})
 			}
 		}
-		out = append(out, k)
+		out = append(out, postrender.Renderer{Kustomize: k})
 	}
 	return out
 }

@@ -515,10 +515,10 @@ spec:
 func TestDryRun(t *testing.T) {
 	f := newFixture(t)
 	s := f.spec(func(s *Spec) {
-		s.PostRenderers = []postrender.Kustomize{{Patches: []postrender.Patch{{
+		s.PostRenderers = []postrender.Renderer{{Kustomize: postrender.Kustomize{Patches: []postrender.Patch{{
 			Patch:  `[{"op": "replace", "path": "/spec/replicas", "value": 5}]`,
 			Target: &postrender.Selector{Kind: "Deployment"},
-		}}}}
+		}}}}}
 	})
 	ctx := context.Background()
 	// Absent: what an install would apply.

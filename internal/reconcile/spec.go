@@ -108,7 +108,7 @@ type Spec struct {
 	// status of kinds, used by the poller.
 	HealthChecks []kustomize.CustomHealthCheck
 
-	PostRenderers  []postrender.Kustomize
+	PostRenderers  []postrender.Renderer
 	CommonMetadata postrender.Metadata
 	// OriginGroup is the group of the origin labels of the release's
 	// objects; empty is postrender.OriginGroup (postrender.Origin).

@@ -1,0 +1,157 @@
+package postrender
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+)
+
+// DefaultExecTimeout bounds a post-renderer command without a timeout of
+// its own.
+const DefaultExecTimeout = time.Minute
+
+// maxStderr is how much of a failed command's standard error its error
+// keeps: the end, where the reason usually is.
+const maxStderr = 4 << 10
+
+// Exec is a post-renderer command (post_renderers[].exec), with Helm's
+// contract for post-renderer binaries: the rendered manifest on standard
+// input, the post-rendered manifest on standard output; a non-zero exit
+// fails, with what it wrote on standard error, and so does an empty
+// output. The command is run directly, never through a shell, with the
+// provider's environment minus the variables that may carry its or
+// Terraform's secrets (see Environ), plus Env.
+type Exec struct {
+	// Command is a path, or a name looked up in PATH.
+	Command string
+	// Args are the command's arguments.
+	Args []string
+	// Env is set in the command's environment, over the inherited one.
+	Env map[string]string
+	// Timeout bounds a run; zero is DefaultExecTimeout.
+	Timeout time.Duration
+}
+
+var _ helm.PostRenderer = (*Exec)(nil)
+
+// ExecError is the failure of a post-renderer command.
+type ExecError struct {
+	// Command as configured.
+	Command string
+	// Err says how it failed: not found, an exit status, the timeout.
+	Err error
+	// Stderr is the end of what it wrote on standard error.
+	Stderr string
+}
+
+func (e *ExecError) Error() string {
+	msg := fmt.Sprintf("command %q: %v", e.Command, e.Err)
+	if e.Stderr != "" {
+		msg += "; it wrote on standard error:\n" + e.Stderr
+	}
+	return msg
+}
+
+func (e *ExecError) Unwrap() error { return e.Err }
+
+// Resolve returns the path Command runs: itself when it names a file (a
+// path with a separator), else the executable of that name in PATH. An
+// error says why there is none.
+func (x *Exec) Resolve() (string, error) {
+	p, err := exec.LookPath(x.Command)
+	if err != nil {
+		return "", &ExecError{Command: x.Command, Err: errors.Unwrap(err)}
+	}
+	return p, nil
+}
+
+// Run implements helm.PostRenderer.
+func (x *Exec) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
+	bin, err := x.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	timeout := x.Timeout
+	if timeout <= 0 {
+		timeout = DefaultExecTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, x.Args...) //nolint:gosec // the command the configuration names, without a shell
+	cmd.Env = Environ(os.Environ(), x.Env)
+	cmd.Stdin = bytes.NewReader(in.Bytes())
+	var out bytes.Buffer
+	stderr := &tail{max: maxStderr}
+	cmd.Stdout, cmd.Stderr = &out, stderr
+	cmd.WaitDelay = 5 * time.Second // children holding the pipes open
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("did not finish within %s", timeout)
+		}
+		return nil, &ExecError{Command: x.Command, Err: err, Stderr: stderr.String()}
+	}
+	if len(bytes.TrimSpace(out.Bytes())) == 0 && len(bytes.TrimSpace(in.Bytes())) > 0 {
+		return nil, &ExecError{Command: x.Command, Err: errors.New("wrote nothing on standard output: a post-renderer writes the whole manifest back"), Stderr: stderr.String()}
+	}
+	return &out, nil
+}
+
+// Environ is the environment of a post-renderer command: env without the
+// variables that may hold the provider's credentials (KUBE_*), Terraform's
+// (TF_*: TF_VAR_* values, TF_TOKEN_* registry tokens) or the plugin
+// protocol's (PLUGIN_*: its client certificate), plus set.
+func Environ(env []string, set map[string]string) []string {
+	out := make([]string, 0, len(env)+len(set))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, ok := set[name]; ok || dropped(name) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	for name, v := range set {
+		out = append(out, name+"="+v)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func dropped(name string) bool {
+	for _, prefix := range []string{"KUBE_", "TF_", "PLUGIN_"} {
+		if strings.HasPrefix(strings.ToUpper(name), prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	max int
+	buf []byte
+	cut bool
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf, t.cut = t.buf[over:], true
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	s := strings.TrimSpace(string(t.buf))
+	if t.cut && s != "" {
+		s = "…" + s
+	}
+	return s
+}
