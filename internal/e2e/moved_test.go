@@ -23,8 +23,8 @@ import (
 // one from a repository and one from a local chart, move into
 // helmrelease_release with the configuration the migration guide shows
 // (examples/guides/moving_from_helm_release), and a third with the helm
-// provider's options (set, set_sensitive, atomic, timeout, max_history)
-// with their counterparts: the plan of the move changes nothing, the apply
+// provider's options (set, set_sensitive, atomic, timeout, max_history,
+// postrender) with their counterparts: the plan of the move changes nothing, the apply
 // neither reinstalls nor upgrades, the next plan is empty, and a values
 // change then upgrades the release, client-side as it was installed.
 func TestMovedFromHelmProvider(t *testing.T) {
@@ -121,6 +121,7 @@ resource "helm_release" "options" {
   atomic        = true
   timeout       = 120
   max_history   = 3
+  postrender    = { binary_path = "sed", args = ["-e", "s/replicas: 2/replicas: 3/"] }
 }
 `, cluster.Kubeconfig, ns))
 	w.must(0, "init", "-input=false", "-no-color")
@@ -165,6 +166,7 @@ resource "helmrelease_release" "options" {
   upgrade          = { remediation = { remediate_last_failure = true } }
   timeout          = "2m0s"
   max_history      = 3
+  post_renderers   = [{ exec = { command = "sed", args = ["-e", "s/replicas: 2/replicas: 3/"] } }]
 }
 `, ns, message)
 	}
@@ -221,6 +223,10 @@ resource "helmrelease_release" "options" {
 	}
 	if got := store.latest("options").Config["ui"]; !reflect.DeepEqual(got, map[string]any{"message": "from helmrelease", "token": "moved-secret"}) {
 		t.Errorf("release options upgraded with ui values %v", got)
+	}
+	// postrender moved as a command post-renderer: the upgrade ran it.
+	if !strings.Contains(store.latest("options").Manifest, "replicas: 3") {
+		t.Errorf("release options upgraded without the post-renderer command the helm provider ran:\n%s", store.latest("options").Manifest)
 	}
 	// The helm provider (Helm 3) wrote client-side: the upgrade too.
 	if got := store.latest("options").ApplyMethod; got != "csa" {

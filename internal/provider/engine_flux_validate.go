@@ -13,9 +13,16 @@ import (
 
 // validate refuses what Flux's controller cannot do or has no use for:
 // a chart it cannot fetch, a provenance keyring, TLS verification off,
-// dependencies it could not honour.
+// dependencies it could not honour, post-renderer commands.
 func (fluxEngine) validate(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) {
 	validateDependencies(ctx, m, diags)
+	for i, pr := range postRenderersOf(ctx, m.PostRenderers, diags) {
+		if pr.Exec != nil {
+			attrError(diags, path.Root("post_renderers").AtListIndex(i).AtName("exec"), "Post-renderer command with the Flux engine",
+				"helm-controller runs no commands: its post-renderers are Kustomize's only, so a command cannot be handed to Flux.",
+				"Express the command's change as a kustomize post-renderer (patches, images), or keep engine = \""+engineHelm+"\", which runs the command on the machine running Terraform.")
+		}
+	}
 	c := objectAs[releaseChartModel](ctx, m.Chart, path.Root("chart"), diags)
 	if c == nil {
 		return

@@ -29,6 +29,10 @@ func adoptRelease(ctx context.Context, m *releaseModel, latest *helm.Release, sc
 		diags.AddError("Release not importable", err.Error())
 		return diags
 	}
+	if !m.PostRenderers.IsNull() {
+		// Moved from helm_release: its postrender made the release.
+		st.ObservedPostRenderersDigest = reconcile.PostRenderersDigest(&reconcile.Spec{PostRenderers: renderers(postRenderersOf(ctx, m.PostRenderers, &diags))})
+	}
 	if m.Name.IsNull() {
 		name, namespace := latest.Name, m.StorageNamespace.ValueString()
 		if owner, ok := singleOrigin(latest.Manifest, latest.Namespace); ok {

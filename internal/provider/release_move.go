@@ -134,10 +134,6 @@ func movedRelease(src *helmReleaseState) (*releaseModel, diag.Diagnostics) {
 			fmt.Sprintf("The values of helm_release %s/%s cannot be composed: %s.\n\nFix them with the helm provider first, or remove the helm_release from the state (terraform state rm) and import the release (terraform import helmrelease_release.<name> %s/%s).", namespace, src.Name, err, namespace, src.Name))
 		return nil, diags
 	}
-	if src.Postrender != nil && !isEmptyJSON(src.Postrender) {
-		diags.AddWarning("helm_release postrender not moved",
-			"The helm_release ran a post-renderer binary, which this provider does not run (no binaries at run time). Express it as post_renderers (Kustomize patches and images) before the next apply, or the next upgrade renders without it.")
-	}
 
 	schemaAttrs := releaseSchema().Attributes
 	m := nullReleaseModel()
@@ -145,6 +141,9 @@ func movedRelease(src *helmReleaseState) (*releaseModel, diag.Diagnostics) {
 	m.Name, m.Namespace, m.ReleaseName = types.StringValue(src.Name), types.StringValue(namespace), types.StringValue(src.Name)
 	m.TargetNamespace, m.StorageNamespace = types.StringValue(namespace), types.StringValue(namespace)
 	m.Chart = movedChart(src, schemaAttrs["chart"].GetType(), &diags)
+	if pr := movedPostrender(src.Postrender, schemaAttrs["post_renderers"].GetType().(types.ListType), &diags); !pr.IsNull() {
+		m.PostRenderers = pr
+	}
 	if len(values) > 0 {
 		m.Values = types.DynamicValue(terraformValue(values))
 	}
@@ -362,13 +361,35 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-// isEmptyJSON reports whether v, decoded JSON, is an empty list or object.
-func isEmptyJSON(v any) bool {
-	switch t := v.(type) {
-	case []any:
-		return len(t) == 0
-	case map[string]any:
-		return len(t) == 0
+// movedPostrender is the post_renderers of a helm_release's postrender
+// (an object in the helm provider's state v2+, a list of one before): its
+// binary as the command of an exec post-renderer, which runs it as Helm
+// did. Null without one.
+func movedPostrender(v any, t types.ListType, diags *diag.Diagnostics) types.List {
+	if l, ok := v.([]any); ok && len(l) > 0 {
+		v = l[0]
 	}
-	return false
+	pr, _ := v.(map[string]any)
+	binary, _ := pr["binary_path"].(string)
+	if binary == "" {
+		return types.ListNull(t.ElemType)
+	}
+	var args []attr.Value
+	if raw, ok := pr["args"].([]any); ok {
+		for _, a := range raw {
+			if s, ok := a.(string); ok {
+				args = append(args, types.StringValue(s))
+			}
+		}
+	}
+	elem := t.ElemType.(types.ObjectType)
+	execType := elem.AttrTypes["exec"].(types.ObjectType)
+	exec := map[string]attr.Value{"command": types.StringValue(binary)}
+	if len(args) > 0 {
+		exec["args"] = types.ListValueMust(types.StringType, args)
+	}
+	renderer := objectOf(elem, map[string]attr.Value{"exec": objectOf(execType, exec, diags)}, diags)
+	l, d := types.ListValue(elem, []attr.Value{renderer})
+	diags.Append(d...)
+	return l
 }

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
@@ -136,7 +138,7 @@ func TestMoveStateOtherShapes(t *testing.T) {
   "wait": false, "timeout": 300, "max_history": 0, "skip_crds": true, "force_update": true, "reuse_values": true,
   "set": [{"name": "image.tag", "value": "1.0", "type": "string"}, {"name": "replicas", "value": "3", "type": "auto"}],
   "set_sensitive": [{"name": "db.password", "value": "db-s3cret"}],
-  "postrender": {"binary_path": "kustomize"}
+  "postrender": {"binary_path": "./bin/label", "args": ["--team", "a b"]}
 }`), 2)
 	var chart releaseChartModel
 	if d := m.Chart.As(ctx, &chart, objectAsOptions); d.HasError() {
@@ -173,8 +175,30 @@ func TestMoveStateOtherShapes(t *testing.T) {
 	if !upgrade.DisableWait.ValueBool() || !upgrade.Force.ValueBool() || !upgrade.PreserveValues.ValueBool() {
 		t.Errorf("upgrade = %+v", upgrade)
 	}
-	if len(resp.Diagnostics.Warnings()) != 1 || resp.Diagnostics.Warnings()[0].Summary() != "helm_release postrender not moved" {
-		t.Errorf("diagnostics %v, want the postrender warning", resp.Diagnostics)
+	if len(resp.Diagnostics) != 0 {
+		t.Errorf("diagnostics %v, want none", resp.Diagnostics)
+	}
+	// postrender: its binary and arguments, as an exec post-renderer.
+	var renderers []postRendererModel
+	if d := m.PostRenderers.ElementsAs(ctx, &renderers, false); d.HasError() {
+		t.Fatal(d)
+	}
+	if len(renderers) != 1 || renderers[0].Exec == nil || renderers[0].Kustomize != nil {
+		t.Fatalf("post_renderers = %+v, want one exec", renderers)
+	}
+	if x := renderers[0].Exec.exec(); x.Command != "./bin/label" || !reflect.DeepEqual(x.Args, []string{"--team", "a b"}) || x.Env != nil {
+		t.Errorf("exec = %+v, want ./bin/label --team 'a b'", x)
+	}
+	// The helm provider's state v1 (SDKv2) holds it as a list of one.
+	var legacy any
+	if err := json.Unmarshal([]byte(`[{"binary_path": "yq", "args": []}]`), &legacy); err != nil {
+		t.Fatal(err)
+	}
+	var diags diag.Diagnostics
+	l := movedPostrender(legacy, m.PostRenderers.Type(ctx).(types.ListType), &diags)
+	renderers = nil
+	if d := l.ElementsAs(ctx, &renderers, false); d.HasError() || diags.HasError() || len(renderers) != 1 || renderers[0].Exec.Command.ValueString() != "yq" || renderers[0].Exec.Args != nil {
+		t.Errorf("a state v1 postrender moves as %v (%v)", l, diags)
 	}
 }
 

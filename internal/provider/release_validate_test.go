@@ -124,6 +124,15 @@ resource "helmrelease_release" "r" {
 		{`post_renderers = [{ kustomize = { patches_json6902 = [{ target = { kind = "Deployment" }, patch = "{not json" }] } }]`, `The patch at post_renderers[0].kustomize.patches_json6902[0].patch is not valid`},
 		{`post_renderers = [{ kustomize = { patches_strategic_merge = ["kind: [unclosed"] } }]`, `The patch at post_renderers[0].kustomize.patches_strategic_merge[0] is not valid`},
 		{`post_renderers = [{ kustomize = { images = [{ name = "" }] } }]`, `Attribute post_renderers[0].kustomize.images[0].name string length must be at least 1`},
+		{`post_renderers = [{ exec = { command = "helmrelease-no-such-post-renderer" } }]`, `Error: Post-renderer command not found … post_renderers[0].exec.command: command "helmrelease-no-such-post-renderer": executable file not found in $PATH. It runs on the machine running Terraform. Install the command there`},
+		{`post_renderers = [{ kustomize = { images = [{ name = "app", new_tag = "2" }] } }, { exec = { command = "./no-such-dir/label" } }]`, `post_renderers[1].exec.command: command "./no-such-dir/label": stat ./no-such-dir/label: no such file or directory`},
+		{`post_renderers = [{ exec = { command = "sed", env = { "A=B" = "c" } } }]`, `Error: Invalid environment variable name … post_renderers[0].exec.env: "A=B" cannot name an environment variable`},
+		{`post_renderers = [{ exec = { command = "sed", timeout = "soon" } }]`, `The duration at post_renderers[0].exec.timeout is not valid`},
+		{`post_renderers = [{}]`, `Error: Invalid post-renderer … post_renderers[0] sets neither of kustomize and exec. Set exactly one`},
+		{`post_renderers = [{ exec = { command = "sed" }, kustomize = { images = [] } }]`, `Error: Invalid post-renderer … post_renderers[0] sets both of kustomize and exec. Set exactly one`},
+		{`engine = "flux"
+  chart = { name = "app", repository = "https://charts.example.com" }
+  post_renderers = [{ exec = { command = "sed" } }]`, `Error: Post-renderer command with the Flux engine … helm-controller runs no commands`},
 		{`post_renderers = [{ kustomize = { patches = [{ patch = "[]", target = { label_selector = "a=b=c" } }] } }]`, `The label selector at post_renderers[0].kustomize.patches[0].target.label_selector is not valid`},
 		{`common_metadata = { labels = { "bad key!" = "x" } }`, `Error: Invalid label key … "bad key!": name part must consist of alphanumeric characters`},
 		{`common_metadata = { labels = { team = "not a value!" } }`, `Error: Invalid label value … "not a value!": a valid label must be an empty string or consist of alphanumeric characters`},

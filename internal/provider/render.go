@@ -178,6 +178,13 @@ func showManifest(releaseManifest, namespace string, scope manifest.Scope, drift
 // post_renderers, anything else on chart with remedy.
 func renderError(diags *diag.Diagnostics, err error, summary, remedy string) {
 	var prErr *postrender.Error
+	var execErr *postrender.ExecError
+	if errors.As(err, &prErr) && errors.As(err, &execErr) {
+		at := path.Root("post_renderers").AtListIndex(prErr.Index).AtName("exec")
+		attrError(diags, at, "Post-renderer command failed", at.String()+": "+prErr.Err.Error()+".",
+			"Fix the command, or its arguments and environment: it reads the rendered manifest on standard input and writes the whole post-rendered manifest on standard output, exiting with 0 (run it by hand on the manifest helmrelease_template renders to see why it fails).")
+		return
+	}
 	if errors.As(err, &prErr) {
 		attrError(diags, path.Root("post_renderers").AtListIndex(prErr.Index), "Post-renderer failed", prErr.Err.Error()+".",
 			"Fix the post-renderer: a patch without a target must name an object the chart renders, and a JSON 6902 patch must apply to the objects its target selects.")

@@ -4,7 +4,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/boolvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/objectvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -96,7 +95,6 @@ func postRenderersAttribute() schema.ListNestedAttribute {
 				"kustomize": schema.SingleNestedAttribute{
 					MarkdownDescription: "Kustomize directives (`kustomize`). Exactly one of `kustomize` and `exec`.",
 					Optional:            true,
-					Validators: []validator.Object{objectvalidator.ExactlyOneOf(path.MatchRelative().AtParent().AtName("exec"))},
 					Attributes: map[string]schema.Attribute{
 						"patches": schema.ListNestedAttribute{
 							MarkdownDescription: "Strategic merge or JSON 6902 patches, each with an optional target (`patches`). Default: none.",

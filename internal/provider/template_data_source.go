@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
@@ -141,10 +142,38 @@ func (d *templateDataSource) ValidateConfig(ctx context.Context, req datasource.
 	}
 }
 
-// validatePostRenderers checks the patches that are known, at plan time.
+// validatePostRenderExec refuses a command that cannot run here, and
+// environment variable names the environment cannot hold.
+func validatePostRenderExec(x *postRenderExecModel, at path.Path, diags *diag.Diagnostics) {
+	if !x.Command.IsUnknown() && !x.Command.IsNull() {
+		if _, err := (&postrender.Exec{Command: x.Command.ValueString()}).Resolve(); err != nil {
+			attrError(diags, at.AtName("command"), "Post-renderer command not found",
+				fmt.Sprintf("%s: %s. It runs on the machine running Terraform.", at.AtName("command"), err),
+				"Install the command there (its directory in PATH), or name it by its path, e.g. \"${path.module}/bin/tool\" (a relative path is taken from the directory Terraform runs in).")
+		}
+	}
+	for name := range x.Env {
+		if name == "" || strings.ContainsAny(name, "=\x00") {
+			attrError(diags, at.AtName("env"), "Invalid environment variable name",
+				fmt.Sprintf("%s: %q cannot name an environment variable.", at.AtName("env"), name),
+				"Use a name without \"=\", e.g. SOPS_AGE_KEY_FILE.")
+		}
+	}
+}
+
+// validatePostRenderers checks the patches and commands that are known,
+// at plan time.
 func validatePostRenderers(renderers []postRendererModel, base path.Path, diags *diag.Diagnostics) {
 	const remedy = "Write a strategic merge patch as a YAML or JSON object naming its object (apiVersion, kind, metadata.name) unless a target is set, or a JSON 6902 patch as a list of operations like `[{op: replace, path: /spec/replicas, value: 2}]`."
 	for i, pr := range renderers {
+		if (pr.Exec == nil) == (pr.Kustomize == nil) {
+			attrError(diags, base.AtListIndex(i), "Invalid post-renderer",
+				fmt.Sprintf("%s sets %s of kustomize and exec.", base.AtListIndex(i), map[bool]string{true: "neither", false: "both"}[pr.Exec == nil]),
+				"Set exactly one: kustomize for Kustomize directives, exec for a command; write two elements to run both, in order.")
+		}
+		if pr.Exec != nil {
+			validatePostRenderExec(pr.Exec, base.AtListIndex(i).AtName("exec"), diags)
+		}
 		if pr.Kustomize == nil {
 			continue
 		}

@@ -1,0 +1,57 @@
+//go:build unix
+
+package e2e
+
+import (
+	"encoding/base64"
+	"testing"
+)
+
+// TestPostRendererCommand: post_renderers with a command, through
+// terraform. A command that fails ends the plan, naming it with what it
+// wrote on standard error, and the apply writes nothing; one that echoes
+// the manifest on standard error as it fails does not carry the release's
+// secret values into the error. A Kustomize patch and a command run in
+// order; the next plan is empty (sed's output is the same every time).
+func TestPostRendererCommand(t *testing.T) {
+	parallelMatrix(t)
+	ns := newNamespace(t)
+	c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
+	store := newStorage(t, ns)
+	w := newWorkspace(t, "exec")
+	const secret = "exec-s3cret-value"
+	body := func(renderers string) string {
+		return `  sensitive_values = jsonencode({ password = "` + secret + `" })
+  post_renderers   = ` + renderers
+	}
+
+	w.write(c.hcl(map[string]string{"svc": body(`[{ exec = { command = "sed", args = ["-e", "s/unterminated"] } }]`)}))
+	res := w.must(1, "plan", "-input=false", "-no-color")
+	for _, want := range []string{"Post-renderer command failed", `post_renderers[0].exec`, `command "sed"`, "exit status 1", "unterminated `s' command"} {
+		if !has(res.stderr, want) {
+			t.Errorf("the plan's error lacks %q:\n%s", want, res.stderr)
+		}
+	}
+	w.write(c.hcl(map[string]string{"svc": body(`[{ exec = { command = "sh", args = ["-c", "cat >&2; exit 2"] } }]`)}))
+	res = w.must(1, "apply", "-auto-approve", "-input=false", "-no-color")
+	if !has(res.stderr, "exit status 2") || !has(res.stderr, "kind: ConfigMap") {
+		t.Errorf("the error lacks the command's exit status and standard error:\n%s", res.stderr)
+	}
+	if has(res.stdout+res.stderr, secret) || has(res.stdout+res.stderr, base64.StdEncoding.EncodeToString([]byte(secret))) {
+		t.Errorf("a secret value the command wrote on standard error is in the output:\n%s", res.stderr)
+	}
+	if rel := store.latest("svc"); rel != nil || len(w.releases()) != 0 {
+		t.Fatalf("a failed post-renderer wrote the release: %s", store.describe("svc"))
+	}
+
+	patch := `yamlencode({ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "svc" }, data = { message = "patched" } })`
+	w.write(c.hcl(map[string]string{"svc": body(`[
+    { kustomize = { patches = [{ patch = ` + patch + ` }] } },
+    { exec = { command = "sed", args = ["-e", "s/patched/patched-then-sed/"] } },
+  ]`)}))
+	w.apply()
+	if got := configMessage(t, ns, "svc"); got != "patched-then-sed" {
+		t.Errorf("message %q, want patched-then-sed (the patch, then the command)", got)
+	}
+	w.planIsEmpty()
+}
