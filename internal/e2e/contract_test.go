@@ -429,7 +429,9 @@ func contractDeleteNamespace(t *testing.T, env *engineEnv) {
 	target := map[string]string{}
 	for _, name := range []string{"gone", "kept", "existing", "default"} {
 		target[name] = name + "-" + suffix
-		t.Cleanup(func() { _ = env.cs.CoreV1().Namespaces().Delete(context.Background(), target[name], metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			_ = env.cs.CoreV1().Namespaces().Delete(context.Background(), target[name], metav1.DeleteOptions{})
+		})
 	}
 	if _, err := env.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: target["existing"]}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
