@@ -43,6 +43,8 @@ type Recorded struct {
 	Bucket *Bucket `json:"bucket,omitempty"`
 	// ChartRef names the Flux object the chart was the artifact of.
 	ChartRef *ChartRef `json:"chartRef,omitempty"`
+	// DependencyUpdate is Source's.
+	DependencyUpdate bool `json:"dependencyUpdate,omitempty"`
 }
 
 // RecordedGit is what a release records of Source.Git.
@@ -57,7 +59,7 @@ func record(c *chart.Chart, src Source) {
 		return
 	}
 	r := Recorded{Repository: withoutUserinfo(src.Repository), Name: src.Name, Version: src.Version, ReconcileStrategy: src.ReconcileStrategy, ValuesFiles: src.ValuesFiles,
-		IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles}
+		IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles, DependencyUpdate: src.DependencyUpdate}
 	if src.Git != nil {
 		r.Git = &RecordedGit{URL: withoutUserinfo(src.Git.URL), Ref: src.Git.Ref}
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -79,6 +80,15 @@ type Source struct {
 	ChartRef *ChartRef
 	Artifact *Artifact
 
+	// DependencyUpdate makes the chart's charts/ match Chart.yaml as
+	// `helm dependency update` does (see updateDependencies): for charts
+	// read from a directory (a local one, in Git or in a bucket).
+	DependencyUpdate bool
+	// DependencyAuth, when set, is the login of a dependency's repository
+	// (the provider's registries): a dependency gets no credentials of
+	// its parent's.
+	DependencyAuth func(repository string) Auth
+
 	// localRoot, when set, is the directory a local chart's file://
 	// dependencies may not leave (a Git checkout).
 	localRoot string
@@ -87,6 +97,9 @@ type Source struct {
 // Resolved is a chart ready to render.
 type Resolved struct {
 	Chart *chart.Chart
+	// Dependencies are the chart's subcharts as it renders with them,
+	// by name.
+	Dependencies []Dependency
 	// IndexName is the chart's name as the repository index lists it,
 	// set when Chart is not loaded yet (Version).
 	IndexName string
@@ -192,9 +205,19 @@ func (r *Repositories) resolve(ctx context.Context, src Source) (*Resolved, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := r.buildDependencies(ctx, out.Chart, deps); err != nil {
+	deps.DependencyUpdate, deps.DependencyAuth = src.DependencyUpdate, src.DependencyAuth
+	if src.DependencyUpdate {
+		if src.Repository != "" || src.ChartRef != nil || !isDir(deps.Name) {
+			return nil, marked{fmt.Errorf("chart %s: a dependency update needs the chart's directory (a local chart directory, or a chart from Git or a bucket), and the chart is an archive", src.Name), ErrDependency}
+		}
+		err = r.updateDependencies(ctx, out.Chart, deps)
+	} else {
+		err = r.buildDependencies(ctx, out.Chart, deps)
+	}
+	if err != nil {
 		return nil, err
 	}
+	out.Dependencies = dependenciesOf(out.Chart)
 	used, err := applyValuesFiles(out.Chart, src.ValuesFiles, src.IgnoreMissingValuesFiles)
 	if err != nil {
 		return nil, err
@@ -347,7 +370,8 @@ func resolveLocal(src Source) (*Resolved, error) {
 }
 
 // buildDependencies adds the dependencies of Chart.yaml that charts/ lacks,
-// fetched from their repositories (file:// relative to a local chart).
+// fetched from their repositories (file:// relative to a local chart), as
+// source-controller builds a chart's dependencies.
 func (r *Repositories) buildDependencies(ctx context.Context, c *chart.Chart, src Source) error {
 	present := map[string]bool{}
 	for _, d := range c.Dependencies() {
@@ -357,32 +381,134 @@ func (r *Repositories) buildDependencies(ctx context.Context, c *chart.Chart, sr
 		if present[dep.Name] {
 			continue
 		}
-		var sub *Resolved
-		var err error
-		switch {
-		case dep.Repository == "":
-			err = errors.New("it is not in charts/ and names no repository")
-		case strings.HasPrefix(dep.Repository, "file://"):
-			if src.Repository != "" || !isDir(src.Name) {
-				err = errors.New("file:// dependencies resolve only for chart directories")
-				break
-			}
-			dir := filepath.Join(src.Name, strings.TrimPrefix(dep.Repository, "file://"))
-			if src.localRoot != "" && !within(src.localRoot, dir) {
-				err = errors.New("a file:// dependency may not leave the repository")
-				break
-			}
-			sub, err = resolveLocal(Source{Name: dir, Version: dep.Version})
-		default:
-			// A dependency's repository gets no credentials of the parent's.
-			sub, err = r.Resolve(ctx, Source{Name: dep.Name, Repository: dep.Repository, Version: dep.Version})
+		if dep.Repository == "" {
+			return dependencyError(c, dep, errors.New("it is not in charts/ and names no repository"))
 		}
+		sub, err := r.dependency(ctx, c, src, dep, dep.Version)
 		if err != nil {
-			return marked{fmt.Errorf("chart %s: dependency %s %s from %q cannot be resolved: %w", c.Name(), dep.Name, dep.Version, dep.Repository, err), ErrDependency}
+			return err
 		}
-		c.AddDependency(sub.Chart)
+		c.AddDependency(sub)
 	}
 	return nil
+}
+
+// updateDependencies replaces the chart's subcharts of Chart.yaml's
+// dependencies with the versions `helm dependency update` fetches: those
+// of Chart.lock when it is in step with Chart.yaml (each dependency
+// locked, from the same repository, at a version its constraint allows),
+// else the newest version each constraint allows. A subchart in charts/
+// that Chart.yaml does not name stays.
+func (r *Repositories) updateDependencies(ctx context.Context, c *chart.Chart, src Source) error {
+	locked := lockedVersions(c)
+	var subs []*chart.Chart
+	named := map[string]bool{}
+	for _, dep := range c.Metadata.Dependencies {
+		if dep.Repository == "" {
+			return dependencyError(c, dep, errors.New("a dependency update needs its repository (Chart.yaml names none)"))
+		}
+		version := dep.Version
+		if v, ok := locked[dep.Name]; ok {
+			version = v
+		}
+		sub, err := r.dependency(ctx, c, src, dep, version)
+		if err != nil {
+			return err
+		}
+		subs = append(subs, sub)
+		named[dep.Name] = true
+	}
+	var kept []*chart.Chart
+	for _, d := range c.Dependencies() {
+		if !named[d.Name()] {
+			kept = append(kept, d)
+		}
+	}
+	c.SetDependencies(append(kept, subs...)...)
+	return nil
+}
+
+// lockedVersions are the versions Chart.lock pins, by dependency name,
+// when it is in step with Chart.yaml; nil otherwise.
+func lockedVersions(c *chart.Chart) map[string]string {
+	if c.Lock == nil || len(c.Lock.Dependencies) != len(c.Metadata.Dependencies) {
+		return nil
+	}
+	locks := map[string]*chart.Dependency{}
+	for _, l := range c.Lock.Dependencies {
+		locks[l.Name] = l
+	}
+	out := map[string]string{}
+	for _, dep := range c.Metadata.Dependencies {
+		l, ok := locks[dep.Name]
+		if !ok || l.Repository != dep.Repository {
+			return nil
+		}
+		v, err := semver.NewVersion(l.Version)
+		if err != nil {
+			return nil
+		}
+		if dep.Version != "" {
+			constraint, err := semver.NewConstraint(dep.Version)
+			if err != nil || !constraint.Check(v) {
+				return nil
+			}
+		}
+		out[dep.Name] = l.Version
+	}
+	return out
+}
+
+// dependency fetches dep of c at version (a constraint): file://
+// relative to a chart directory, else from its repository with the
+// login src.DependencyAuth gives.
+func (r *Repositories) dependency(ctx context.Context, c *chart.Chart, src Source, dep *chart.Dependency, version string) (*chart.Chart, error) {
+	var sub *Resolved
+	var err error
+	switch {
+	case strings.HasPrefix(dep.Repository, "file://"):
+		if src.Repository != "" || !isDir(src.Name) {
+			err = errors.New("file:// dependencies resolve only for chart directories")
+			break
+		}
+		dir := filepath.Join(src.Name, strings.TrimPrefix(dep.Repository, "file://"))
+		if src.localRoot != "" && !within(src.localRoot, dir) {
+			err = errors.New("a file:// dependency may not leave the repository")
+			break
+		}
+		sub, err = resolveLocal(Source{Name: dir, Version: version})
+	default:
+		var auth Auth
+		if src.DependencyAuth != nil {
+			auth = src.DependencyAuth(dep.Repository)
+		}
+		sub, err = r.Resolve(ctx, Source{Name: dep.Name, Repository: dep.Repository, Version: version, Auth: auth})
+	}
+	if err != nil {
+		return nil, dependencyError(c, dep, err)
+	}
+	return sub.Chart, nil
+}
+
+func dependencyError(c *chart.Chart, dep *chart.Dependency, err error) error {
+	return marked{fmt.Errorf("chart %s: dependency %s %s from %q cannot be resolved: %w", c.Name(), dep.Name, dep.Version, dep.Repository, err), ErrDependency}
+}
+
+// Dependency is a subchart of a resolved chart.
+type Dependency struct {
+	Name, Version string
+}
+
+// dependenciesOf are c's subcharts, sorted by name.
+func dependenciesOf(c *chart.Chart) []Dependency {
+	var out []Dependency
+	for _, d := range c.Dependencies() {
+		if d.Metadata != nil {
+			out = append(out, Dependency{Name: d.Name(), Version: d.Metadata.Version})
+		}
+	}
+	slices.SortFunc(out, func(a, b Dependency) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // within reports whether path is root or under it (both clean).

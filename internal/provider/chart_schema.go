@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -82,6 +83,13 @@ func chartAttribute() schema.SingleNestedAttribute {
 				Optional:            true,
 			},
 			"verify": chartVerifyAttribute(),
+			"dependency_update": schema.BoolAttribute{
+				MarkdownDescription: "Make the chart's `charts/` match `Chart.yaml` at every plan, as `helm dependency update` does, for a chart read from a directory (a local chart directory, or a chart from `git` or `bucket`): each dependency is fetched from its repository (`https://`, `oci://` or `file://`) at the version `Chart.lock` pins when the lock is in step with `Chart.yaml`, else at the newest version its constraint allows, replacing the copy in `charts/` (which otherwise wins, as in Helm and Flux). " +
+					"Repositories are reached with the provider's `registries` logins, never the chart's own credentials; archives are cached by digest in `cache_dir`. Nothing is written to the chart's directory. " +
+					"The dependencies are part of a local chart's revision (`reconcile_strategy = \"Revision\"`): a new version fetched plans an upgrade, and `planned_dependencies` shows the versions. " +
+					"Not with `repository` (a packaged chart carries its dependencies), nor with `engine = \"flux\"` (source-controller fetches only the dependencies `charts/` lacks). No HelmRelease field. Default: `false`.",
+				Optional: true,
+			},
 		},
 	}
 }
@@ -103,6 +111,7 @@ type chartModel struct {
 	InsecureSkipTLSVerify types.Bool        `tfsdk:"insecure_skip_tls_verify"`
 	PassCredentials       types.Bool        `tfsdk:"pass_credentials"`
 	Verify                *chartVerifyModel `tfsdk:"verify"`
+	DependencyUpdate      types.Bool        `tfsdk:"dependency_update"`
 }
 
 // source is the chart source the model names; without a user name, with
@@ -140,6 +149,10 @@ func (m *chartModel) source(ctx context.Context, data *providerData) (chartsourc
 	}
 	diags.Append(m.ValuesFiles.ElementsAs(ctx, &src.ValuesFiles, false)...)
 	src.Auth = data.withRegistryLogin(src.Repository, src.Auth)
+	src.DependencyUpdate = m.DependencyUpdate.ValueBool()
+	src.DependencyAuth = func(repository string) chartsource.Auth {
+		return data.withRegistryLogin(repository, chartsource.Auth{})
+	}
 	return src, diags
 }
 
@@ -161,7 +174,7 @@ func chartError(diags *diag.Diagnostics, chart path.Path, err error) {
 	case errors.Is(err, chartsource.ErrGit):
 		attrError(diags, at("git"), "Git repository not usable", err.Error()+".", "Check chart.git.url and chart.git.ref, and the credentials: chart.username and chart.password over HTTP(S), chart.git.private_key and known_hosts over SSH.")
 	case errors.Is(err, chartsource.ErrDependency):
-		attrError(diags, at("name"), "Chart dependency not resolvable", err.Error()+".", "Vendor the dependency in the chart's charts/ directory (helm dependency build), or fix its repository and version in Chart.yaml.")
+		attrError(diags, at("name"), "Chart dependency not resolvable", err.Error()+".", "Fix the dependency's repository and version in Chart.yaml (a repository needing a login needs it in the provider's registries), or vendor it in the chart's charts/ directory (helm dependency build).")
 	case errors.Is(err, chartsource.ErrLogin):
 		attrError(diags, at("repository"), "Repository login failed", err.Error()+".", "Run the exec command of the provider's registries login for this repository by hand: it must print the token alone and exit 0. With docker_config, check Docker's credentials for the host (docker login, or its credential helper).")
 	case errors.Is(err, chartsource.ErrSignature):
@@ -191,4 +204,21 @@ func staleIndexWarning(diags *diag.Diagnostics, at path.Path, stale *chartsource
 	diags.AddAttributeWarning(at, "Chart repository failed: cached index used",
 		fmt.Sprintf("%s.\n\nThe chart version was resolved from the index cached in cache_dir on %s (%s ago): versions published since then are not seen until the repository answers again. Check that the repository is reachable if this persists.",
 			stale.Err, stale.CachedAt.UTC().Format(time.RFC3339), age))
+}
+
+// validateDependencyUpdate refuses dependency_update on a chart that is
+// not read from a directory: a packaged chart carries its dependencies.
+func validateDependencyUpdate(c *chartModel, at path.Path, diags *diag.Diagnostics) {
+	if !c.DependencyUpdate.ValueBool() {
+		return
+	}
+	const remedy = "Remove dependency_update (the chart's own charts/ is used), or point chart.name at the chart's directory."
+	switch {
+	case !c.Repository.IsNull() && !c.Repository.IsUnknown():
+		attrError(diags, at.AtName("dependency_update"), "Dependency update of a packaged chart",
+			fmt.Sprintf("%s: a chart of a repository is an archive built with its dependencies in it; helm dependency update works on a chart's directory.", at.AtName("dependency_update")), remedy)
+	case c.Git.IsNull() && c.Bucket.IsNull() && !c.Name.IsUnknown() && strings.HasSuffix(c.Name.ValueString(), ".tgz"):
+		attrError(diags, at.AtName("dependency_update"), "Dependency update of a packaged chart",
+			fmt.Sprintf("%s: %s is a packaged chart, built with its dependencies in it; helm dependency update works on a chart's directory.", at.AtName("dependency_update"), c.Name.ValueString()), remedy)
+	}
 }

@@ -68,6 +68,7 @@ func (f fluxEngine) read(ctx context.Context, m *releaseModel, private privateGe
 	m.Status = status
 	m.PlannedAction = types.StringNull()
 	m.PlannedHooks, m.PlannedCRDs = types.MapNull(types.StringType), types.MapNull(types.StringType)
+	m.PlannedDependencies = types.MapNull(types.StringType)
 	m.PlannedChanges = types.MapNull(types.StringType)
 	diags.Append(setRelease(ctx, &resp.State.Raw, m)...)
 }

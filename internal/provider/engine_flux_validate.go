@@ -36,6 +36,11 @@ func (fluxEngine) validate(ctx context.Context, m *releaseModel, diags *diag.Dia
 	if v := c.Verify; v != nil {
 		validateFluxVerify(ctx, m, v, chart.AtName("verify"), diags)
 	}
+	if c.DependencyUpdate.ValueBool() {
+		attrError(diags, chart.AtName("dependency_update"), "Dependency update with the Flux engine",
+			"source-controller builds a chart's dependencies that its charts/ lacks from Chart.yaml, and keeps the ones charts/ holds: it has no dependency update to hand the release to.",
+			"Commit the dependencies you want in the chart's charts/ (helm dependency update), or remove them from charts/ so that source-controller fetches them, and remove dependency_update; or keep engine = \""+engineHelm+"\".")
+	}
 	if c.InsecureSkipTLSVerify.ValueBool() {
 		attrError(diags, chart.AtName("insecure_skip_tls_verify"), "TLS verification off with the Flux engine",
 			"Flux's source-controller always verifies the TLS certificates of chart repositories.",

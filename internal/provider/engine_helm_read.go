@@ -132,6 +132,7 @@ func (h helmEngine) read(ctx context.Context, m *releaseModel, private privateGe
 	m.Notes, m.Description = releaseInfo(latest, nil, m.Notes, m.Description)
 	m.PlannedAction = types.StringNull() // describes the last plan, not the release
 	m.PlannedHooks, m.PlannedCRDs = types.MapNull(types.StringType), types.MapNull(types.StringType)
+	m.PlannedDependencies = types.MapNull(types.StringType)
 	m.PlannedChanges = types.MapNull(types.StringType)
 	resp.Diagnostics.Append(setRelease(ctx, &resp.State.Raw, m)...)
 }

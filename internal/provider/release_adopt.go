@@ -70,6 +70,9 @@ func adoptRelease(ctx context.Context, m *releaseModel, latest *helm.Release, sc
 			if src.IgnoreMissingValuesFiles {
 				chartAttrs["ignore_missing_values_files"] = types.BoolValue(true)
 			}
+			if src.DependencyUpdate {
+				chartAttrs["dependency_update"] = types.BoolValue(true)
+			}
 			if src.Git != nil {
 				chartAttrs["git"] = recordedGitObject(src.Git, &diags)
 			}

@@ -71,6 +71,9 @@ type releaseModel struct {
 	// action runs and writes besides resources.
 	PlannedHooks types.Map `tfsdk:"planned_hooks"`
 	PlannedCRDs  types.Map `tfsdk:"planned_crds"`
+	// PlannedDependencies is set with PlannedAction: the chart's
+	// subcharts, name → version, as its action deploys them.
+	PlannedDependencies types.Map `tfsdk:"planned_dependencies"`
 	// PlannedChanges lists what PlannedAction changes, field by field,
 	// with plan_detail = "changes" (plannedChanges).
 	PlannedChanges types.Map    `tfsdk:"planned_changes"`

@@ -227,6 +227,7 @@ func nullReleaseModel() *releaseModel {
 		ChartVersion: types.StringNull(), AppVersion: types.StringNull(), ChartDigest: types.StringNull(), ChartSourceRevision: types.StringNull(),
 		Notes: types.StringNull(), Description: types.StringNull(), PlannedAction: types.StringNull(),
 		PlannedHooks: types.MapNull(types.StringType), PlannedCRDs: types.MapNull(types.StringType), PlannedChanges: types.MapNull(types.StringType),
+		PlannedDependencies: types.MapNull(types.StringType),
 		Resources: types.MapNull(types.StringType), Status: types.ObjectNull(statusAttrTypes()),
 	}
 }

@@ -80,6 +80,9 @@ func settlePlanned(m *releaseModel, e *reconcile.Reconciler, latest *helm.Releas
 		// Not known at plan (its inputs were not): describes no plan.
 		m.PlannedChanges = types.MapNull(types.StringType)
 	}
+	if m.PlannedDependencies.IsUnknown() {
+		m.PlannedDependencies = types.MapNull(types.StringType)
+	}
 	if m.PlannedCRDs.IsUnknown() {
 		m.PlannedCRDs = types.MapNull(types.StringType)
 	} else if !fullyKnown(m.PlannedCRDs) {

@@ -95,6 +95,7 @@ type releasePlan struct {
 type planned struct {
 	action                                types.String
 	resources, hooks, crds, changes       types.Map
+	dependencies                          types.Map
 	status                                types.Object
 	notes, description                    types.String
 	chartVersion, appVersion, chartDigest types.String
@@ -106,7 +107,7 @@ func plannedOf(m *releaseModel) planned {
 		action: m.PlannedAction, resources: m.Resources, hooks: m.PlannedHooks, crds: m.PlannedCRDs, changes: m.PlannedChanges,
 		status: m.Status, notes: m.Notes, description: m.Description,
 		chartVersion: m.ChartVersion, appVersion: m.AppVersion, chartDigest: m.ChartDigest,
-		sourceRevision: m.ChartSourceRevision,
+		sourceRevision: m.ChartSourceRevision, dependencies: m.PlannedDependencies,
 	}
 }
 
@@ -114,7 +115,7 @@ func (o planned) into(m *releaseModel) {
 	m.PlannedAction, m.Resources, m.PlannedHooks, m.PlannedCRDs, m.PlannedChanges = o.action, o.resources, o.hooks, o.crds, o.changes
 	m.Status, m.Notes, m.Description = o.status, o.notes, o.description
 	m.ChartVersion, m.AppVersion, m.ChartDigest = o.chartVersion, o.appVersion, o.chartDigest
-	m.ChartSourceRevision = o.sourceRevision
+	m.ChartSourceRevision, m.PlannedDependencies = o.sourceRevision, o.dependencies
 }
 
 // unknownObjects plans the objects, hooks, CRDs and changes as known after
@@ -123,6 +124,7 @@ func (o *planned) unknownObjects() {
 	o.resources = types.MapUnknown(types.StringType)
 	o.hooks, o.crds = types.MapUnknown(types.StringType), types.MapUnknown(types.StringType)
 	o.changes = types.MapUnknown(types.StringType)
+	o.dependencies = types.MapUnknown(types.StringType)
 }
 
 // releasePlanOf decodes the plan, the configuration and the prior state,
@@ -183,10 +185,12 @@ func (r *releaseResource) releasePlanOf(ctx context.Context, req resource.Modify
 	p.out.action = types.StringValue("install")
 	p.out.hooks, p.out.crds = types.MapUnknown(types.StringType), types.MapUnknown(types.StringType)
 	p.out.changes = types.MapUnknown(types.StringType)
+	p.out.dependencies = types.MapUnknown(types.StringType)
 	if p.state != nil {
 		p.out.action = p.state.PlannedAction
 		p.out.hooks, p.out.crds = p.state.PlannedHooks, p.state.PlannedCRDs
 		p.out.changes = p.state.PlannedChanges
+		p.out.dependencies = p.state.PlannedDependencies
 	}
 	return p
 }
@@ -225,7 +229,7 @@ func (p *releasePlan) suspended() bool {
 	if p.state == nil {
 		p.out.action = types.StringNull()
 		p.out.hooks, p.out.crds = types.MapNull(types.StringType), types.MapNull(types.StringType)
-		p.out.changes = types.MapNull(types.StringType)
+		p.out.changes, p.out.dependencies = types.MapNull(types.StringType), types.MapNull(types.StringType)
 	} else {
 		s := p.state
 		p.out.chartVersion, p.out.appVersion, p.out.chartDigest = s.ChartVersion, s.AppVersion, s.ChartDigest

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
@@ -50,6 +52,7 @@ func (p *releasePlan) render(ctx context.Context) {
 			return
 		}
 	}
+	p.out.dependencies = dependenciesMap(resolved.Dependencies)
 	// The hooks of the first render, and of the perturbed one when the
 	// chart calls random or time functions.
 	var hooks, perturbedHooks []*helm.Hook
@@ -138,4 +141,13 @@ func (p *releasePlan) lockedWhileRendering(e *reconcile.Reconciler) bool {
 		p.out.action = types.StringValue(a + "; " + reason)
 	}
 	return true
+}
+
+// dependenciesMap is planned_dependencies of a chart's subcharts.
+func dependenciesMap(deps []chartsource.Dependency) types.Map {
+	elems := make(map[string]attr.Value, len(deps))
+	for _, d := range deps {
+		elems[d.Name] = types.StringValue(d.Version)
+	}
+	return types.MapValueMust(types.StringType, elems)
 }

@@ -223,6 +223,12 @@ func releaseSchema() schema.Schema {
 				ElementType: types.StringType,
 				Computed:    true,
 			},
+			"planned_dependencies": schema.MapAttribute{
+				MarkdownDescription: "Set by a plan that runs a Helm action: the chart's dependencies (its subcharts) as that action deploys them, name → version (`redis` → `17.3.2`): those vendored in its `charts/`, those fetched from `Chart.yaml`'s repositories, and with `chart.dependency_update`, the versions it resolved. " +
+					"Like `planned_action`, a refresh sets it to null. Terraform-only (no HelmRelease field).",
+				ElementType: types.StringType,
+				Computed:    true,
+			},
 			"planned_changes": schema.MapAttribute{
 				MarkdownDescription: "With `plan_detail = \"" + planDetailChanges + "\"`, set by a plan that runs a Helm action or corrects drift: what it changes, field by field. " +
 					"Keys are `<object key> <JSON pointer>` (`apps/v1/Deployment/apps/web /spec/replicas`) with values `<before> → <after>` as JSON (`(none)` where absent; Secret values and sensitive strings as the keyed hashes `resources` shows), " +

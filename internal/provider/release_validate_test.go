@@ -133,6 +133,10 @@ resource "helmrelease_release" "r" {
 		{`engine = "flux"
   chart = { name = "app", repository = "https://charts.example.com" }
   post_renderers = [{ exec = { command = "sed" } }]`, `Error: Post-renderer command with the Flux engine … helm-controller runs no commands`},
+		{`chart = { name = "app", repository = "https://charts.example.com", dependency_update = true }`, `Error: Dependency update of a packaged chart … chart.dependency_update: a chart of a repository is an archive built with its dependencies in it`},
+		{`chart = { name = "./app-1.0.0.tgz", dependency_update = true }`, `chart.dependency_update: ./app-1.0.0.tgz is a packaged chart`},
+		{`engine = "flux"
+  chart = { name = "charts/app", git = { url = "https://git.example.com/app.git", ref = { branch = "main" } }, dependency_update = true }`, `Error: Dependency update with the Flux engine … source-controller builds a chart's dependencies that its charts/ lacks`},
 		{`post_renderers = [{ kustomize = { patches = [{ patch = "[]", target = { label_selector = "a=b=c" } }] } }]`, `The label selector at post_renderers[0].kustomize.patches[0].target.label_selector is not valid`},
 		{`common_metadata = { labels = { "bad key!" = "x" } }`, `Error: Invalid label key … "bad key!": name part must consist of alphanumeric characters`},
 		{`common_metadata = { labels = { team = "not a value!" } }`, `Error: Invalid label value … "not a value!": a valid label must be an empty string or consist of alphanumeric characters`},

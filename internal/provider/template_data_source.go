@@ -139,6 +139,7 @@ func (d *templateDataSource) ValidateConfig(ctx context.Context, req datasource.
 		validateGit(c, path.Root("chart"), &resp.Diagnostics)
 		validateBucket(c, path.Root("chart"), &resp.Diagnostics)
 		validateVerify(ctx, c, path.Root("chart"), &resp.Diagnostics)
+		validateDependencyUpdate(c, path.Root("chart"), &resp.Diagnostics)
 	}
 }
 
