@@ -30,7 +30,7 @@ func TestDependencyUpdate(t *testing.T) {
 	repo := testrepo.NewHTTP(t)
 	sub := func(version string) *chart.Chart {
 		return &chart.Chart{
-			Metadata: &chart.Metadata{APIVersion: "v2", Name: "sub", Version: version},
+			Metadata:  &chart.Metadata{APIVersion: "v2", Name: "sub", Version: version},
 			Templates: []*common.File{{Name: "templates/cm.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-sub\ndata:\n  version: " + version + "\n")}},
 		}
 	}

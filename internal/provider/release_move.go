@@ -228,7 +228,7 @@ func nullReleaseModel() *releaseModel {
 		Notes: types.StringNull(), Description: types.StringNull(), PlannedAction: types.StringNull(),
 		PlannedHooks: types.MapNull(types.StringType), PlannedCRDs: types.MapNull(types.StringType), PlannedChanges: types.MapNull(types.StringType),
 		PlannedDependencies: types.MapNull(types.StringType),
-		Resources: types.MapNull(types.StringType), Status: types.ObjectNull(statusAttrTypes()),
+		Resources:           types.MapNull(types.StringType), Status: types.ObjectNull(statusAttrTypes()),
 	}
 }
 
