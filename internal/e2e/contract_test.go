@@ -64,6 +64,7 @@ var contractRows = []struct {
 	{"a render the controller makes otherwise", contractRenderDiffers},
 	{"a failed create", contractFailedCreate},
 	{"namespaces that go with their release", contractDeleteNamespace},
+	{"an operator and its custom resources in one apply", contractOperator},
 }
 
 // TestEngineContract runs each row against the in-process engine, and

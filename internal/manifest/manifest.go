@@ -237,3 +237,23 @@ func Hash(key, b []byte) string {
 	mac.Write(b)
 	return MaskedPrefix + " hmac-sha256:" + hex.EncodeToString(mac.Sum(nil))
 }
+
+// KindOfKey is the group, version and kind a Key names; false when key is
+// not one.
+func KindOfKey(key string) (schema.GroupVersionKind, bool) {
+	parts := strings.Split(key, "/")
+	if len(parts) < 3 {
+		return schema.GroupVersionKind{}, false
+	}
+	// The core group's keys start with the version and a kind (upper
+	// case); the others' with a group, a version, then a kind.
+	if isKind(parts[1]) {
+		return schema.GroupVersionKind{Version: parts[0], Kind: parts[1]}, true
+	}
+	if len(parts) < 4 || !isKind(parts[2]) {
+		return schema.GroupVersionKind{}, false
+	}
+	return schema.GroupVersionKind{Group: parts[0], Version: parts[1], Kind: parts[2]}, true
+}
+
+func isKind(s string) bool { return s != "" && s[0] >= 'A' && s[0] <= 'Z' }

@@ -53,6 +53,13 @@ type cluster struct {
 	// for the provider's own).
 	discoveries sync.Map // string → *kube.Discovery
 
+	// plannedKinds are the kinds of the CRDs of the releases planned so
+	// far on the cluster (reconcile.Options.PlannedKinds); unserved, by
+	// release ID, the kinds a plan rendered that the cluster did not
+	// serve, which its apply waits for (waitForKinds).
+	plannedKinds kube.PlannedKinds
+	unserved     sync.Map // string → []schema.GroupVersionKind
+
 	// fluxMu guards flux, the cluster's Flux client, made on first use.
 	fluxMu sync.Mutex
 	flux   *flux.Client

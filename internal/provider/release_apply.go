@@ -38,5 +38,8 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	diags.Append(private.SetKey(ctx, privateDrift, nil)...)
 	diags.Append(private.SetKey(ctx, privateDriftChanges, nil)...)
 	diags.Append(private.SetKey(ctx, privateGitPlan, nil)...)
+	if !r.waitForKinds(ctx, op.m, diags) {
+		return
+	}
 	r.engineOf(op.m).apply(ctx, op)
 }

@@ -60,6 +60,7 @@ func (r *releaseResource) reconcilerOn(ctx context.Context, m *releaseModel, spe
 		ProgressEvery: waitProgressEvery(),
 		Discovery:     c.discovery(cfg, impersonate),
 		Settled:       settled,
+		PlannedKinds:  &c.plannedKinds,
 	})
 	if err != nil {
 		p := path.Root("name")

@@ -131,11 +131,7 @@ func displayResources(ctx context.Context, e *reconcile.Reconciler, rel *helm.Re
 
 // releaseScope tells the scope of kinds from the release cluster's API.
 func releaseScope(e *reconcile.Reconciler) manifest.Scope {
-	mapper, err := e.Kube.ToRESTMapper()
-	if err != nil {
-		return nil
-	}
-	return mapperScope(mapper)
+	return e.Scope()
 }
 
 // mapperScope tells the scope of kinds from a REST mapper; nil (no mapper)

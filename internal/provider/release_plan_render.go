@@ -95,6 +95,7 @@ func (p *releasePlan) render(ctx context.Context) {
 	if asDeployed := p.engine.asDeployed(ctx, p.req.Private, p.continuing, diags); asDeployed != nil {
 		p.out.resources = asDeployed(p.out.resources)
 	}
+	p.unservedKinds(e)
 	if plan.showsChanges() {
 		var before map[string]string
 		if !create && !asInstall {

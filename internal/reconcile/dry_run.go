@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -34,6 +35,15 @@ func (e *Reconciler) DryRun(ctx context.Context, req *Request) (*helm.Release, e
 	if err != nil {
 		return nil, err
 	}
+	// For the releases planned after this one: what its CRDs define.
+	e.plannedKinds.Record(releaseRef(req), rel.Manifest, crdsManifest(req.Chart))
+	unserved, err := e.unservedKinds(rel.Manifest, coming)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	e.unserved = unserved
+	e.mu.Unlock()
 	validate := !req.Spec.Upgrade.DisableOpenAPIValidation
 	if install {
 		validate = !req.Spec.Install.DisableOpenAPIValidation
@@ -156,7 +166,9 @@ func (e *Reconciler) Render(ctx context.Context, req *Request) (*helm.Release, e
 
 // renderAsTheAction renders the release as the next install or upgrade
 // (install tells which) will: with a dry-run action, or client-side when
-// kinds of the chart's CRDs are to come (coming).
+// kinds of the chart's CRDs are to come (coming), or when the chart's
+// objects are of kinds the cluster does not serve (with the kinds of the
+// CRDs planned before it to come too, see Options.PlannedKinds).
 func (e *Reconciler) renderAsTheAction(ctx context.Context, req *Request) (rel *helm.Release, install bool, coming []schema.GroupVersionKind, err error) {
 	if install, err = e.rendersInstall(req); err != nil {
 		return nil, false, nil, err
@@ -164,12 +176,109 @@ func (e *Reconciler) renderAsTheAction(ctx context.Context, req *Request) (rel *
 	if coming, err = e.crdKindsToCome(req, install); err != nil {
 		return nil, false, nil, err
 	}
-	if len(coming) > 0 {
-		rel, err = e.renderBeforeCRDs(ctx, req, install, coming)
-	} else {
+	if len(coming) == 0 {
 		rel, err = e.render(ctx, req)
+		if err == nil || !meta.IsNoMatchError(err) {
+			return rel, install, coming, err
+		}
 	}
+	mapper, merr := e.Kube.ToRESTMapper()
+	if merr != nil {
+		return nil, false, nil, merr
+	}
+	planned := kube.Unserved(mapper, e.plannedKinds.All())
+	rel, err = e.renderBeforeCRDs(ctx, req, install, append(slices.Clone(coming), planned...))
 	return rel, install, coming, err
+}
+
+// UnservedKind is a kind of objects a release renders that the cluster
+// does not serve and its chart's CRDs do not define.
+type UnservedKind struct {
+	schema.GroupVersionKind
+	// Planned, when the kind's CRD is in the plan of a release planned
+	// before (Options.PlannedKinds), is that release; the objects' scope
+	// is then known. Empty: no release planned so far brings it.
+	Planned string
+	// Objects names the release's objects of the kind.
+	Objects []string
+}
+
+// UnservedKinds are the kinds of the newest DryRun's objects that the
+// cluster does not serve and its chart's CRDs do not define: the objects
+// were rendered but not validated, which the apply does once the kinds
+// are served.
+func (e *Reconciler) UnservedKinds() []UnservedKind {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.unserved)
+}
+
+// unservedKinds finds the kinds of manifestText's objects that the
+// cluster does not serve, coming (the chart's CRDs') apart.
+func (e *Reconciler) unservedKinds(manifestText string, coming []schema.GroupVersionKind) ([]UnservedKind, error) {
+	mapper, err := e.Kube.ToRESTMapper()
+	if err != nil {
+		return nil, err
+	}
+	objs, err := manifest.Parse(manifestText, "", e.Scope())
+	if err != nil {
+		return nil, err
+	}
+	var out []UnservedKind
+	index := map[schema.GroupVersionKind]int{}
+	for _, o := range objs {
+		gvk := o.Object.GroupVersionKind()
+		if slices.Contains(coming, gvk) {
+			continue
+		}
+		i, seen := index[gvk]
+		if !seen {
+			if len(kube.Unserved(mapper, []schema.GroupVersionKind{gvk})) == 0 {
+				index[gvk] = -1
+				continue
+			}
+			k := UnservedKind{GroupVersionKind: gvk}
+			if p, ok := e.plannedKinds.Lookup(gvk); ok {
+				k.Planned = p.By
+			}
+			out = append(out, k)
+			i = len(out) - 1
+			index[gvk] = i
+		}
+		if i >= 0 {
+			out[i].Objects = append(out[i].Objects, o.Object.GetName())
+		}
+	}
+	return out, nil
+}
+
+// Scope tells the scope of kinds as the cluster serves them, or as the
+// CRDs planned before define them (Options.PlannedKinds).
+func (e *Reconciler) Scope() manifest.Scope {
+	mapper, err := e.Kube.ToRESTMapper()
+	return func(gvk schema.GroupVersionKind) (bool, bool) {
+		if err == nil {
+			if m, merr := mapper.RESTMapping(gvk.GroupKind(), gvk.Version); merr == nil {
+				return m.Scope.Name() == meta.RESTScopeNameNamespace, true
+			}
+		}
+		if p, ok := e.plannedKinds.Lookup(gvk); ok {
+			return p.Namespaced, true
+		}
+		return false, false
+	}
+}
+
+// crdsManifest is the chart's CRDs of its crds/ directories, its
+// subcharts' included, as one YAML stream.
+func crdsManifest(c *helm.Chart) string {
+	var b strings.Builder
+	for _, crd := range c.CRDObjects() {
+		b.WriteString("---\n")
+		b.Write(crd.File.Data)
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // render returns the release a dry-run install or upgrade makes.

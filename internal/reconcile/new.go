@@ -44,6 +44,12 @@ type Options struct {
 	// ones hidden, and writes nothing to Helm storage (helm.SettledView):
 	// for plans of a release Flux's controller acts on.
 	Settled bool
+	// PlannedKinds, when set, are the kinds of the CRDs the releases
+	// planned before this one on its cluster bring: DryRun renders objects
+	// of those kinds before the cluster serves them, and records the
+	// kinds of its own CRDs there. Unused with KubeConfig (another
+	// cluster).
+	PlannedKinds *kube.PlannedKinds
 }
 
 // New returns the reconciler of the release spec: clients of its target
@@ -73,6 +79,9 @@ func New(ctx context.Context, s *Spec, o Options) (*Reconciler, error) {
 		ProgressEvery:    o.ProgressEvery,
 		Kube:             kube.NewGetter(cfg, s.GetTargetNamespace(), impersonate, shared),
 		persistentClient: s.PersistentClient,
+	}
+	if o.KubeConfig == nil {
+		e.plannedKinds = o.PlannedKinds
 	}
 	c, err := helm.NewClient(helm.ClientOptions{
 		Getter:           e.Kube,

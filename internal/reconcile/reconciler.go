@@ -98,6 +98,11 @@ type Reconciler struct {
 	inSync *InSyncRecord
 	// validated is what DryRun's validation last passed whole.
 	validated *kube.ValidatedSet
+	// plannedKinds is Options.PlannedKinds; unserved what the newest
+	// DryRun rendered of kinds the cluster does not serve, nor the
+	// chart's CRDs define (UnservedKinds).
+	plannedKinds *kube.PlannedKinds
+	unserved     []UnservedKind
 	// written are the revisions this reconciler wrote, by "<name>.v<version>":
 	// a pending one among them is no other operation's lock.
 	written map[string]bool
