@@ -85,7 +85,7 @@ func (x *Exec) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, x.Args...) //nolint:gosec // the command the configuration names, without a shell
+	cmd := exec.CommandContext(ctx, bin, x.Args...)
 	cmd.Env = Environ(os.Environ(), x.Env)
 	cmd.Stdin = bytes.NewReader(in.Bytes())
 	var out bytes.Buffer

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 

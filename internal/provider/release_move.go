@@ -66,6 +66,7 @@ type helmReleaseState struct {
 	ReuseValues              bool           `json:"reuse_values"`
 	Replace                  bool           `json:"replace"`
 	RecreatePods             bool           `json:"recreate_pods"`
+	DependencyUpdate         bool           `json:"dependency_update"`
 	Postrender               any            `json:"postrender"`
 }
 
@@ -246,6 +247,10 @@ func movedChart(src *helmReleaseState, t attr.Type, diags *diag.Diagnostics) typ
 	if repository == "" {
 		// The helm provider upgrades a local chart on a new version only.
 		attrs["reconcile_strategy"] = types.StringValue(string(chartsource.StrategyChartVersion))
+		if src.DependencyUpdate && !strings.HasSuffix(src.Chart, ".tgz") {
+			// It ran helm dependency update on the chart's directory.
+			attrs["dependency_update"] = types.BoolValue(true)
+		}
 	} else {
 		attrs["repository"] = types.StringValue(repository)
 		// A repository chart floats without a version: the one the state

@@ -295,3 +295,22 @@ func normalise(t *testing.T, v any) any {
 	}
 	return out
 }
+
+// TestMoveStateDependencyUpdate: a local chart's dependency_update moves
+// as chart.dependency_update; a packaged chart's has no counterpart.
+func TestMoveStateDependencyUpdate(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		chart string
+		want  bool
+	}{{"./charts/app", true}, {"./app-1.0.0.tgz", false}} {
+		m, _ := moveFixture(t, []byte(`{"name": "app", "namespace": "apps", "chart": "`+tc.chart+`", "dependency_update": true}`), 2)
+		var chart releaseChartModel
+		if d := m.Chart.As(ctx, &chart, objectAsOptions); d.HasError() {
+			t.Fatal(d)
+		}
+		if got := chart.DependencyUpdate.ValueBool(); got != tc.want {
+			t.Errorf("chart %s: dependency_update = %v, want %v", tc.chart, got, tc.want)
+		}
+	}
+}
