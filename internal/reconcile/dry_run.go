@@ -35,8 +35,13 @@ func (e *Reconciler) DryRun(ctx context.Context, req *Request) (*helm.Release, e
 	if err != nil {
 		return nil, err
 	}
-	// For the releases planned after this one: what its CRDs define.
-	e.plannedKinds.Record(releaseRef(req), rel.Manifest, crdsManifest(req.Chart))
+	// For the releases planned after this one: what its CRDs define (of
+	// crds/, those its CRD policy creates).
+	crds := ""
+	if policy := req.Spec.UpgradeCRDs(); install && req.Spec.InstallCRDs() != CRDSkip || !install && policy != CRDSkip {
+		crds = crdsManifest(req.Chart)
+	}
+	e.plannedKinds.Record(releaseRef(req), rel.Manifest, crds)
 	unserved, err := e.unservedKinds(rel.Manifest, coming)
 	if err != nil {
 		return nil, err
@@ -176,15 +181,20 @@ func (e *Reconciler) renderAsTheAction(ctx context.Context, req *Request) (rel *
 	if coming, err = e.crdKindsToCome(req, install); err != nil {
 		return nil, false, nil, err
 	}
+	mapper, merr := e.Kube.ToRESTMapper()
+	if merr != nil {
+		return nil, false, nil, merr
+	}
 	if len(coming) == 0 {
 		rel, err = e.render(ctx, req)
 		if err == nil || !meta.IsNoMatchError(err) {
 			return rel, install, coming, err
 		}
-	}
-	mapper, merr := e.Kube.ToRESTMapper()
-	if merr != nil {
-		return nil, false, nil, merr
+		// The chart's own CRDs, which its CRD policy skips: the action
+		// would fail as the render did.
+		if own, kerr := helm.CRDKinds(req.Chart); kerr == nil && len(kube.Unserved(mapper, own)) > 0 {
+			return nil, false, nil, err
+		}
 	}
 	planned := kube.Unserved(mapper, e.plannedKinds.All())
 	rel, err = e.renderBeforeCRDs(ctx, req, install, append(slices.Clone(coming), planned...))

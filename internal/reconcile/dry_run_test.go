@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -148,5 +149,79 @@ func TestActionTrustsItsPlan(t *testing.T) {
 	}
 	if got := seen.take(); len(got) == 0 {
 		t.Error("the upgrade of other objects trusted the plan of the install")
+	}
+}
+
+// TestDryRunKindsOfAnotherRelease: a release whose objects are of kinds
+// the cluster does not serve renders when an operator's release planned
+// before it brings their CRDs (PlannedKinds): its objects keep the scope
+// the CRDs say (a cluster-scoped Gadget without a namespace), and
+// UnservedKinds names them with the operator's release; a kind no planned
+// release brings is named without one.
+func TestDryRunKindsOfAnotherRelease(t *testing.T) {
+	f := newFixture(t)
+	group := f.ns + ".example.com"
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	planned := &kube.PlannedKinds{}
+	f.engine.plannedKinds = planned
+	newChart := func(name, templates string) *helm.Chart {
+		return &helm.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: name, Version: "1.0.0"},
+			Templates: []*common.File{{Name: "templates/objects.yaml", Data: []byte(templates)}}}
+	}
+	operator := newChart("operator", `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.`+group+`
+spec:
+  group: `+group+`
+  names: {kind: Gadget, plural: gadgets}
+  scope: Cluster
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`)
+	if _, err := f.engine.DryRun(ctx, &Request{Spec: f.spec(func(s *Spec) { s.Name = "operator" }), Chart: operator, Values: map[string]any{}, Status: &Status{}}); err != nil {
+		t.Fatal(err)
+	}
+	users := newChart("users", `apiVersion: `+group+`/v1
+kind: Gadget
+metadata:
+  name: g1
+{{- if .Capabilities.APIVersions.Has "`+group+`/v1/Gadget" }}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: gadgets-served
+{{- end }}
+---
+apiVersion: other.`+group+`/v1
+kind: Thing
+metadata:
+  name: t1
+`)
+	rel, err := f.engine.DryRun(ctx, &Request{Spec: f.spec(func(s *Spec) { s.Name = "users" }), Chart: users, Values: map[string]any{}, Status: &Status{}})
+	if err != nil {
+		t.Fatalf("dry run of objects of kinds the cluster does not serve: %v", err)
+	}
+	if !strings.Contains(rel.Manifest, "name: gadgets-served") {
+		t.Errorf("the planned kind is not among .Capabilities.APIVersions:\n%s", rel.Manifest)
+	}
+	got := f.engine.UnservedKinds()
+	want := []UnservedKind{
+		{GroupVersionKind: schema.GroupVersionKind{Group: group, Version: "v1", Kind: "Gadget"}, Planned: f.ns + "/operator", Objects: []string{"g1"}},
+		{GroupVersionKind: schema.GroupVersionKind{Group: "other." + group, Version: "v1", Kind: "Thing"}, Objects: []string{"t1"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("UnservedKinds = %+v, want %+v", got, want)
+	}
+	if namespaced, ok := f.engine.Scope()(want[0].GroupVersionKind); !ok || namespaced {
+		t.Errorf("scope of Gadget: namespaced %v, known %v; want cluster-scoped, as its planned CRD says", namespaced, ok)
+	}
+	if _, ok := f.engine.Scope()(want[1].GroupVersionKind); ok {
+		t.Error("the scope of Thing, which nothing defines, is known")
 	}
 }
