@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 )
@@ -262,6 +264,41 @@ func TestGitPlanToken(t *testing.T) {
 	for _, token := range []string{"plan-2", ""} {
 		if got := resolve(token); got != "main@sha1:"+moved {
 			t.Errorf("plan %q resolved %s, want the new commit %s", token, got, moved)
+		}
+	}
+}
+
+// TestGitDependencyUpdate: a chart from Git whose charts/ holds an older
+// dependency than Chart.yaml asks for renders with the copy committed,
+// and with DependencyUpdate with the newest version the constraint
+// allows, fetched with the login DependencyAuth gives.
+func TestGitDependencyUpdate(t *testing.T) {
+	repo := testrepo.NewHTTP(t)
+	for _, v := range []string{"1.0.0", "1.1.0"} {
+		repo.Add(t, &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "sub", Version: v}}, nil)
+	}
+	srv := testrepo.NewGit(t)
+	files := gitChart("charts/app", "0.1.0", "one")
+	files["charts/app/Chart.yaml"] += "dependencies:\n- name: sub\n  version: ^1.0.0\n  repository: " + repo.URL + "\n"
+	files["charts/app/charts/sub/Chart.yaml"] = "apiVersion: v2\nname: sub\nversion: 1.0.0\n"
+	srv.Commit(t, "charts", "main", files)
+	src := chartsource.Source{Name: "charts/app", Git: &chartsource.Git{URL: srv.HTTPURL("charts"), Ref: chartsource.GitRef{Branch: "main"}},
+		Auth: chartsource.Auth{Username: testrepo.Username, Password: testrepo.Password}}
+	repos := chartsource.NewRepositories(t.TempDir(), 0)
+	for _, tc := range []struct {
+		update bool
+		want   string
+	}{{false, "1.0.0"}, {true, "1.1.0"}} {
+		src.DependencyUpdate = tc.update
+		src.DependencyAuth = func(string) chartsource.Auth {
+			return chartsource.Auth{Username: testrepo.Username, Password: testrepo.Password}
+		}
+		got, err := repos.Resolve(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Dependencies) != 1 || got.Dependencies[0] != (chartsource.Dependency{Name: "sub", Version: tc.want}) {
+			t.Errorf("dependency update %v: dependencies %v, want sub %s", tc.update, got.Dependencies, tc.want)
 		}
 	}
 }

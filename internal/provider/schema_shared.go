@@ -93,7 +93,7 @@ func postRenderersAttribute() schema.ListNestedAttribute {
 			Attributes: map[string]schema.Attribute{
 				"exec": postRenderExecAttribute(),
 				"kustomize": schema.SingleNestedAttribute{
-					MarkdownDescription: "Kustomize directives (`kustomize`). Exactly one of `kustomize` and `exec`.",
+					MarkdownDescription: "Kustomize directives (`kustomize`). Exactly one of `kustomize` and `exec`. Default: none.",
 					Optional:            true,
 					Attributes: map[string]schema.Attribute{
 						"patches": schema.ListNestedAttribute{
