@@ -197,7 +197,7 @@ func TestMoveStateOtherShapes(t *testing.T) {
 	var diags diag.Diagnostics
 	l := movedPostrender(legacy, m.PostRenderers.Type(ctx).(types.ListType), &diags)
 	renderers = nil
-	if d := l.ElementsAs(ctx, &renderers, false); d.HasError() || diags.HasError() || len(renderers) != 1 || renderers[0].Exec.Command.ValueString() != "yq" || renderers[0].Exec.Args != nil {
+	if d := l.ElementsAs(ctx, &renderers, false); d.HasError() || diags.HasError() || len(renderers) != 1 || renderers[0].Exec.Command.ValueString() != "yq" || !renderers[0].Exec.Args.IsNull() {
 		t.Errorf("a state v1 postrender moves as %v (%v)", l, diags)
 	}
 }

@@ -153,7 +153,7 @@ func validatePostRenderExec(x *postRenderExecModel, at path.Path, diags *diag.Di
 				"Install the command there (its directory in PATH), or name it by its path, e.g. \"${path.module}/bin/tool\" (a relative path is taken from the directory Terraform runs in).")
 		}
 	}
-	for name := range x.Env {
+	for name := range x.Env.Elements() {
 		if name == "" || strings.ContainsAny(name, "=\x00") {
 			attrError(diags, at.AtName("env"), "Invalid environment variable name",
 				fmt.Sprintf("%s: %q cannot name an environment variable.", at.AtName("env"), name),

@@ -46,24 +46,29 @@ type postRendererModel struct {
 	Exec      *postRenderExecModel `tfsdk:"exec"`
 }
 
-// postRenderExecModel is post_renderers[].exec.
+// postRenderExecModel is post_renderers[].exec; args and env may be
+// unknown until apply (variables).
 type postRenderExecModel struct {
-	Command types.String            `tfsdk:"command"`
-	Args    []types.String          `tfsdk:"args"`
-	Env     map[string]types.String `tfsdk:"env"`
-	Timeout types.String            `tfsdk:"timeout"`
+	Command types.String `tfsdk:"command"`
+	Args    types.List   `tfsdk:"args"`
+	Env     types.Map    `tfsdk:"env"`
+	Timeout types.String `tfsdk:"timeout"`
 }
 
-// exec is the post-renderer command of x.
+// exec is the post-renderer command of x, whose values are known.
 func (x *postRenderExecModel) exec() *postrender.Exec {
 	e := &postrender.Exec{Command: x.Command.ValueString(), Timeout: parseDuration(x.Timeout)}
-	for _, a := range x.Args {
-		e.Args = append(e.Args, a.ValueString())
+	for _, a := range x.Args.Elements() {
+		if s, ok := a.(types.String); ok {
+			e.Args = append(e.Args, s.ValueString())
+		}
 	}
-	if len(x.Env) > 0 {
-		e.Env = make(map[string]string, len(x.Env))
-		for k, v := range x.Env {
-			e.Env[k] = v.ValueString()
+	if env := x.Env.Elements(); len(env) > 0 {
+		e.Env = make(map[string]string, len(env))
+		for k, v := range env {
+			if s, ok := v.(types.String); ok {
+				e.Env[k] = s.ValueString()
+			}
 		}
 	}
 	return e
