@@ -125,6 +125,28 @@ func TestDependencyUpdate(t *testing.T) {
 		t.Errorf("revisions %s (charts/) and %s (updated): want two revisions of 0.1.0", vendored.Version, updated.Version)
 	}
 
+	// A dependency in an OCI registry, with the registry's login.
+	reg := testrepo.NewOCI(t)
+	reg.Push(t, subchart("1.3.0", "registry-1.3.0"), nil)
+	ociDir := t.TempDir()
+	oci := &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "app", Version: "0.1.0",
+		Dependencies: []*chart.Dependency{{Name: "sub", Version: "^1.0.0", Repository: reg.URL}}}}
+	if err := chartutil.SaveDir(oci, ociDir); err != nil {
+		t.Fatal(err)
+	}
+	got, err := repos.Resolve(context.Background(), Source{Name: filepath.Join(ociDir, "app"), DependencyUpdate: true, DependencyAuth: func(repository string) Auth {
+		if repository == reg.URL {
+			return Auth{Username: testrepo.Username, Password: testrepo.Password, CAFile: reg.CAFile}
+		}
+		return Auth{}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Dependencies) != 1 || got.Dependencies[0] != (Dependency{Name: "sub", Version: "1.3.0"}) {
+		t.Errorf("a dependency from an OCI registry: %v, want sub 1.3.0", got.Dependencies)
+	}
+
 	// A packaged chart carries its dependencies: no update.
 	if _, err := repos.Resolve(context.Background(), Source{Name: "sub", Repository: repo.URL, Auth: login(repo.URL), DependencyUpdate: true}); !errors.Is(err, ErrDependency) || !strings.Contains(err.Error(), "needs the chart's directory") {
 		t.Errorf("a dependency update of a repository's chart: %v", err)

@@ -487,6 +487,11 @@ func (r *Repositories) dependency(ctx context.Context, c *chart.Chart, src Sourc
 	if err != nil {
 		return nil, dependencyError(c, dep, err)
 	}
+	if len(sub.Parts) > 0 {
+		// A subchart as published, as Helm's dependency build fetches it:
+		// the digests of a revision are the release's chart's only.
+		sub.Chart.Metadata.Version, _, _ = strings.Cut(sub.Version, "+")
+	}
 	return sub.Chart, nil
 }
 
