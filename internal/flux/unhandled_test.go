@@ -1,12 +1,20 @@
 package flux
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testenv"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // TestActionRunning: only a Reconciling condition of a Helm action that
@@ -58,5 +66,80 @@ func TestUntouchedMoved(t *testing.T) {
 		if !u.moved(next) {
 			t.Errorf("a new %s does not count as moved", name)
 		}
+	}
+}
+
+// TestWaitControllerGrace, on a cluster of its own: helm-controller runs
+// but watches another namespace. A HelmRelease written where it does not
+// watch waits its whole timeout while another HelmRelease is in a Helm
+// action (the controller may be busy), and ends after the grace, saying
+// so, once none is.
+func TestWaitControllerGrace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a cluster of its own")
+	}
+	all, err := testcluster.FluxVersions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions := all[testcluster.HelmController]
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	bin, err := testcluster.Build(ctx, testcluster.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := testcluster.Start(ctx, testcluster.Options{BinDir: bin, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Stop() }()
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	watched, ns := newNamespace(t, cs), "unwatched"
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := testcluster.StartFluxWith(ctx, testcluster.FluxOptions{Kubeconfig: c.Kubeconfig, Dir: t.TempDir(), Namespace: watched}, versions[len(versions)-1])
+	if err != nil {
+		testenv.SkipUnlessRequired(t, "needs Flux's controllers, built from the Go module proxy or from the archives "+testcluster.FluxSourcesEnv+" names: "+err.Error())
+	}
+	defer f.Stop()
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ControllerGrace, e.PollInterval = 2*time.Second, 200*time.Millisecond
+	newRelease := func(name string) *helmv2.HelmRelease {
+		hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: helmv2.HelmReleaseSpec{
+			Interval: metav1.Duration{Duration: time.Hour}, ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: name}}}
+		if err := e.Kube.Create(ctx, hr); err != nil {
+			t.Fatal(err)
+		}
+		return hr
+	}
+	app, busy := newRelease("app"), newRelease("busy")
+	busy.Status.Conditions = []metav1.Condition{{Type: meta.ReconcilingCondition, Status: metav1.ConditionTrue, Reason: meta.ProgressingReason,
+		Message: "Running 'install' action with timeout of 5m0s", LastTransitionTime: metav1.Now()}}
+	if err := e.Kube.Status().Update(ctx, busy); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = e.Wait(ctx, ns, "app", Want{Generation: app.Generation, Since: time.Now()}, 8*time.Second)
+	var nr *NotReadyError
+	if !errors.As(err, &nr) || nr.Grace != 0 || nr.Observed {
+		t.Fatalf("wait while a HelmRelease is in a Helm action: %v, want its timeout", err)
+	}
+
+	busy.Status.Conditions = nil
+	if err := e.Kube.Status().Update(ctx, busy); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Wait(ctx, ns, "app", Want{Generation: app.Generation, Since: time.Now()}, 5*time.Minute)
+	if !errors.As(err, &nr) || nr.Grace != 2*time.Second || !strings.Contains(err.Error(), "was not taken up within 2s of its write") || !strings.Contains(err.Error(), "no Flux helm-controller handled its latest change") {
+		t.Fatalf("wait with no controller for the namespace and none busy: %v, want the grace", err)
 	}
 }

@@ -8,11 +8,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
 // PlannedKinds are the kinds that the CustomResourceDefinitions of the
@@ -42,12 +42,15 @@ func (p *PlannedKinds) Record(by string, manifests ...string) {
 		return
 	}
 	for _, m := range manifests {
-		dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(m), 4096)
-		for {
-			var u unstructured.Unstructured
-			if err := dec.Decode(&u.Object); err != nil {
-				break // the end, or a manifest the render refuses
-			}
+		if !strings.Contains(m, "CustomResourceDefinition") {
+			continue // most releases: nothing to parse
+		}
+		objs, err := manifest.Parse(m, "", nil)
+		if err != nil {
+			continue // a manifest the render refuses
+		}
+		for _, o := range objs {
+			u := o.Object
 			if u.GetKind() != "CustomResourceDefinition" || u.GroupVersionKind().Group != "apiextensions.k8s.io" {
 				continue
 			}

@@ -31,20 +31,25 @@ import (
 // (the cluster's and the new kinds), and only the other objects are
 // validated; the apply validates everything once the CRDs exist.
 func (e *Reconciler) DryRun(ctx context.Context, req *Request) (*helm.Release, error) {
-	rel, install, coming, err := e.renderAsTheAction(ctx, req)
+	rel, install, coming, clientSide, err := e.renderAsTheAction(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	// For the releases planned after this one: what its CRDs define (of
-	// crds/, those its CRD policy creates).
-	crds := ""
-	if policy := req.Spec.UpgradeCRDs(); install && req.Spec.InstallCRDs() != CRDSkip || !install && policy != CRDSkip {
-		crds = crdsManifest(req.Chart)
+	if e.plannedKinds != nil {
+		// For the releases planned after this one: what its CRDs define
+		// (of crds/, those its CRD policy creates).
+		crds := ""
+		if policy := req.Spec.UpgradeCRDs(); install && req.Spec.InstallCRDs() != CRDSkip || !install && policy != CRDSkip {
+			crds = crdsManifest(req.Chart)
+		}
+		e.plannedKinds.Record(releaseRef(req), rel.Manifest, crds)
 	}
-	e.plannedKinds.Record(releaseRef(req), rel.Manifest, crds)
-	unserved, err := e.unservedKinds(rel.Manifest, coming)
-	if err != nil {
-		return nil, err
+	var unserved []UnservedKind
+	if clientSide {
+		// A dry run that went to the API server mapped every object.
+		if unserved, err = e.unservedKinds(rel.Manifest, coming); err != nil {
+			return nil, err
+		}
 	}
 	e.mu.Lock()
 	e.unserved = unserved
@@ -108,13 +113,7 @@ func (e *Reconciler) crdKindsToCome(req *Request, install bool) ([]schema.GroupV
 	if err != nil {
 		return nil, err
 	}
-	var out []schema.GroupVersionKind
-	for _, k := range kinds {
-		if _, err := mapper.RESTMapping(k.GroupKind(), k.Version); meta.IsNoMatchError(err) {
-			out = append(out, k)
-		}
-	}
-	return out, nil
+	return kube.Unserved(mapper, kinds), nil
 }
 
 // renderBeforeCRDs renders the release client-side, as the install or
@@ -165,7 +164,7 @@ func (e *Reconciler) renderBeforeCRDs(ctx context.Context, req *Request, install
 // objects need not be valid (a chart whose non-reproducible results were
 // perturbed, to compare).
 func (e *Reconciler) Render(ctx context.Context, req *Request) (*helm.Release, error) {
-	rel, _, _, err := e.renderAsTheAction(ctx, req)
+	rel, _, _, _, err := e.renderAsTheAction(ctx, req)
 	return rel, err
 }
 
@@ -173,32 +172,33 @@ func (e *Reconciler) Render(ctx context.Context, req *Request) (*helm.Release, e
 // (install tells which) will: with a dry-run action, or client-side when
 // kinds of the chart's CRDs are to come (coming), or when the chart's
 // objects are of kinds the cluster does not serve (with the kinds of the
-// CRDs planned before it to come too, see Options.PlannedKinds).
-func (e *Reconciler) renderAsTheAction(ctx context.Context, req *Request) (rel *helm.Release, install bool, coming []schema.GroupVersionKind, err error) {
+// CRDs planned before it to come too, see Options.PlannedKinds);
+// clientSide says which.
+func (e *Reconciler) renderAsTheAction(ctx context.Context, req *Request) (rel *helm.Release, install bool, coming []schema.GroupVersionKind, clientSide bool, err error) {
 	if install, err = e.rendersInstall(req); err != nil {
-		return nil, false, nil, err
+		return nil, false, nil, false, err
 	}
 	if coming, err = e.crdKindsToCome(req, install); err != nil {
-		return nil, false, nil, err
+		return nil, false, nil, false, err
 	}
-	mapper, merr := e.Kube.ToRESTMapper()
-	if merr != nil {
-		return nil, false, nil, merr
+	mapper, err := e.Kube.ToRESTMapper()
+	if err != nil {
+		return nil, false, nil, false, err
 	}
 	if len(coming) == 0 {
 		rel, err = e.render(ctx, req)
 		if err == nil || !meta.IsNoMatchError(err) {
-			return rel, install, coming, err
+			return rel, install, coming, false, err
 		}
 		// The chart's own CRDs, which its CRD policy skips: the action
 		// would fail as the render did.
 		if own, kerr := helm.CRDKinds(req.Chart); kerr == nil && len(kube.Unserved(mapper, own)) > 0 {
-			return nil, false, nil, err
+			return nil, false, nil, false, err
 		}
 	}
 	planned := kube.Unserved(mapper, e.plannedKinds.All())
 	rel, err = e.renderBeforeCRDs(ctx, req, install, append(slices.Clone(coming), planned...))
-	return rel, install, coming, err
+	return rel, install, coming, true, err
 }
 
 // UnservedKind is a kind of objects a release renders that the cluster
