@@ -9,12 +9,13 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/meta"
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/testenv"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testenv"
 )
 
 // TestActionRunning: only a Reconciling condition of a Helm action that

@@ -8,11 +8,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 )
 
 // PlannedKinds are the kinds that the CustomResourceDefinitions of the
