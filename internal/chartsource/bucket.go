@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -147,7 +146,7 @@ func (r *Repositories) checkoutBucket(ctx context.Context, b *Bucket, chartPath 
 			pinned, planFile = string(raw), ""
 		}
 	}
-	cached := func(rev string) string { return filepath.Join(root, strings.TrimPrefix(rev, "sha256:")) }
+	cached := func(rev string) string { return r.runDir(root, strings.TrimPrefix(rev, "sha256:")) }
 	if pinned != "" && isDir(cached(pinned)) {
 		return cached(pinned), pinned, nil
 	}
@@ -177,9 +176,10 @@ func (r *Repositories) checkoutBucket(ctx context.Context, b *Bucket, chartPath 
 		if err := downloadChart(ctx, client, b.BucketName, idx, chartPath, files); err != nil {
 			return "", "", err
 		}
-		if err := os.Rename(files, dir); err != nil && !errors.Is(err, fs.ErrExist) && !isDir(dir) {
+		if err := os.Rename(files, dir); err != nil {
 			return "", "", fmt.Errorf("bucket cache: %w", err)
 		}
+		removeOtherRuns(root)
 	}
 	if planFile != "" {
 		recordPlan(planFile, revision)

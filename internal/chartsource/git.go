@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -191,8 +190,8 @@ func (r *Repositories) checkoutGit(ctx context.Context, g *Git, auth Auth) (*git
 	ref, want := g.Ref, ""
 	if pinned != "" {
 		ref, want = g.Ref.pinned(pinned)
-		if isDir(filepath.Join(root, want)) {
-			return &gitCheckout{Dir: filepath.Join(root, want), Revision: pinned}, nil
+		if dir := r.runDir(root, want); isDir(dir) {
+			return &gitCheckout{Dir: dir, Revision: pinned}, nil
 		}
 	}
 	refFile := r.cachePath("git-refs", root+"\x00"+fmt.Sprintf("%+v", ref))
@@ -241,7 +240,7 @@ func (r *Repositories) clone(ctx context.Context, repoURL string, opts *git.Auth
 		CheckoutStrategy: repository.CheckoutStrategy{Branch: ref.Branch, Tag: ref.Tag, SemVer: ref.SemVer, RefName: ref.Name, Commit: ref.Commit},
 		ShallowClone:     true,
 	}
-	if last, err := os.ReadFile(refFile); err == nil && isDir(filepath.Join(root, git.ExtractHashFromRevision(string(last)).String())) {
+	if last, err := os.ReadFile(refFile); err == nil && isDir(r.runDir(root, git.ExtractHashFromRevision(string(last)).String())) {
 		cfg.LastObservedCommit = string(last)
 	}
 	tmp, err := os.MkdirTemp(root, ".clone-")
@@ -262,7 +261,7 @@ func (r *Repositories) clone(ctx context.Context, repoURL string, opts *git.Auth
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(root, commit.Hash.String())
+	dir := r.runDir(root, commit.Hash.String())
 	if git.IsConcreteCommit(*commit) && !isDir(dir) {
 		if err := os.RemoveAll(filepath.Join(tmp, ".git")); err != nil {
 			return nil, fmt.Errorf("git cache: %w", err)
@@ -270,11 +269,10 @@ func (r *Repositories) clone(ctx context.Context, repoURL string, opts *git.Auth
 		if err := keepArtifactFiles(tmp); err != nil {
 			return nil, fmt.Errorf("git checkout: %w", err)
 		}
-		// Another process may have cached the commit meanwhile: its
-		// checkout is the same.
-		if err := os.Rename(tmp, dir); err != nil && !errors.Is(err, fs.ErrExist) && !isDir(dir) {
+		if err := os.Rename(tmp, dir); err != nil {
 			return nil, fmt.Errorf("git cache: %w", err)
 		}
+		removeOtherRuns(root)
 	}
 	out := &gitCheckout{Dir: dir, Revision: commit.String()}
 	if last := ref.lastObserved(commit); last != "" {

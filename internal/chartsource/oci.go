@@ -3,8 +3,8 @@ package chartsource
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -31,6 +31,8 @@ type OCIChart struct {
 	// Verified is the signature verification the chart passed, when
 	// Source.Verify asked for one.
 	Verified *Verified
+	// Repaired is the cache entry found not to match, pulled again.
+	Repaired *CacheRepair
 }
 
 // IsOCI reports whether repository is an OCI registry (oci://).
@@ -126,33 +128,11 @@ func (r *Repositories) pullOCI(ctx context.Context, client *registry.Client, src
 			return nil, err
 		}
 	}
-	path := r.cachePath("oci", digest) + ".tgz"
-	data, err := os.ReadFile(path)
-	var prov []byte
-	if keyring != "" && err == nil {
-		prov, err = os.ReadFile(path + ".prov")
-	}
+	data, prov, repaired, err := r.ociArchive(ctx, client, src, ref, digest, keyring != "")
 	if err != nil {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		pulled, err := client.Pull(ref+"@"+digest, registry.PullOptWithChart(true), registry.PullOptWithProv(keyring != ""), registry.PullOptIgnoreMissingProv(true))
-		if err != nil {
-			return nil, fmt.Errorf("registry %s: pulling %s: %w%s", repository, tagged, err, ociRemedy(err))
-		}
-		data = pulled.Chart.Data
-		if pulled.Prov != nil {
-			prov = pulled.Prov.Data
-		}
-		// Atomically: a concurrent resolution of the same chart reads the
-		// cache while this one writes it (an empty archive otherwise).
-		if os.MkdirAll(filepath.Dir(path), 0o750) == nil {
-			if len(prov) > 0 {
-				r.store(path+".prov", prov)
-			}
-			r.store(path, data)
-		}
+		return nil, err
 	}
+	out.Repaired = repaired
 	if keyring != "" {
 		// Helm signs the archive as packaged: <name>-<version>.tgz.
 		if err := verifyProvenance(keyring, name+"-"+version+".tgz", data, prov); err != nil {
@@ -181,20 +161,9 @@ func (r *Repositories) pullOCIArtifact(ctx context.Context, client *registry.Cli
 			return nil, err
 		}
 	}
-	path := r.cachePath("oci", digest) + ".tgz"
-	data, err := os.ReadFile(path)
+	data, _, repaired, err := r.ociArchive(ctx, client, src, ref, digest, false)
 	if err != nil {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		pulled, err := client.Pull(ref+"@"+digest, registry.PullOptWithChart(true), registry.PullOptIgnoreMissingProv(true))
-		if err != nil {
-			return nil, fmt.Errorf("registry %s: pulling %s@%s: %w%s", repository, ref, digest, err, ociRemedy(err))
-		}
-		data = pulled.Chart.Data
-		if os.MkdirAll(filepath.Dir(path), 0o750) == nil {
-			r.store(path, data)
-		}
+		return nil, err
 	}
 	c, err := loader.LoadArchive(bytes.NewReader(data))
 	if err != nil {
@@ -204,7 +173,37 @@ func (r *Repositories) pullOCIArtifact(ctx context.Context, client *registry.Cli
 		return nil, err
 	}
 	hex := strings.TrimPrefix(digest, "sha256:")
-	return &OCIChart{Version: c.Metadata.Version + "+" + hex[:12], Digest: digest, Chart: c, Verified: verified}, nil
+	return &OCIChart{Version: c.Metadata.Version + "+" + hex[:12], Digest: digest, Chart: c, Verified: verified, Repaired: repaired}, nil
+}
+
+// ociArchive is the chart archive (and provenance file, with withProv) of
+// the manifest digest: from the cache when what it holds matches the
+// manifest's digests, else pulled by digest, checked and cached. A cached
+// entry that does not match is returned as repaired.
+func (r *Repositories) ociArchive(ctx context.Context, client *registry.Client, src Source, ref, digest string, withProv bool) (data, prov []byte, repaired *CacheRepair, err error) {
+	entry := r.ociCache(digest)
+	data, prov, err = entry.read(withProv)
+	if err == nil {
+		return data, prov, nil, nil
+	}
+	if !errors.Is(err, errCacheMissing) {
+		repaired = &CacheRepair{Path: entry.path, What: fmt.Sprintf("chart %s@%s", ref, digest), Why: err.Error()}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, nil, err
+	}
+	pulled, err := client.Pull(ref+"@"+digest, registry.PullOptWithChart(true), registry.PullOptWithProv(withProv), registry.PullOptIgnoreMissingProv(true))
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("registry %s: pulling %s@%s: %w%s", src.Repository, ref, digest, err, ociRemedy(err))
+	}
+	if err := checkPulled(digest, pulled); err != nil {
+		return nil, nil, nil, fmt.Errorf("registry %s: %s@%s: %w", src.Repository, ref, digest, err)
+	}
+	r.writeOCI(entry, pulled)
+	if pulled.Prov != nil {
+		prov = pulled.Prov.Data
+	}
+	return pulled.Chart.Data, prov, repaired, nil
 }
 
 func ociRemedy(err error) string {

@@ -3,6 +3,7 @@ package chartsource
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
@@ -76,6 +77,8 @@ type Repositories struct {
 	// verified are the signature verifications passed, by
 	// Verification.cacheKey.
 	verified map[string]*Verified
+	// run names this process's checkouts in the cache (runDir).
+	run string
 
 	downloads atomic.Int64
 }
@@ -89,6 +92,7 @@ func NewRepositories(cacheDir string, timeout time.Duration) *Repositories {
 	return &Repositories{
 		cacheDir: cacheDir, timeout: timeout, indexes: map[string]*Index{},
 		httpClients: map[Auth]*http.Client{}, registryClients: map[Auth]*registry.Client{}, verified: map[string]*Verified{},
+		run: rand.Text()[:16],
 	}
 }
 
@@ -507,7 +511,7 @@ func (b cancelOnClose) Close() error {
 // Chart downloads (or takes from the cache) the archive of v and loads it.
 // The archive is checked against the index digest when there is one.
 func (r *Repositories) Chart(ctx context.Context, repoURL string, v *ChartVersion, auth Auth) (*chart.Chart, error) {
-	b, _, err := r.archive(ctx, repoURL, v, auth)
+	b, _, _, err := r.archive(ctx, repoURL, v, auth)
 	if err != nil {
 		return nil, err
 	}
@@ -529,11 +533,13 @@ func chartURLs(repoURL string, v *ChartVersion) (base, target *url.URL, err erro
 	return base, base.ResolveReference(ref), nil
 }
 
-// archive returns the archive of v and its URL.
-func (r *Repositories) archive(ctx context.Context, repoURL string, v *ChartVersion, auth Auth) ([]byte, *url.URL, error) {
+// archive returns the archive of v and its URL, and the cache entry that
+// did not match the index's digest, if any. The archive is cached only
+// when the index gives its digest, and checked against it when read.
+func (r *Repositories) archive(ctx context.Context, repoURL string, v *ChartVersion, auth Auth) ([]byte, *url.URL, *CacheRepair, error) {
 	base, target, err := chartURLs(repoURL, v)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	cacheKey := v.Digest
 	if cacheKey == "" {
@@ -546,14 +552,25 @@ func (r *Repositories) archive(ctx context.Context, repoURL string, v *ChartVers
 		cacheKey += "\x00" + id
 	}
 	path := r.cachePath("charts", cacheKey) + ".tgz"
+	// Without a digest in the index, nothing is cached: nothing could
+	// check it.
+	var repaired *CacheRepair
 	cached := func() []byte {
-		if b, err := os.ReadFile(path); err == nil && v.Digest != "" && digestOf(b) == v.Digest {
-			return b
+		if v.Digest == "" {
+			return nil
 		}
-		return nil
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		if got := digestOf(b); got != v.Digest {
+			repaired = &CacheRepair{Path: path, What: fmt.Sprintf("chart %s %s of %s", v.Name, v.Version, repoURL), Why: fmt.Sprintf("content has digest sha256:%s, not the index's sha256:%s", got, v.Digest)}
+			return nil
+		}
+		return b
 	}
 	if b := cached(); b != nil {
-		return b, target, nil
+		return b, target, nil, nil
 	}
 	// Looked up again, verified and cached inside the flight, so that a
 	// caller arriving as another flight ends downloads nothing.
@@ -578,9 +595,9 @@ func (r *Repositories) archive(ctx context.Context, repoURL string, v *ChartVers
 		return b, nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return out.([]byte), target, nil
+	return out.([]byte), target, repaired, nil
 }
 
 // provenance downloads the provenance file of the archive at target

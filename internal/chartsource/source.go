@@ -1,6 +1,7 @@
 package chartsource
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -132,6 +133,10 @@ type Resolved struct {
 	// Verified is the signature verification the chart passed (OCI
 	// charts with Source.Verify).
 	Verified *Verified
+	// CacheRepaired are the entries of the cache, the chart's and its
+	// dependencies', that did not match the digests naming them: fetched
+	// again and replaced, never used.
+	CacheRepaired []CacheRepair
 }
 
 // fromSource reports whether src reads its chart from a Flux source kind
@@ -196,6 +201,9 @@ func (r *Repositories) resolve(ctx context.Context, src Source) (*Resolved, erro
 			// so that a tag pushed again is an upgrade.
 			out = &Resolved{Chart: oci.Chart, Version: oci.Version, AppVersion: oci.Chart.Metadata.AppVersion, Digest: oci.Digest, Versions: oci.Versions, Verified: oci.Verified,
 				Parts: []RevisionPart{{Change: changeOCI, Hex: shortHex(oci.Digest)}}}
+			if oci.Repaired != nil {
+				out.CacheRepaired = append(out.CacheRepaired, *oci.Repaired)
+			}
 		}
 	case strings.HasPrefix(src.Repository, "https://") || strings.HasPrefix(src.Repository, "http://"):
 		out, err = r.resolveHTTP(ctx, src)
@@ -210,9 +218,9 @@ func (r *Repositories) resolve(ctx context.Context, src Source) (*Resolved, erro
 		if src.Repository != "" || src.ChartRef != nil || !isDir(deps.Name) {
 			return nil, marked{fmt.Errorf("chart %s: a dependency update needs the chart's directory (a local chart directory, or a chart from Git or a bucket), and the chart is an archive", src.Name), ErrDependency}
 		}
-		err = r.updateDependencies(ctx, out.Chart, deps)
+		err = r.updateDependencies(ctx, out, deps)
 	} else {
-		err = r.buildDependencies(ctx, out.Chart, deps)
+		err = r.buildDependencies(ctx, out, deps)
 	}
 	if err != nil {
 		return nil, err
@@ -305,7 +313,7 @@ func (r *Repositories) resolveHTTP(ctx context.Context, src Source) (*Resolved, 
 	if err != nil {
 		return nil, fmt.Errorf("repository %s: %w", src.Repository, err)
 	}
-	b, target, err := r.archive(ctx, src.Repository, v, src.Auth)
+	b, target, repaired, err := r.archive(ctx, src.Repository, v, src.Auth)
 	if err != nil {
 		return nil, err
 	}
@@ -322,7 +330,11 @@ func (r *Repositories) resolveHTTP(ctx context.Context, src Source) (*Resolved, 
 	if err != nil {
 		return nil, err
 	}
-	return &Resolved{Chart: c, Version: v.Version, AppVersion: v.AppVersion, Digest: v.Digest, Versions: versionsOf(idx, src.Name), StaleIndex: idx.Stale}, nil
+	out := &Resolved{Chart: c, Version: v.Version, AppVersion: v.AppVersion, Digest: v.Digest, Versions: versionsOf(idx, src.Name), StaleIndex: idx.Stale}
+	if repaired != nil {
+		out.CacheRepaired = []CacheRepair{*repaired}
+	}
+	return out, nil
 }
 
 func resolveLocal(src Source) (*Resolved, error) {
@@ -330,7 +342,29 @@ func resolveLocal(src Source) (*Resolved, error) {
 	if err != nil {
 		return nil, marked{fmt.Errorf("local chart: %w", err), ErrLocalChart}
 	}
-	c, err := loader.Load(src.Name)
+	var archive []byte
+	var c *chart.Chart
+	if info.IsDir() {
+		if src.Keyring != "" {
+			return nil, fmt.Errorf("%w: local chart %s is a directory; package and sign it (helm package --sign) to verify it", ErrProvenance, src.Name)
+		}
+		c, err = loader.LoadDir(src.Name)
+	} else {
+		// Read once: the bytes verified are the bytes loaded.
+		if archive, err = os.ReadFile(src.Name); err != nil {
+			return nil, marked{fmt.Errorf("local chart: %w", err), ErrLocalChart}
+		}
+		if src.Keyring != "" {
+			prov, err := os.ReadFile(src.Name + ".prov")
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("local chart %s: %w", src.Name, err)
+			}
+			if err := verifyProvenance(src.Keyring, src.Name, archive, prov); err != nil {
+				return nil, fmt.Errorf("local chart: %w", err)
+			}
+		}
+		c, err = loader.LoadArchive(bytes.NewReader(archive))
+	}
 	if err != nil {
 		return nil, marked{fmt.Errorf("local chart %s: %w", src.Name, err), ErrLocalChart}
 	}
@@ -345,26 +379,9 @@ func resolveLocal(src Source) (*Resolved, error) {
 		}
 	}
 	out := &Resolved{Chart: c, Version: c.Metadata.Version, AppVersion: c.Metadata.AppVersion, Versions: []string{c.Metadata.Version}}
-	if info.IsDir() {
-		if src.Keyring != "" {
-			return nil, fmt.Errorf("%w: local chart %s is a directory; package and sign it (helm package --sign) to verify it", ErrProvenance, src.Name)
-		}
-		return out, nil
-	}
-	b, err := os.ReadFile(src.Name)
-	if err != nil {
-		return nil, fmt.Errorf("local chart %s: %w", src.Name, err)
-	}
-	sum := sha256.Sum256(b)
-	out.Digest = hex.EncodeToString(sum[:])
-	if src.Keyring != "" {
-		prov, err := os.ReadFile(src.Name + ".prov")
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("local chart %s: %w", src.Name, err)
-		}
-		if err := verifyProvenance(src.Keyring, src.Name, b, prov); err != nil {
-			return nil, fmt.Errorf("local chart: %w", err)
-		}
+	if archive != nil {
+		sum := sha256.Sum256(archive)
+		out.Digest = hex.EncodeToString(sum[:])
 	}
 	return out, nil
 }
@@ -372,7 +389,8 @@ func resolveLocal(src Source) (*Resolved, error) {
 // buildDependencies adds the dependencies of Chart.yaml that charts/ lacks,
 // fetched from their repositories (file:// relative to a local chart), as
 // source-controller builds a chart's dependencies.
-func (r *Repositories) buildDependencies(ctx context.Context, c *chart.Chart, src Source) error {
+func (r *Repositories) buildDependencies(ctx context.Context, out *Resolved, src Source) error {
+	c := out.Chart
 	present := map[string]bool{}
 	for _, d := range c.Dependencies() {
 		present[d.Name()] = true
@@ -384,7 +402,7 @@ func (r *Repositories) buildDependencies(ctx context.Context, c *chart.Chart, sr
 		if dep.Repository == "" {
 			return dependencyError(c, dep, errors.New("it is not in charts/ and names no repository"))
 		}
-		sub, err := r.dependency(ctx, c, src, dep, dep.Version)
+		sub, err := r.dependency(ctx, out, src, dep, dep.Version)
 		if err != nil {
 			return err
 		}
@@ -399,7 +417,8 @@ func (r *Repositories) buildDependencies(ctx context.Context, c *chart.Chart, sr
 // locked, from the same repository, at a version its constraint allows),
 // else the newest version each constraint allows. A subchart in charts/
 // that Chart.yaml does not name stays.
-func (r *Repositories) updateDependencies(ctx context.Context, c *chart.Chart, src Source) error {
+func (r *Repositories) updateDependencies(ctx context.Context, out *Resolved, src Source) error {
+	c := out.Chart
 	locked := lockedVersions(c)
 	var subs []*chart.Chart
 	named := map[string]bool{}
@@ -411,7 +430,7 @@ func (r *Repositories) updateDependencies(ctx context.Context, c *chart.Chart, s
 		if v, ok := locked[dep.Name]; ok {
 			version = v
 		}
-		sub, err := r.dependency(ctx, c, src, dep, version)
+		sub, err := r.dependency(ctx, out, src, dep, version)
 		if err != nil {
 			return err
 		}
@@ -459,10 +478,12 @@ func lockedVersions(c *chart.Chart) map[string]string {
 	return out
 }
 
-// dependency fetches dep of c at version (a constraint): file://
-// relative to a chart directory, else from its repository with the
-// login src.DependencyAuth gives.
-func (r *Repositories) dependency(ctx context.Context, c *chart.Chart, src Source, dep *chart.Dependency, version string) (*chart.Chart, error) {
+// dependency fetches dep of the chart of parent at version (a
+// constraint): file:// relative to a chart directory, else from its
+// repository with the login src.DependencyAuth gives. The cache entries
+// it repaired join parent's.
+func (r *Repositories) dependency(ctx context.Context, parent *Resolved, src Source, dep *chart.Dependency, version string) (*chart.Chart, error) {
+	c := parent.Chart
 	var sub *Resolved
 	var err error
 	switch {
@@ -487,6 +508,7 @@ func (r *Repositories) dependency(ctx context.Context, c *chart.Chart, src Sourc
 	if err != nil {
 		return nil, dependencyError(c, dep, err)
 	}
+	parent.CacheRepaired = append(parent.CacheRepaired, sub.CacheRepaired...)
 	if len(sub.Parts) > 0 {
 		// A subchart as published, as Helm's dependency build fetches it:
 		// the digests of a revision are the release's chart's only.

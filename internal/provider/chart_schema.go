@@ -206,6 +206,21 @@ func staleIndexWarning(diags *diag.Diagnostics, at path.Path, stale *chartsource
 			stale.Err, stale.CachedAt.UTC().Format(time.RFC3339), age))
 }
 
+// cacheRepairWarning says which files of cache_dir did not match the
+// digests naming them: fetched again and replaced, never deployed.
+func cacheRepairWarning(diags *diag.Diagnostics, at path.Path, repaired []chartsource.CacheRepair) {
+	if len(repaired) == 0 {
+		return
+	}
+	lines := make([]string, len(repaired))
+	for i, r := range repaired {
+		lines[i] = "  - " + r.String()
+	}
+	diags.AddAttributeWarning(at, "Chart cache entry replaced",
+		fmt.Sprintf("What cache_dir held did not match the digests that name it, so it was not used: the chart was fetched again and the cache repaired.\n\n%s\n\nSomething other than this provider wrote to cache_dir (another tool, or a cache restored from elsewhere). Check what can write to it; a cache_dir of the workspace's own keeps what other jobs write out.",
+			strings.Join(lines, "\n")))
+}
+
 // validateDependencyUpdate refuses dependency_update on a chart that is
 // not read from a directory: a packaged chart carries its dependencies.
 func validateDependencyUpdate(c *chartModel, at path.Path, diags *diag.Diagnostics) {

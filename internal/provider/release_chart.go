@@ -77,6 +77,7 @@ func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, wo 
 		return nil
 	}
 	staleIndexWarning(diags, path.Root("chart").AtName("repository"), resolved.StaleIndex)
+	cacheRepairWarning(diags, path.Root("chart"), resolved.CacheRepaired)
 	if v := resolved.Verified; v != nil && v.Warning != "" {
 		diags.AddAttributeWarning(path.Root("chart").AtName("verify"), "Chart signature not enforced",
 			fmt.Sprintf("The chart %s (%s) was let through by the trust policy: %s.\n\nUse a trust policy of level strict to refuse charts whose signature does not verify.", resolved.Name(), v.Digest, v.Warning))

@@ -259,6 +259,7 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 		return
 	}
 	staleIndexWarning(&resp.Diagnostics, path.Root("chart").AtName("repository"), resolved.StaleIndex)
+	cacheRepairWarning(&resp.Diagnostics, path.Root("chart"), resolved.CacheRepaired)
 	chrt := resolved.Chart
 
 	md, diags := m.CommonMetadata.metadata(ctx)
