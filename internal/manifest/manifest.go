@@ -191,6 +191,33 @@ func IsSecret(obj *unstructured.Unstructured) bool {
 	return obj.GroupVersionKind().GroupKind() == (schema.GroupKind{Kind: "Secret"})
 }
 
+// SecretValues are the values of the data and stringData of the Secrets
+// of manifest: each as written, and a data value decoded too.
+func SecretValues(manifest string) ([]string, error) {
+	objs, err := Parse(manifest, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i := range objs {
+		obj := objs[i].Object
+		if !IsSecret(obj) {
+			continue
+		}
+		for _, field := range []string{"data", "stringData"} {
+			m, _, _ := unstructured.NestedMap(obj.Object, field)
+			for _, v := range m {
+				s := fmt.Sprint(v)
+				out = append(out, s)
+				if dec, err := base64.StdEncoding.DecodeString(s); field == "data" && err == nil {
+					out = append(out, string(dec))
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
 // MaskedPrefix starts a masked Secret value.
 const MaskedPrefix = "(sensitive value)"
 

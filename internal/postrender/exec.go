@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/redact"
 )
 
 // DefaultExecTimeout bounds a post-renderer command without a timeout of
@@ -73,8 +75,26 @@ func (x *Exec) Resolve() (string, error) {
 	return p, nil
 }
 
-// Run implements helm.PostRenderer.
+// execRun is a command run under the context of the request that renders.
+type execRun struct {
+	ctx context.Context
+	x   *Exec
+}
+
+var _ helm.PostRenderer = execRun{}
+
+func (r execRun) Run(in *bytes.Buffer) (*bytes.Buffer, error) { return r.x.RunContext(r.ctx, in) }
+
+// Run implements helm.PostRenderer, in a context of its own.
 func (x *Exec) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
+	return x.RunContext(context.Background(), in)
+}
+
+// RunContext runs the command on in; it is stopped when ctx ends or its
+// timeout passes. What the command wrote on standard error, which its
+// error quotes, is redacted of the values of Env and of the Secrets of
+// in (their data and stringData), which it may have echoed.
+func (x *Exec) RunContext(ctx context.Context, in *bytes.Buffer) (*bytes.Buffer, error) {
 	bin, err := x.Resolve()
 	if err != nil {
 		return nil, err
@@ -83,7 +103,8 @@ func (x *Exec) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 	if timeout <= 0 {
 		timeout = DefaultExecTimeout
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, x.Args...)
 	cmd.Env = Environ(os.Environ(), x.Env)
@@ -93,15 +114,37 @@ func (x *Exec) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 	cmd.Stdout, cmd.Stderr = &out, stderr
 	cmd.WaitDelay = 5 * time.Second // children holding the pipes open
 	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
+		switch {
+		case parent.Err() != nil:
+			err = fmt.Errorf("stopped: %w", context.Cause(parent))
+		case ctx.Err() != nil:
 			err = fmt.Errorf("did not finish within %s", timeout)
 		}
-		return nil, &ExecError{Command: x.Command, Err: err, Stderr: stderr.String()}
+		return nil, &ExecError{Command: x.Command, Err: err, Stderr: x.redacted(stderr.String(), in.String())}
 	}
 	if len(bytes.TrimSpace(out.Bytes())) == 0 && len(bytes.TrimSpace(in.Bytes())) > 0 {
-		return nil, &ExecError{Command: x.Command, Err: errors.New("wrote nothing on standard output: a post-renderer writes the whole manifest back"), Stderr: stderr.String()}
+		return nil, &ExecError{Command: x.Command, Err: errors.New("wrote nothing on standard output: a post-renderer writes the whole manifest back"), Stderr: x.redacted(stderr.String(), in.String())}
 	}
 	return &out, nil
+}
+
+// redacted is stderr without the values of Env and the Secret values of
+// the manifest the command was given; without a word of it when the
+// manifest does not parse (its secrets are then unknown).
+func (x *Exec) redacted(stderr, in string) string {
+	if stderr == "" {
+		return ""
+	}
+	secrets, err := manifest.SecretValues(in)
+	if err != nil {
+		return "(not shown: the manifest given to the command does not parse, so the secrets it may echo are unknown)"
+	}
+	var r redact.Secrets
+	r.Add(secrets...)
+	for _, v := range x.Env {
+		r.Add(v)
+	}
+	return r.Replace(stderr)
 }
 
 // Environ is the environment of a post-renderer command: env without the

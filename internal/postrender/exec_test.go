@@ -2,6 +2,7 @@ package postrender
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,6 +42,11 @@ func runCommand(mode string) int {
 		}
 	case "fail":
 		fmt.Fprintln(os.Stderr, "line 3: cannot parse the input")
+		return 3
+	case "echo":
+		// A failing command that prints what it was given, and its token.
+		os.Stderr.Write(in)
+		fmt.Fprintf(os.Stderr, "token=%s\n", os.Getenv("TOKEN"))
 		return 3
 	case "silent":
 	case "slow":
@@ -101,7 +107,7 @@ func TestExec(t *testing.T) {
 		{name: "the timeout", exec: func() *Exec { x := command("slow"); x.Timeout = 300 * time.Millisecond; return x }(), err: []string{"did not finish within 300ms"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := Build([]Renderer{{Exec: tc.exec}}, Metadata{}, Origin{Name: "web", Namespace: "apps"}).Run(bytes.NewBufferString(execManifest))
+			out, err := Build(context.Background(), []Renderer{{Exec: tc.exec}}, Metadata{}, Origin{Name: "web", Namespace: "apps"}).Run(bytes.NewBufferString(execManifest))
 			if len(tc.err) > 0 {
 				var execErr *ExecError
 				var indexed *Error
@@ -129,6 +135,79 @@ func TestExec(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+const secretManifest = `apiVersion: v1
+kind: Secret
+metadata:
+  name: creds
+stringData:
+  password: chart-s3cret-password
+data:
+  key: ZGF0YS1zM2NyZXQta2V5
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: web
+`
+
+// TestExecStderrRedacted: what a failing command writes on standard error
+// is shown without the Secrets of the manifest it was given (as written,
+// base64 and decoded) and without its env values.
+func TestExecStderrRedacted(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := &Exec{Command: self, Env: map[string]string{commandEnv: "echo", "TOKEN": "env-t0ken-value"}, Timeout: 10 * time.Second}
+	_, err = Build(context.Background(), []Renderer{{Exec: x}}, Metadata{}, Origin{Name: "web", Namespace: "apps"}).Run(bytes.NewBufferString(secretManifest))
+	if err == nil {
+		t.Fatal("the command's failure was not reported")
+	}
+	for _, secret := range []string{"chart-s3cret-password", "ZGF0YS1zM2NyZXQta2V5", "data-s3cret-key", "env-t0ken-value"} {
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("the error shows %q:\n%v", secret, err)
+		}
+	}
+	for _, want := range []string{"kind: Secret", "password: (sensitive value)", "token=(sensitive value)", "exit status 3"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error lacks %q:\n%v", want, err)
+		}
+	}
+
+	// A manifest that does not parse: its secrets are unknown, so nothing
+	// the command wrote is shown.
+	_, err = x.RunContext(context.Background(), bytes.NewBufferString("kind: Secret\nstringData: {password: [unclosed\n"))
+	if err == nil || strings.Contains(err.Error(), "unclosed") || !strings.Contains(err.Error(), "not shown") {
+		t.Errorf("stderr of a manifest that does not parse: %v", err)
+	}
+}
+
+// TestExecStopsWithItsContext: a command is stopped when the request
+// that renders is cancelled (Terraform interrupted), not at its timeout.
+func TestExecStopsWithItsContext(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	x := &Exec{Command: self, Env: map[string]string{commandEnv: "slow"}, Timeout: time.Hour}
+	done := make(chan error, 1)
+	go func() {
+		_, err := Build(ctx, []Renderer{{Exec: x}}, Metadata{}, Origin{Name: "web"}).Run(bytes.NewBufferString(execManifest))
+		done <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "stopped: context canceled") {
+			t.Errorf("cancelled command: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the command ran on after its context was cancelled")
 	}
 }
 

@@ -2,6 +2,7 @@ package postrender
 
 import (
 	"bytes"
+	"context"
 	"testing"
 )
 
@@ -62,7 +63,7 @@ func FuzzPostRenderer(f *testing.F) {
 		if image != "" {
 			k.Images = []Image{{Name: image, NewName: newName, NewTag: newTag, Digest: digest}}
 		}
-		out, err := Build([]Renderer{{Kustomize: k}}, Metadata{}, Origin{Name: "web", Namespace: "apps"}).Run(bytes.NewBufferString(fuzzManifest))
+		out, err := Build(context.Background(), []Renderer{{Kustomize: k}}, Metadata{}, Origin{Name: "web", Namespace: "apps"}).Run(bytes.NewBufferString(fuzzManifest))
 		if err == nil && out == nil {
 			t.Fatal("no manifest and no error")
 		}

@@ -1,10 +1,13 @@
 // Package postrender implements the post-renderers of a release
 // (spec.postRenderers, spec.commonMetadata and the origin labels) as Helm
-// post-renderers. They run in-process on the Kustomize Go API: no binaries.
+// post-renderers: Kustomize directives in-process on the Kustomize Go API,
+// and commands (post_renderers[].exec) with Helm's contract for
+// post-renderer binaries.
 package postrender
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -98,11 +101,12 @@ type Renderer struct {
 // Build returns the chain of a release: the post-renderers in order, then
 // the common metadata, then the origin labels (always last, so no
 // post-renderer can remove them). A post-renderer's failure is an *Error.
-func Build(renderers []Renderer, common Metadata, origin Origin) Chain {
+// A command stops when ctx ends.
+func Build(ctx context.Context, renderers []Renderer, common Metadata, origin Origin) Chain {
 	var chain Chain
 	for i := range renderers {
 		if renderers[i].Exec != nil {
-			chain = append(chain, indexed{i, renderers[i].Exec})
+			chain = append(chain, indexed{i, execRun{ctx: ctx, x: renderers[i].Exec}})
 			continue
 		}
 		chain = append(chain, indexed{i, &renderers[i].Kustomize})

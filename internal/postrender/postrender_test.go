@@ -2,6 +2,7 @@ package postrender
 
 import (
 	"bytes"
+	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -25,7 +26,7 @@ spec:
 `
 
 func TestChainOrderAndOriginLabelsLast(t *testing.T) {
-	chain := Build([]Renderer{
+	chain := Build(context.Background(), []Renderer{
 		{Kustomize: Kustomize{Patches: []Patch{{Patch: `[{"op": "replace", "path": "/spec/replicas", "value": 2}]`, Target: &Selector{Kind: "Deployment"}}}}},
 		{Kustomize: Kustomize{Patches: []Patch{{Patch: `[{"op": "replace", "path": "/spec/replicas", "value": 3}]`, Target: &Selector{Kind: "Deploy.*"}}}}},
 		{Kustomize: Kustomize{Images: []Image{{Name: "example.com/app", NewTag: "2.0"}}}},

@@ -131,7 +131,7 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 	}
 	applySourceVerified(ctx, m.Status, st, resolved.Verified, controller, diags)
 	st.LastAttemptedConfigDigest = configDigest
-	st.ObservedOptionsDigest, st.ObservedPostRenderersDigest = reconcile.OptionsDigest(spec), reconcile.PostRenderersDigest(spec)
+	st.ObservedOptionsDigest, st.ObservedPostRenderersDigest = reconcile.OptionsDigest(spec), e.Digests().PostRenderers(spec)
 	status, d := statusObject(ctx, st)
 	diags.Append(d...)
 	m.Status = status

@@ -1,13 +1,7 @@
 package provider
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
@@ -17,15 +11,15 @@ import (
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/redact"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
 )
 
 // redactedText replaces a secret wherever the provider prints.
-const redactedText = "(sensitive value)"
+const redactedText = redact.Text
 
-// minRedacted is the shortest secret replaced: shorter strings ("true",
-// "80") would garble every message they occur in and protect nothing.
-const minRedacted = 6
+// minRedacted is the shortest secret replaced.
+const minRedacted = redact.MinLength
 
 // redactor keeps the secrets one request handles out of what the provider
 // prints: Kubernetes and Helm errors quote values ("Invalid value:
@@ -35,8 +29,7 @@ const minRedacted = 6
 // the chart repository password, and the provider's registry passwords,
 // token and client key.
 type redactor struct {
-	secrets  []string
-	replacer *strings.Replacer // of secrets; nil until needed
+	secrets redact.Secrets
 	// values are the strings of the sensitive values (sensitive_values,
 	// sensitive_values_wo, values read from Secrets) as given: resources
 	// hides where the chart copies them (sensitivePaths).
@@ -122,7 +115,7 @@ func (r *releaseResource) redactorFor(ctx context.Context, m *releaseModel, wo w
 // model replaces secrets in what m shows of errors: the release
 // description and the status's condition messages.
 func (r *redactor) model(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) {
-	if len(r.secrets) == 0 {
+	if r.secrets.Empty() {
 		return
 	}
 	if !m.Description.IsNull() && !m.Description.IsUnknown() {
@@ -147,7 +140,7 @@ func (r *redactor) model(ctx context.Context, m *releaseModel, diags *diag.Diagn
 // finish redacts what a request leaves: the model saved in out (when
 // any) and the diagnostics. Deferred by each method of the resource.
 func (r *redactor) finish(ctx context.Context, out *tfsdk.State, diags *diag.Diagnostics) {
-	if len(r.secrets) == 0 {
+	if r.secrets.Empty() {
 		return
 	}
 	if out != nil && !out.Raw.IsNull() {
@@ -161,62 +154,7 @@ func (r *redactor) finish(ctx context.Context, out *tfsdk.State, diags *diag.Dia
 }
 
 // add records a secret, in every form it may be printed in.
-func (r *redactor) add(s string) {
-	if len(s) < minRedacted {
-		return
-	}
-	for _, form := range secretForms(s) {
-		if len(form) >= minRedacted && !slices.Contains(r.secrets, form) {
-			r.secrets = append(r.secrets, form)
-			r.replacer = nil
-		}
-	}
-}
-
-// secretForms are the ways errors and logs print s: as it is; escaped as
-// in a Go quoted string (%q: Kubernetes' field errors) or a JSON string
-// (HTML-safe, as encoding/json writes "<" as \u003c, or not); escaped
-// twice (an error quoting a quoted error); in base64 (Secret data); and,
-// for a secret of several lines (a PEM key), each line in those forms, as
-// an error may quote a part.
-func secretForms(s string) []string {
-	forms := escapedForms(s)
-	forms = append(forms, base64.StdEncoding.EncodeToString([]byte(s)))
-	if strings.ContainsAny(s, "\r\n") {
-		for _, line := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }) {
-			if line = strings.TrimSpace(line); len(line) >= minRedacted {
-				forms = append(forms, escapedForms(line)...)
-			}
-		}
-	}
-	return forms
-}
-
-// escapedForms are s and its escaped forms, once and twice, without the
-// quotes around them.
-func escapedForms(s string) []string {
-	once := []string{s, goEscaped(s), jsonEscaped(s, true), jsonEscaped(s, false)}
-	forms := slices.Clone(once)
-	for _, e := range once[1:] {
-		forms = append(forms, goEscaped(e), jsonEscaped(e, true), jsonEscaped(e, false))
-	}
-	slices.Sort(forms)
-	return slices.Compact(forms)
-}
-
-func goEscaped(s string) string {
-	q := strconv.Quote(s)
-	return q[1 : len(q)-1]
-}
-
-func jsonEscaped(s string, html bool) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(html)
-	_ = enc.Encode(s) // a string: cannot fail
-	out := strings.TrimSuffix(b.String(), "\n")
-	return out[1 : len(out)-1]
-}
+func (r *redactor) add(s string) { r.secrets.Add(s) }
 
 // addValues records the strings of a sensitive values document.
 func (r *redactor) addValues(document string) {
@@ -236,37 +174,22 @@ func (r *redactor) addValue(s string) {
 	}
 }
 
-// text is s with every secret replaced, longest first (a secret may hold
-// another).
-func (r *redactor) text(s string) string {
-	if len(r.secrets) == 0 || s == "" {
-		return s
-	}
-	if r.replacer == nil {
-		sorted := slices.Clone(r.secrets)
-		slices.SortFunc(sorted, func(a, b string) int { return len(b) - len(a) })
-		pairs := make([]string, 0, 2*len(sorted))
-		for _, secret := range sorted {
-			pairs = append(pairs, secret, redactedText)
-		}
-		r.replacer = strings.NewReplacer(pairs...)
-	}
-	return r.replacer.Replace(s)
-}
+// text is s with every secret replaced.
+func (r *redactor) text(s string) string { return r.secrets.Replace(s) }
 
 // context masks the secrets in everything logged with the context returned
 // (tflog), Helm's log lines included.
 func (r *redactor) context(ctx context.Context) context.Context {
-	if len(r.secrets) == 0 {
+	if r.secrets.Empty() {
 		return ctx
 	}
-	ctx = tflog.MaskMessageStrings(ctx, r.secrets...)
-	return tflog.MaskAllFieldValuesStrings(ctx, r.secrets...)
+	ctx = tflog.MaskMessageStrings(ctx, r.secrets.Forms()...)
+	return tflog.MaskAllFieldValuesStrings(ctx, r.secrets.Forms()...)
 }
 
 // diagnostics is diags with secrets replaced in summaries and details.
 func (r *redactor) diagnostics(diags diag.Diagnostics) diag.Diagnostics {
-	if len(r.secrets) == 0 {
+	if r.secrets.Empty() {
 		return diags
 	}
 	out := make(diag.Diagnostics, 0, len(diags))

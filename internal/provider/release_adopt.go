@@ -31,7 +31,7 @@ func adoptRelease(ctx context.Context, m *releaseModel, latest *helm.Release, sc
 	}
 	if !m.PostRenderers.IsNull() {
 		// Moved from helm_release: its postrender made the release.
-		st.ObservedPostRenderersDigest = reconcile.PostRenderersDigest(&reconcile.Spec{PostRenderers: renderers(postRenderersOf(ctx, m.PostRenderers, &diags))})
+		st.ObservedPostRenderersDigest = reconcile.Digests{Key: key}.PostRenderers(&reconcile.Spec{PostRenderers: renderers(postRenderersOf(ctx, m.PostRenderers, &diags))})
 	}
 	if m.Name.IsNull() {
 		name, namespace := latest.Name, m.StorageNamespace.ValueString()

@@ -47,7 +47,7 @@ const (
 // ready; otherwise it is in sync, at work, or stalled.
 func (p *releasePlan) decide() decision {
 	st := p.st
-	changes := releaseChanges(st, p.resolved, p.sameValues, p.spec)
+	changes := releaseChanges(st, p.resolved, p.sameValues, p.spec, reconcile.Digests{Key: p.key})
 	if p.state != nil && !p.continuing {
 		// The objects' origin labels change hands, in a new revision.
 		changes = append(changes, p.engine.handOverChange())
@@ -193,7 +193,7 @@ func resetRequested(spec *reconcile.Spec, st *reconcile.Status) bool {
 
 // releaseChanges says why the release needs an install or upgrade: inputs
 // that differ from the last attempt, and tokens not yet handled.
-func releaseChanges(st *reconcile.Status, chart *chartsource.Resolved, sameValues bool, spec *reconcile.Spec) []string {
+func releaseChanges(st *reconcile.Status, chart *chartsource.Resolved, sameValues bool, spec *reconcile.Spec, digests reconcile.Digests) []string {
 	out := chart.RevisionChanges(st.LastAttemptedRevision)
 	was, renamed := reconcile.ChartRenamed(st, chart.Name())
 	switch d := chart.TrackedDigest; {
@@ -223,7 +223,7 @@ func releaseChanges(st *reconcile.Status, chart *chartsource.Resolved, sameValue
 		}
 		return out
 	}
-	if reconcile.PostRenderersDigest(spec) != st.ObservedPostRenderersDigest {
+	if digests.PostRenderers(spec) != st.ObservedPostRenderersDigest {
 		out = append(out, "post_renderers changed")
 	}
 	if reconcile.OptionsDigest(spec) != st.ObservedOptionsDigest {

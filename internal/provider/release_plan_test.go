@@ -43,7 +43,7 @@ func TestReleaseChanges(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := tc.spec
-			if got := releaseChanges(tc.st, tc.chart, tc.sameValues, &spec); !slices.Equal(got, tc.want) {
+			if got := releaseChanges(tc.st, tc.chart, tc.sameValues, &spec, reconcile.Digests{}); !slices.Equal(got, tc.want) {
 				t.Errorf("changes %q, want %q", got, tc.want)
 			}
 		})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/redact"
 )
 
 // privateSensitivePaths is the private state key under which apply and
@@ -88,7 +89,7 @@ func resourceMask(key []byte, secrets []string) func(string) string {
 			continue
 		}
 		shown := manifest.Hash(key, []byte(s))
-		for _, form := range secretForms(s) {
+		for _, form := range redact.Forms(s) {
 			if len(form) >= minRedacted {
 				byForm[form] = shown
 			}

@@ -267,7 +267,7 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	chain := postrender.Build(renderers(m.PostRenderers), md, postrender.Origin{Name: m.Name.ValueString(), Namespace: m.Namespace.ValueString()})
+	chain := postrender.Build(ctx, renderers(m.PostRenderers), md, postrender.Origin{Name: m.Name.ValueString(), Namespace: m.Namespace.ValueString()})
 
 	caps, scope := clusterView(c, &resp.Diagnostics)
 	render := func(ctx context.Context, c *helm.Chart, values map[string]any, _ bool) (string, string, error) {

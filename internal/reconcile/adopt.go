@@ -28,7 +28,7 @@ func AdoptedStatus(rel *helm.Release, storageNamespace string, d Digests) (*Stat
 		LastAttemptedConfigDigest:   snap.ConfigDigest,
 		LastAttemptedReleaseAction:  ActionUpgrade,
 		LastAppliedRevision:         snap.ChartVersion,
-		ObservedPostRenderersDigest: PostRenderersDigest(&Spec{}),
+		ObservedPostRenderersDigest: d.PostRenderers(&Spec{}),
 		ObservedOptionsDigest:       OptionsDigest(&Spec{}),
 		StorageNamespace:            storageNamespace,
 		History:                     []Snapshot{snap},

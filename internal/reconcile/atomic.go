@@ -75,7 +75,7 @@ func (e *Reconciler) Reconcile(ctx context.Context, req *Request, detect DriftDe
 		ChartDigest:         req.ChartDigest,
 		ConfigDigest:        digest,
 		Digests:             e.Digests(),
-		PostRenderersDigest: PostRenderersDigest(s),
+		PostRenderersDigest: e.Digests().PostRenderers(s),
 		OptionsDigest:       OptionsDigest(s),
 	}
 	if req.reinstalls() {

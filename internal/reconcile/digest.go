@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"slices"
 	"sort"
 	"strings"
 
@@ -164,13 +165,34 @@ func isTestHook(h *helm.Hook) bool {
 	return false
 }
 
-// PostRenderersDigest is the digest of spec.postRenderers; empty when none.
-func PostRenderersDigest(s *Spec) string {
+// PostRenderers is the digest of spec.postRenderers; empty when none. A
+// list of Kustomize directives has Flux's digest. The values of a
+// command's env, which are sensitive, enter it as HMACs under the key
+// (left out without one), so that the digest in a status gives no way to
+// confirm a guessed value offline.
+func (d Digests) PostRenderers(s *Spec) string {
 	if len(s.PostRenderers) == 0 {
 		return ""
 	}
-	d, _ := digestJSON(sha256.New(), digestPrefix, s.PostRenderers) // plain structs of strings: cannot fail
-	return d
+	renderers := slices.Clone(s.PostRenderers)
+	for i, r := range renderers {
+		if r.Exec == nil || len(r.Exec.Env) == 0 {
+			continue
+		}
+		x := *r.Exec
+		x.Env = make(map[string]string, len(r.Exec.Env))
+		for name, v := range r.Exec.Env {
+			x.Env[name] = ""
+			if len(d.Key) > 0 {
+				mac := hmac.New(sha256.New, d.Key)
+				mac.Write([]byte(v))
+				x.Env[name] = keyedDigestPrefix + hex.EncodeToString(mac.Sum(nil))
+			}
+		}
+		renderers[i].Exec = &x
+	}
+	digest, _ := digestJSON(sha256.New(), digestPrefix, renderers) // plain structs of strings: cannot fail
+	return digest
 }
 
 // OptionsDigest is the digest of the spec fields that change what a

@@ -10,6 +10,8 @@ import (
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	releasecommon "helm.sh/helm/v4/pkg/release/common"
 	release "helm.sh/helm/v4/pkg/release/v1"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 )
 
 // testDigests digests under a fixed key, as a resource's would.
@@ -212,5 +214,39 @@ func TestUpgradePlainDigests(t *testing.T) {
 	}
 	if err := (Digests{}).Upgrade(plainStatus(nil), nil, nil); !errors.Is(err, ErrNoDigestKey) {
 		t.Errorf("upgrade without a key: %v, want %v", err, ErrNoDigestKey)
+	}
+}
+
+// TestPostRenderersDigestHidesEnv: a command's env values enter the
+// digest of the post-renderers keyed, so that a status published for
+// review confirms no guess of them; a change of value still changes it.
+func TestPostRenderersDigestHidesEnv(t *testing.T) {
+	spec := func(token string) *Spec {
+		return &Spec{PostRenderers: []postrender.Renderer{{Exec: &postrender.Exec{Command: "yq", Env: map[string]string{"TOKEN": token}}}}}
+	}
+	key, other := Digests{Key: []byte("resource key")}, Digests{Key: []byte("another key")}
+	unkeyed, err := digestJSON(sha256.New(), digestPrefix, spec("hunter2").PostRenderers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := key.PostRenderers(spec("hunter2"))
+	switch {
+	case got == unkeyed:
+		t.Error("the digest is the plain digest of the env values")
+	case got == other.PostRenderers(spec("hunter2")):
+		t.Error("the digest does not depend on the key")
+	case got == key.PostRenderers(spec("hunter3")):
+		t.Error("another env value has the same digest")
+	case got != key.PostRenderers(spec("hunter2")):
+		t.Error("the digest is not stable")
+	case (Digests{}).PostRenderers(spec("hunter2")) != (Digests{}).PostRenderers(spec("hunter3")):
+		t.Error("without a key, the env values enter the digest")
+	}
+	if s := spec("hunter2"); s.PostRenderers[0].Exec.Env["TOKEN"] != "hunter2" {
+		t.Error("the digest changed the spec")
+	}
+	kustomize := &Spec{PostRenderers: []postrender.Renderer{{Kustomize: postrender.Kustomize{Images: []postrender.Image{{Name: "app", NewTag: "2"}}}}}}
+	if want, _ := digestJSON(sha256.New(), digestPrefix, kustomize.PostRenderers); key.PostRenderers(kustomize) != want {
+		t.Error("a Kustomize list's digest is not Flux's")
 	}
 }

@@ -142,7 +142,7 @@ func (e *Reconciler) renderBeforeCRDs(ctx context.Context, req *Request, install
 		Namespace:               s.GetTargetNamespace(),
 		Chart:                   req.Chart,
 		Values:                  req.Values,
-		PostRenderer:            postRenderer(s),
+		PostRenderer:            postRenderer(ctx, s),
 		PostRenderStrategy:      s.PostRenderStrategy.helm(),
 		Capabilities:            caps,
 		DisableSchemaValidation: skipSchema,
@@ -308,7 +308,7 @@ func (e *Reconciler) render(ctx context.Context, req *Request) (rel *helm.Releas
 			TakeOwnership:            !s.Install.DisableTakeOwnership,
 			Replace:                  true,
 			ServerSideApply:          s.Install.serverSideApply(),
-			PostRenderer:             postRenderer(s),
+			PostRenderer:             postRenderer(ctx, s),
 			PostRenderStrategy:       s.PostRenderStrategy.helm(),
 			DryRun:                   true,
 		})
@@ -325,7 +325,7 @@ func (e *Reconciler) render(ctx context.Context, req *Request) (rel *helm.Releas
 		TakeOwnership:            !s.Upgrade.DisableTakeOwnership,
 		ReuseValues:              s.Upgrade.PreserveValues,
 		ApplyMethod:              applyMethod(s.Upgrade.ServerSideApply),
-		PostRenderer:             postRenderer(s),
+		PostRenderer:             postRenderer(ctx, s),
 		PostRenderStrategy:       s.PostRenderStrategy.helm(),
 		DryRun:                   true,
 	})
@@ -399,7 +399,7 @@ var _ helm.PostRenderer = (*validatingRenderer)(nil)
 // validatingPostRenderer returns the post-renderer of an install or upgrade
 // of req: the spec's, validated on the server unless validation is off.
 func (e *Reconciler) validatingPostRenderer(ctx context.Context, req *Request, validation bool) (helm.PostRenderer, *validatingRenderer) {
-	pr := postRenderer(req.Spec)
+	pr := postRenderer(ctx, req.Spec)
 	if !validation {
 		return pr, nil
 	}

@@ -89,7 +89,7 @@ func (a *Install) Reconcile(ctx context.Context, req *Request) error {
 	if err != nil {
 		return a.fail(req, a.e.explainFailure(ctx, req, err, started, s.InstallTimeout(), !s.Install.DisableWaitForJobs))
 	}
-	st.ObservedPostRenderersDigest = PostRenderersDigest(s)
+	st.ObservedPostRenderersDigest = a.e.Digests().PostRenderers(s)
 	st.ObservedOptionsDigest = OptionsDigest(s)
 	st.SetCondition(Condition{Type: ConditionReleased, Status: true, Reason: ReasonInstallSucceeded,
 		Message: fmt.Sprintf(fmtInstallSuccess, releaseRef(req), chartRef(req))})

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -198,9 +199,10 @@ func indent(s string) string {
 	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
 }
 
-// postRenderer is the chain of the release.
-func postRenderer(s *Spec) postrender.Chain {
-	return postrender.Build(s.PostRenderers, s.CommonMetadata, postrender.Origin{Group: s.OriginGroup, Name: s.Name, Namespace: s.Namespace})
+// postRenderer is the chain of the release; its commands stop when ctx
+// ends.
+func postRenderer(ctx context.Context, s *Spec) postrender.Chain {
+	return postrender.Build(ctx, s.PostRenderers, s.CommonMetadata, postrender.Origin{Group: s.OriginGroup, Name: s.Name, Namespace: s.Namespace})
 }
 
 // Digests computes the digests of values and releases under the key.

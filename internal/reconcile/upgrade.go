@@ -64,7 +64,7 @@ func (a *Upgrade) Reconcile(ctx context.Context, req *Request) error {
 	if err != nil {
 		return a.fail(req, a.e.explainFailure(ctx, req, err, started, s.UpgradeTimeout(), !s.Upgrade.DisableWaitForJobs))
 	}
-	st.ObservedPostRenderersDigest = PostRenderersDigest(s)
+	st.ObservedPostRenderersDigest = a.e.Digests().PostRenderers(s)
 	st.ObservedOptionsDigest = OptionsDigest(s)
 	st.SetCondition(Condition{Type: ConditionReleased, Status: true, Reason: ReasonUpgradeSucceeded,
 		Message: fmt.Sprintf(fmtUpgradeSuccess, releaseRef(req), chartRef(req))})
