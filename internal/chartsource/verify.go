@@ -63,10 +63,15 @@ type Verified struct {
 	// key), "<subject> (issuer <issuer>)" (keyless), or the certificate's
 	// subject (notation).
 	Signer string
-	// Warning, when set, says why a notation trust policy let the chart
-	// through without its signature checked (level audit, permissive or
-	// skip), as Flux lets it through.
+	// Warning, when set, says which checks of a notation trust policy
+	// failed and were let through (level audit, permissive or skip), as
+	// Flux lets them through.
 	Warning string
+	// Ignored says the trust policy let the chart through without its
+	// signature's authenticity verified: level skip, or an authenticity
+	// check that failed at a level that only logs it. As source-
+	// controller, such a chart is deployed but not verified.
+	Ignored bool
 }
 
 // Keyless reports whether v is keyless cosign verification.

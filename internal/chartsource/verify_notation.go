@@ -97,19 +97,21 @@ func (r *Repositories) verifyNotation(ctx context.Context, auth Auth, ref, diges
 	}
 	out := outcomes[0]
 	if out.VerificationLevel != nil && out.VerificationLevel.Name == trustpolicy.LevelSkip.Name {
-		return &Verified{Signer: "none", Warning: "the trust policy's level is skip: the signature was not checked"}, nil
+		return &Verified{Signer: "none", Warning: "the trust policy's level is skip: the signature was not checked", Ignored: true}, nil
 	}
 	var failed []string
+	ignored := false
 	for _, res := range out.VerificationResults {
 		if res.Error != nil {
 			failed = append(failed, fmt.Sprintf("%s: %v", res.Type, res.Error))
+			ignored = ignored || res.Type == trustpolicy.TypeAuthenticity
 		}
 	}
 	signer := "unknown signer"
 	if out.EnvelopeContent != nil && len(out.EnvelopeContent.SignerInfo.CertificateChain) > 0 {
 		signer = out.EnvelopeContent.SignerInfo.CertificateChain[0].Subject.String()
 	}
-	verified := &Verified{Signer: signer}
+	verified := &Verified{Signer: signer, Ignored: ignored}
 	if len(failed) > 0 {
 		level := "unknown"
 		if out.VerificationLevel != nil {

@@ -199,3 +199,54 @@ func BenchmarkVerifySignature(b *testing.B) {
 		})
 	}
 }
+
+// TestNotationLevels: a notation trust policy that only logs a failed
+// authenticity check (audit) or skips verification lets the
+// chart through as Ignored, never as verified, as source-controller
+// leaves such a source unverified; a failure it enforces refuses it.
+func TestNotationLevels(t *testing.T) {
+	t.Parallel()
+	reg := testrepo.NewOCI(t)
+	reg.Push(t, &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "notarized", Version: "1.0.0"}}, nil)
+	notary, other := testrepo.NewNotationKey(t, "release-team"), testrepo.NewNotationKey(t, "someone-else")
+	reg.NotationSign(t, "notarized", "1.0.0", notary)
+	policy := func(level string) []byte {
+		if level == "skip" {
+			return []byte(`{"version": "1.0", "trustPolicies": [{"name": "all", "registryScopes": ["*"], "signatureVerification": {"level": "skip"}}]}`)
+		}
+		return []byte(strings.Replace(chartsource.DefaultTrustPolicy, `"level": "strict"`, `"level": "`+level+`"`, 1))
+	}
+	for _, tc := range []struct {
+		name, level string
+		ca          *testrepo.NotationKey
+		ignored     bool
+		refused     bool
+	}{
+		{"strict, the signer's CA", "strict", notary, false, false},
+		{"permissive, the signer's CA", "permissive", notary, false, false},
+		{"strict, another CA", "strict", other, false, true},
+		{"permissive, another CA", "permissive", other, false, true}, // authenticity is enforced
+		{"audit, another CA", "audit", other, true, false},
+		{"skip", "skip", other, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			src := chartsource.Source{Repository: reg.URL, Name: "notarized", Version: "1.0.0",
+				Verify: &chartsource.Verification{Provider: chartsource.ProviderNotation, PublicKeys: [][]byte{tc.ca.CAPEM}, TrustPolicy: policy(tc.level)},
+				Auth:   chartsource.Auth{Username: testrepo.Username, Password: testrepo.Password, CAFile: reg.CAFile}}
+			got, err := chartsource.NewRepositories(t.TempDir(), 0).Resolve(context.Background(), src)
+			if tc.refused {
+				if !errors.Is(err, chartsource.ErrSignature) {
+					t.Fatalf("got %v, want ErrSignature", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Verified == nil || got.Verified.Ignored != tc.ignored || tc.ignored && got.Verified.Warning == "" {
+				t.Errorf("verified %+v, want ignored %t with what was let through", got.Verified, tc.ignored)
+			}
+		})
+	}
+}

@@ -290,6 +290,12 @@ func markSourceVerified(st *reconcile.Status, v *chartsource.Verified, controlle
 		st.RemoveCondition(conditionSourceVerified)
 		return
 	}
+	if v.Ignored {
+		// Let through by the trust policy: deployed, not verified.
+		st.SetCondition(reconcile.Condition{Type: conditionSourceVerified, Status: false, Reason: reasonVerificationIgnored,
+			Message: fmt.Sprintf(fmtVerificationIgnored, v.Digest, v.Provider, v.Warning)})
+		return
+	}
 	msg := fmt.Sprintf("verified signature of revision %s with %s: signed by %s", v.Digest, v.Provider, v.Signer)
 	if v.Warning != "" {
 		msg += " (" + v.Warning + ")"
@@ -299,6 +305,15 @@ func markSourceVerified(st *reconcile.Status, v *chartsource.Verified, controlle
 	}
 	st.SetCondition(reconcile.Condition{Type: conditionSourceVerified, Status: true, Reason: "Succeeded", Message: msg})
 }
+
+// reasonVerificationIgnored is the SourceVerified reason of a chart the
+// trust policy let through with its signature's authenticity unverified.
+const reasonVerificationIgnored = "VerificationIgnored"
+
+// fmtVerificationIgnored is its message: the digest, the provider, what
+// the policy let through. It starts as a verified one does, so that a
+// plan keeps a condition that still holds (planSourceVerified).
+const fmtVerificationIgnored = "signature of revision %s with %s: not verified, the trust policy let the chart through (%s)"
 
 // planSourceVerified brings a planned status that is known (no Helm
 // action) in line with this plan's verification: the condition is set
@@ -316,7 +331,7 @@ func (p *releasePlan) planSourceVerified(ctx context.Context) {
 	switch {
 	case v == nil && cur == nil:
 		return
-	case v != nil && cur != nil && strings.Contains(cur.Message, fmt.Sprintf("revision %s with %s:", v.Digest, v.Provider)):
+	case v != nil && cur != nil && cur.Status == !v.Ignored && strings.Contains(cur.Message, fmt.Sprintf("revision %s with %s:", v.Digest, v.Provider)):
 		return
 	}
 	markSourceVerified(st, v, "")

@@ -78,9 +78,14 @@ func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, wo 
 	}
 	staleIndexWarning(diags, path.Root("chart").AtName("repository"), resolved.StaleIndex)
 	cacheRepairWarning(diags, path.Root("chart"), resolved.CacheRepaired)
-	if v := resolved.Verified; v != nil && v.Warning != "" {
+	switch v := resolved.Verified; {
+	case v == nil || v.Warning == "":
+	case v.Ignored:
 		diags.AddAttributeWarning(path.Root("chart").AtName("verify"), "Chart signature not enforced",
-			fmt.Sprintf("The chart %s (%s) was let through by the trust policy: %s.\n\nUse a trust policy of level strict to refuse charts whose signature does not verify.", resolved.Name(), v.Digest, v.Warning))
+			fmt.Sprintf("The chart %s (%s) is deployed unverified: its signature's authenticity was not verified, and the trust policy let it through: %s. Its status says SourceVerified False (%s), as source-controller leaves such a source unverified.\n\nUse a trust policy of level strict to refuse charts whose signature does not verify.", resolved.Name(), v.Digest, v.Warning, reasonVerificationIgnored))
+	default:
+		diags.AddAttributeWarning(path.Root("chart").AtName("verify"), "Chart signature checks let through",
+			fmt.Sprintf("The chart %s (%s) has an authentic signature by %s, but the trust policy let these checks fail: %s.\n\nUse a trust policy of level strict to refuse charts whose signature fails any check.", resolved.Name(), v.Digest, v.Signer, v.Warning))
 	}
 	return resolved
 }
