@@ -6,6 +6,10 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 )
 
 // TestArtifact: a source read from a Flux object resolves to the
@@ -83,5 +87,42 @@ func TestArtifact(t *testing.T) {
 		if _, err := repos.Resolve(ctx, tc.src); !errors.Is(err, ErrChartRef) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("artifact %s: %v, want %q", tc.src.Artifact.Revision, err, tc.want)
 		}
+	}
+}
+
+// TestHelmChartOfOCIRepository: a HelmChart of an OCI HelmRepository has
+// the chart version as its artifact revision (no manifest digest): the
+// chart is pulled by that version's tag, verified as the HelmChart's
+// spec.verify says, and deployed at the artifact's version, as
+// helm-controller deploys it.
+func TestHelmChartOfOCIRepository(t *testing.T) {
+	ctx := context.Background()
+	reg := testrepo.NewOCI(t)
+	reg.Push(t, &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "web", Version: "1.0.0"}}, nil)
+	key, other := testrepo.NewCosignKey(t), testrepo.NewCosignKey(t)
+	reg.CosignSign(t, "web", "1.0.0", key)
+	src := func(k *testrepo.CosignKey) Source {
+		s := Source{Repository: reg.URL, Name: "web", Version: "=1.0.0", Auth: Auth{Username: testrepo.Username, Password: testrepo.Password, CAFile: reg.CAFile},
+			ChartRef: &ChartRef{Kind: KindHelmChart, Name: "web", Namespace: "apps"}, Artifact: &Artifact{Revision: "1.0.0"}}
+		if k != nil {
+			s.Verify = &Verification{Provider: ProviderCosign, PublicKeys: [][]byte{k.PublicPEM}}
+		}
+		return s
+	}
+	repos := NewRepositories(t.TempDir(), 0)
+	for _, k := range []*testrepo.CosignKey{nil, key} {
+		got, err := repos.Resolve(ctx, src(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Version != "1.0.0" || got.Chart.Metadata.Version != "1.0.0" || got.Digest != reg.Digest(t, "web", "1.0.0") {
+			t.Errorf("resolved %s (chart %s, digest %s), want 1.0.0 of %s", got.Version, got.Chart.Metadata.Version, got.Digest, reg.Digest(t, "web", "1.0.0"))
+		}
+		if (k != nil) != (got.Verified != nil) {
+			t.Errorf("verified %+v with key %v", got.Verified, k)
+		}
+	}
+	if _, err := repos.Resolve(ctx, src(other)); !errors.Is(err, ErrSignature) {
+		t.Errorf("signed by another key: %v, want ErrSignature", err)
 	}
 }

@@ -90,7 +90,7 @@ func (r *Repositories) pullOCI(ctx context.Context, client *registry.Client, src
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if src.Artifact != nil {
+	if src.ociArtifact() {
 		return r.pullOCIArtifact(ctx, client, src, ref)
 	}
 	tags, err := client.Tags(ref)

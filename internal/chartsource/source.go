@@ -139,6 +139,13 @@ type Resolved struct {
 	CacheRepaired []CacheRepair
 }
 
+// ociArtifact reports whether src is an OCIRepository's artifact, pulled
+// by the manifest digest of its revision; a HelmChart's artifact, even of
+// an OCI HelmRepository, is a chart version.
+func (src Source) ociArtifact() bool {
+	return src.Artifact != nil && IsOCI(src.Repository) && (src.ChartRef == nil || src.ChartRef.Kind == KindOCIRepository)
+}
+
 // fromSource reports whether src reads its chart from a Flux source kind
 // that is not a chart repository (Git, a bucket).
 func (src Source) fromSource() bool { return src.Git != nil || src.Bucket != nil }
@@ -248,13 +255,13 @@ func (r *Repositories) resolve(ctx context.Context, src Source) (*Resolved, erro
 		out.Parts = append(out.Parts, RevisionPart{Change: changeValuesFiles, Hex: shortHex(valuesFilesDigest(used))})
 	}
 	out.Version = revision(out.Version, out.Parts)
-	if src.Artifact != nil && !IsOCI(src.Repository) {
+	switch {
+	case src.ociArtifact():
+		out.SourceRevision = src.Artifact.Revision
+	case src.Artifact != nil:
 		if err := matchArtifact(out, src.Artifact); err != nil {
 			return nil, err
 		}
-	}
-	if src.Artifact != nil && IsOCI(src.Repository) {
-		out.SourceRevision = src.Artifact.Revision
 	}
 	out.Chart.Metadata.Version = out.Version
 	record(out.Chart, src)

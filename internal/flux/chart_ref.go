@@ -85,6 +85,12 @@ func (e *Client) helmChartSource(ctx context.Context, ref chartsource.ChartRef, 
 	}
 	ns := ref.Namespace
 	sref := chartsource.ChartRef{Kind: hc.Spec.SourceRef.Kind, Name: hc.Spec.SourceRef.Name, Namespace: ns}
+	if hc.Spec.Verify != nil && !isOCIHelmRepository(ctx, e, sref) {
+		// source-controller verifies the charts of OCI registries only,
+		// and lets those of Git and buckets through unverified: never
+		// skipped silently here.
+		return src, refError(ref, "its spec.verify applies to charts of an OCI HelmRepository only, and its source is the %s %s (source-controller deploys it unverified): remove spec.verify, or publish the chart to an OCI registry and sign it", sref.Kind, sref.Name)
+	}
 	var err error
 	switch sref.Kind {
 	case sourcev1.HelmRepositoryKind:
@@ -119,6 +125,13 @@ func (e *Client) helmChartSource(ctx context.Context, ref chartsource.ChartRef, 
 			return src, err
 		}
 		src.Auth.PassCredentials = s.PassCredentials
+		if oci {
+			// As source-controller: the HelmChart's spec.verify, checked
+			// against the manifest of the version it built.
+			if src.Verify, err = e.helmChartVerification(ctx, ref, hc.Spec.Verify); err != nil {
+				return src, err
+			}
+		}
 	case sourcev1.GitRepositoryKind:
 		repo := &sourcev1.GitRepository{}
 		if err := e.getRef(ctx, sref, repo); err != nil {
@@ -179,6 +192,16 @@ func (e *Client) helmChartSource(ctx context.Context, ref chartsource.ChartRef, 
 		return src, refError(ref, "its source is a %s: the provider reads charts from a HelmRepository, GitRepository or Bucket", sref.Kind)
 	}
 	return src, nil
+}
+
+// isOCIHelmRepository reports whether ref is a HelmRepository of type
+// oci; false when it cannot be read (the caller reads it again).
+func isOCIHelmRepository(ctx context.Context, e *Client, ref chartsource.ChartRef) bool {
+	if ref.Kind != sourcev1.HelmRepositoryKind {
+		return false
+	}
+	repo := &sourcev1.HelmRepository{}
+	return e.getRef(ctx, ref, repo) == nil && repo.Spec.Type == sourcev1.HelmRepositoryTypeOCI
 }
 
 // getRef reads the object ref names into obj.

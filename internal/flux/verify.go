@@ -97,6 +97,16 @@ func (e *Client) ociVerification(ctx context.Context, ref chartsource.ChartRef, 
 	return v, nil
 }
 
+// helmChartVerification is the verification a HelmChart's spec.verify
+// asks of the charts of its OCI HelmRepository (no trusted root: the
+// public Sigstore's); nil without one.
+func (e *Client) helmChartVerification(ctx context.Context, ref chartsource.ChartRef, spec *sourcev1.HelmChartVerification) (*chartsource.Verification, error) {
+	if spec == nil {
+		return nil, nil
+	}
+	return e.ociVerification(ctx, ref, &sourcev1.OCIRepositoryVerification{Provider: spec.Provider, SecretRef: spec.SecretRef, MatchOIDCIdentity: spec.MatchOIDCIdentity})
+}
+
 // Verified reports whether the objects verify the chart's signature (an
 // OCIRepository with spec.verify).
 func (o *Objects) Verified() bool {
