@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -90,17 +91,24 @@ type NamespaceDeleted struct {
 	// keeps in every namespace, as <kind>[.<group>]/<name>: the namespace
 	// is kept.
 	Left []string
+	// Unread names the API groups whose discovery failed and the kinds
+	// that could not be listed: the namespace is kept, as what it holds
+	// of them is unknown.
+	Unread []string
 }
 
 // DeleteCreatedNamespace deletes the namespace a release's install
 // created, once the release is uninstalled, and waits until it is gone.
-// It is kept when another created it, and when it holds anything but what
-// Kubernetes and the uninstalled release leave behind:
+// It is kept when another created it, when it cannot be read whole (an
+// API group's discovery failed, a kind could not be listed), and when it
+// holds anything but what Kubernetes and the uninstalled release leave
+// behind:
 //   - the default ServiceAccount (and its token Secret) and the
 //     kube-root-ca.crt ConfigMap;
-//   - objects being deleted, and objects with an owner (the garbage
-//     collector deletes them with their owner, which, if it stays, is
-//     named itself);
+//   - objects being deleted, and objects whose owners are all gone or
+//     going with the namespace (the garbage collector deletes them with
+//     their owners); an owner outside the namespace (of a cluster-scoped
+//     kind) keeps them;
 //   - Events, Endpoints (of Services, named themselves) and Leases (the
 //     leader elections of the release's controllers).
 func (g *Getter) DeleteCreatedNamespace(ctx context.Context, d NamespaceDeletion) (*NamespaceDeleted, error) {
@@ -119,12 +127,12 @@ func (g *Getter) DeleteCreatedNamespace(ctx context.Context, d NamespaceDeletion
 		return &NamespaceDeleted{CreatedFor: by}, nil
 	}
 	if ns.GetDeletionTimestamp() == nil {
-		left, err := g.namespaceContents(ctx, d.Name)
+		left, unread, err := g.namespaceContents(ctx, d.Name)
 		if err != nil {
 			return nil, err
 		}
-		if len(left) > 0 {
-			return &NamespaceDeleted{CreatedFor: d.CreatedFor, Left: left}, nil
+		if len(left) > 0 || len(unread) > 0 {
+			return &NamespaceDeleted{CreatedFor: d.CreatedFor, Left: left, Unread: unread}, nil
 		}
 		uid := ns.GetUID()
 		err = client.Resource(namespacesResource).Delete(ctx, d.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
@@ -151,25 +159,36 @@ func (g *Getter) DeleteCreatedNamespace(ctx context.Context, d NamespaceDeletion
 
 // namespaceContents names the objects of namespace that would keep it
 // (see DeleteCreatedNamespace), in every listable namespaced kind the
-// cluster serves, sorted.
-func (g *Getter) namespaceContents(ctx context.Context, namespace string) ([]string, error) {
+// cluster serves, sorted; and the groups and kinds it could not read,
+// which keep it too: what was never listed cannot be known disposable.
+func (g *Getter) namespaceContents(ctx context.Context, namespace string) (left, unread []string, err error) {
 	// Not the shared cache: kinds the release's CRDs brought may be gone.
 	dc, err := discovery.NewDiscoveryClientForConfig(g.config)
 	if err != nil {
-		return nil, fmt.Errorf("creating discovery client: %w", err)
+		return nil, nil, fmt.Errorf("creating discovery client: %w", err)
 	}
 	lists, err := discovery.ServerPreferredNamespacedResources(dc)
-	if err != nil && len(lists) == 0 {
-		return nil, fmt.Errorf("discovering the kinds namespace %s may hold: %w", namespace, err)
+	var failed *discovery.ErrGroupDiscoveryFailed
+	switch {
+	case errors.As(err, &failed):
+		for gv, gerr := range failed.Groups {
+			unread = append(unread, fmt.Sprintf("API group %s (discovery failed: %v)", gv, gerr))
+		}
+	case err != nil:
+		return nil, nil, fmt.Errorf("discovering the kinds namespace %s may hold: %w", namespace, err)
 	}
-	// A group whose discovery failed (an aggregated API down) is not
-	// read: the namespace controller would not finish deleting it either,
-	// which the wait reports.
 	mc, err := metadata.NewForConfig(g.config)
 	if err != nil {
-		return nil, fmt.Errorf("creating metadata client: %w", err)
+		return nil, nil, fmt.Errorf("creating metadata client: %w", err)
 	}
-	var left []string
+	namespaced := map[schema.GroupKind]bool{}
+	for _, list := range lists {
+		gv, _ := schema.ParseGroupVersion(list.GroupVersion)
+		for _, r := range list.APIResources {
+			namespaced[schema.GroupKind{Group: gv.Group, Kind: r.Kind}] = true
+		}
+	}
+	var objs []namespacedObject
 	for _, list := range discovery.FilteredBy(discovery.SupportsAllVerbs{Verbs: []string{"list", "delete"}}, lists) {
 		gv, err := schema.ParseGroupVersion(list.GroupVersion)
 		if err != nil {
@@ -179,27 +198,93 @@ func (g *Getter) namespaceContents(ctx context.Context, namespace string) ([]str
 			if kubernetesOwn(gv.Group, r.Name, "") {
 				continue
 			}
-			items, err := mc.Resource(gv.WithResource(r.Name)).Namespace(namespace).List(ctx, metav1.ListOptions{})
+			resource := gv.WithResource(r.Name)
+			items, err := mc.Resource(resource).Namespace(namespace).List(ctx, metav1.ListOptions{})
 			if err != nil {
 				if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
 					continue
 				}
-				return nil, fmt.Errorf("listing %s in namespace %s: %w", gv.WithResource(r.Name).GroupResource(), namespace, err)
+				unread = append(unread, fmt.Sprintf("%s (listing failed: %v)", resource.GroupResource(), err))
+				continue
 			}
 			kind := r.Kind
 			if gv.Group != "" {
 				kind += "." + gv.Group
 			}
 			for _, o := range items.Items {
-				if o.DeletionTimestamp != nil || len(o.OwnerReferences) > 0 || kubernetesOwn(gv.Group, r.Name, o.Name) {
-					continue
-				}
-				left = append(left, kind+"/"+o.Name)
+				objs = append(objs, namespacedObject{name: kind + "/" + o.Name, meta: o.ObjectMeta, own: kubernetesOwn(gv.Group, r.Name, o.Name)})
 			}
 		}
 	}
+	left = keptObjects(objs, namespaced)
 	slices.Sort(left)
-	return left, nil
+	slices.Sort(unread)
+	return left, unread, nil
+}
+
+// namespacedObject is an object of the namespace as listed.
+type namespacedObject struct {
+	name string // <kind>[.<group>]/<name>
+	meta metav1.ObjectMeta
+	own  bool // one Kubernetes keeps (kubernetesOwn)
+}
+
+// keptObjects names the objects that keep the namespace: those not
+// being deleted, not Kubernetes' own, and not owned only by objects that
+// go with the namespace. An owned object goes when every owner is of a
+// namespaced kind and either gone (the uninstall deleted it: the garbage
+// collector follows) or in the namespace and going itself; an owner of a
+// cluster-scoped or unknown kind keeps it.
+func keptObjects(objs []namespacedObject, namespaced map[schema.GroupKind]bool) []string {
+	byUID := map[types.UID]int{}
+	for i, o := range objs {
+		byUID[o.meta.UID] = i
+	}
+	const (
+		unknown = iota
+		visiting
+		goes
+		stays
+	)
+	state := make([]int, len(objs))
+	var decide func(i int) bool
+	decide = func(i int) bool {
+		switch state[i] {
+		case goes:
+			return true
+		case stays, visiting: // a cycle of owners: nothing deletes it
+			return false
+		}
+		state[i] = visiting
+		o := objs[i]
+		ok := o.meta.DeletionTimestamp != nil || o.own
+		if !ok && len(o.meta.OwnerReferences) > 0 {
+			ok = true
+			for _, ref := range o.meta.OwnerReferences {
+				gv, err := schema.ParseGroupVersion(ref.APIVersion)
+				if err != nil || !namespaced[schema.GroupKind{Group: gv.Group, Kind: ref.Kind}] {
+					ok = false
+					break
+				}
+				if j, in := byUID[ref.UID]; in && !decide(j) {
+					ok = false
+					break
+				}
+			}
+		}
+		state[i] = stays
+		if ok {
+			state[i] = goes
+		}
+		return ok
+	}
+	var kept []string
+	for i := range objs {
+		if !decide(i) {
+			kept = append(kept, objs[i].name)
+		}
+	}
+	return kept
 }
 
 // kubernetesOwn reports whether an object (of every name, when name is
