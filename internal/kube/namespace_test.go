@@ -42,7 +42,11 @@ func TestKeptObjects(t *testing.T) {
 		{"owner gone (uninstalled)", []namespacedObject{obj("ReplicaSet.apps/web", "1", owner("apps/v1", "Deployment", "gone"))}, nil},
 		{"owner in the namespace, going", []namespacedObject{
 			obj("ReplicaSet.apps/web", "1", owner("apps/v1", "Deployment", "2")),
-			func() namespacedObject { o := obj("Deployment.apps/web", "2"); o.meta.DeletionTimestamp = &now; return o }(),
+			func() namespacedObject {
+				o := obj("Deployment.apps/web", "2")
+				o.meta.DeletionTimestamp = &now
+				return o
+			}(),
 		}, nil},
 		{"owner in the namespace, staying", []namespacedObject{
 			obj("ConfigMap/derived", "1", owner("v1", "ConfigMap", "2")),
@@ -181,4 +185,3 @@ func unlistableCRD(group string) *unstructured.Unstructured {
 	}
 	return &unstructured.Unstructured{Object: raw}
 }
-
