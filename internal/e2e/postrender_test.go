@@ -13,6 +13,8 @@ import (
 // the manifest on standard error as it fails does not carry the release's
 // secret values into the error. A Kustomize patch and a command run in
 // order; the next plan is empty (sed's output is the same every time).
+// What a command echoes of the chart's Secrets and of its env is redacted
+// too.
 func TestPostRendererCommand(t *testing.T) {
 	parallelMatrix(t)
 	ns := newNamespace(t)
@@ -42,6 +44,21 @@ func TestPostRendererCommand(t *testing.T) {
 	}
 	if rel := store.latest("svc"); rel != nil || len(w.releases()) != 0 {
 		t.Fatalf("a failed post-renderer wrote the release: %s", store.describe("svc"))
+	}
+
+	// A command that echoes what it is given and its env: neither the
+	// chart's Secret (from plain values) nor the env value shows.
+	const apiKey, token = "chart-secret-api-key", "env-t0ken-value"
+	w.write(c.hcl(map[string]string{"svc": body(`[{ exec = { command = "sh", args = ["-c", "cat >&2; echo token=$TOKEN >&2; exit 2"], env = { TOKEN = "`+token+`" } } }]`) +
+		"\n  values = { apiKey = \"" + apiKey + "\" }"}))
+	res = w.must(1, "plan", "-input=false", "-no-color")
+	if !has(res.stderr, "kind: Secret") || !has(res.stderr, "token=(sensitive value)") {
+		t.Errorf("the error lacks the command's standard error, redacted:\n%s", res.stderr)
+	}
+	for _, leaked := range []string{secret, apiKey, base64.StdEncoding.EncodeToString([]byte(apiKey)), token} {
+		if has(res.stdout+res.stderr, leaked) {
+			t.Errorf("%q, which the command wrote on standard error, is in the plan's output:\n%s", leaked, res.stderr)
+		}
 	}
 
 	patch := `yamlencode({ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "svc" }, data = { message = "patched" } })`

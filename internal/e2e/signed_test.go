@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 )
 
@@ -50,7 +51,7 @@ func testSignedCharts(t *testing.T, run *fluxRun) {
 	oci := testrepo.NewOCI(t)
 	key, otherKey := testrepo.NewCosignKey(t), testrepo.NewCosignKey(t)
 	sigstore := testrepo.NewSigstore(t)
-	notary := testrepo.NewNotationKey(t, "release-team")
+	notary, otherNotary := testrepo.NewNotationKey(t, "release-team"), testrepo.NewNotationKey(t, "someone-else")
 	const (
 		issuer  = "https://token.actions.githubusercontent.com"
 		subject = "https://github.com/example/charts/.github/workflows/release.yaml@refs/heads/main"
@@ -93,6 +94,18 @@ func testSignedCharts(t *testing.T, run *fluxRun) {
 		}},
 	}...))
 	artifactOf(t, dyn, ociRepositories, ns, "signed-oci", true, func(r string) bool { return strings.HasPrefix(r, "1.0.0@sha256:") })
+	// A HelmChart of an OCI HelmRepository, verified as its spec.verify
+	// says: its artifact revision is the chart version.
+	createObjects(t, dyn, ns, []map[string]any{
+		{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmRepository", "metadata": map[string]any{"name": "signed-repo"}, "spec": map[string]any{
+			"type": "oci", "url": oci.URL, "interval": "10m", "secretRef": map[string]any{"name": "signed-login"}, "certSecretRef": map[string]any{"name": "signed-ca"},
+		}},
+		{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmChart", "metadata": map[string]any{"name": "signed-hc"}, "spec": map[string]any{
+			"chart": "cosigned", "version": "1.0.0", "interval": "10m", "sourceRef": map[string]any{"kind": "HelmRepository", "name": "signed-repo"},
+			"verify": map[string]any{"provider": "cosign", "secretRef": map[string]any{"name": "signers"}},
+		}},
+	})
+	artifactOf(t, dyn, helmCharts, ns, "signed-hc", true, func(r string) bool { return r == "1.0.0" })
 
 	w := newWorkspace(t, "signed")
 	cacheDir := t.TempDir()
@@ -105,7 +118,11 @@ func testSignedCharts(t *testing.T, run *fluxRun) {
 	}
 	// The in-process engine verifies the OCIRepository's chart as its
 	// spec.verify says.
-	config += chartRefRelease("ref-helm", ns, "helm", "OCIRepository", "signed-oci")
+	config += chartRefRelease("ref-helm", ns, "helm", "OCIRepository", "signed-oci") + chartRefRelease("hc-helm", ns, "helm", "HelmChart", "signed-hc")
+	// A trust policy at level audit, and a CA that did not sign: deployed,
+	// never verified.
+	audit := strings.Replace(chartsource.DefaultTrustPolicy, `"level": "strict"`, `"level": "audit"`, 1)
+	config += signedRelease("audit-helm", ns, "helm", oci, "notarized", fmt.Sprintf("provider = \"notation\", public_keys = [%q], trust_policy = %q", otherNotary.CAPEM, audit))
 
 	// Refused at plan, nothing written: each release's error names it.
 	refused := config
@@ -140,12 +157,25 @@ func testSignedCharts(t *testing.T, run *fluxRun) {
 	}
 
 	w.write(config)
-	w.apply()
+	applied := w.apply()
 	st := newStorageOn(t, run.rest, ns)
 	statuses := w.statuses()
+	if latest := st.latest("audit-helm"); latest == nil || string(latest.Info.Status) != "deployed" {
+		t.Errorf("release audit-helm: %s, want deployed (the trust policy only logs)", st.describe("audit-helm"))
+	}
+	if !has(applied.stdout+applied.stderr, "Chart signature not enforced") {
+		t.Errorf("the apply does not warn that audit-helm's signature was not enforced:\n%s", applied.stdout+applied.stderr)
+	}
+	ignored := false
+	for _, c := range statuses["audit-helm"].Conditions {
+		ignored = ignored || c.Type == "SourceVerified" && !c.Status && c.Reason == "VerificationIgnored" && has(c.Message, "authenticity")
+	}
+	if !ignored {
+		t.Errorf("release audit-helm: conditions %+v, want SourceVerified False (VerificationIgnored) naming the authenticity check let through", statuses["audit-helm"].Conditions)
+	}
 	for _, engine := range []string{"helm", "flux"} {
-		for name, signer := range map[string]string{"cosign": "key sha256:", "keyless": subject + " (issuer " + issuer + ")", "notation": "CN=release-team", "secret": "key sha256:", "ref": "key sha256:"} {
-			if name == "ref" && engine == "flux" {
+		for name, signer := range map[string]string{"cosign": "key sha256:", "keyless": subject + " (issuer " + issuer + ")", "notation": "CN=release-team", "secret": "key sha256:", "ref": "key sha256:", "hc": "key sha256:"} {
+			if (name == "ref" || name == "hc") && engine == "flux" {
 				continue
 			}
 			name += "-" + engine

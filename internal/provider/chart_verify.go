@@ -95,7 +95,7 @@ func chartVerifyAttribute() schema.SingleNestedAttribute {
 				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
 			},
 			"trust_policy": schema.StringAttribute{
-				MarkdownDescription: "`notation` only: content of a notation `trustpolicy.json` (Flux's `trustpolicy.json` key). Default: one policy for every registry, level `strict`, trusting the certificates given for any signer: `" + strings.ReplaceAll(strings.Join(strings.Fields(chartsource.DefaultTrustPolicy), " "), "`", "") + "`.",
+				MarkdownDescription: "`notation` only: content of a notation `trustpolicy.json` (Flux's `trustpolicy.json` key). A policy whose level does not enforce authenticity (`audit`, or `skip`) lets an unverified chart through, as Flux does: it is deployed with a warning and `SourceVerified` False (`VerificationIgnored`), never as verified. Default: one policy for every registry, level `strict`, trusting the certificates given for any signer: `" + strings.ReplaceAll(strings.Join(strings.Fields(chartsource.DefaultTrustPolicy), " "), "`", "") + "`.",
 				Optional:            true,
 				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
 			},

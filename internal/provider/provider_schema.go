@@ -65,7 +65,7 @@ func providerSchema() schema.Schema {
 				},
 			},
 			"cache_dir": schema.StringAttribute{
-				MarkdownDescription: "Directory caching repository indexes and chart archives between runs. Default: `terraform-provider-helmrelease` in the user's cache directory.",
+				MarkdownDescription: "Directory caching repository indexes and chart archives between runs. Nothing read from it is trusted for its name: an archive is checked against the digest that names it (the OCI manifest's layer digests, the repository index's digest) every time it is read, and one that does not match is fetched again, replaced and reported with a warning; Git and bucket checkouts are used only by the run that made them. Default: `terraform-provider-helmrelease` in the user's cache directory.",
 				Optional:            true,
 				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
 			},

@@ -522,7 +522,7 @@ func uninstallAttribute() schema.SingleNestedAttribute {
 			"disable_wait":  flag("Do not wait for the objects to be deleted", "disableWait"),
 			"keep_history":  flag("Keep the release's history in storage (status `uninstalled`)", "keepHistory"),
 			"delete_namespace": schema.BoolAttribute{
-				MarkdownDescription: "Delete the namespace this release's install created (`install.create_namespace`) when the release is destroyed, and wait for it to be gone (up to `uninstall.timeout`). Only when it holds nothing but what Kubernetes keeps in every namespace and what goes with the release; otherwise the namespace stays and a warning names what it holds. A namespace that existed before the install, or was created by another tool, always stays. No HelmRelease field: helm-controller never deletes namespaces. Default: `false` (the namespace stays, as with Helm).",
+				MarkdownDescription: "Delete the namespace this release's install created (`install.create_namespace`) when the release is destroyed, and wait for it to be gone (up to `uninstall.timeout`). Only when it holds nothing but what Kubernetes keeps in every namespace and what goes with the release (objects whose owners are all gone or in the namespace and going too); otherwise, and when an API group's discovery fails or a kind cannot be listed (what the namespace holds is then unknown), the namespace stays and a warning names why. A namespace that existed before the install, or was created by another tool, always stays. No HelmRelease field: helm-controller never deletes namespaces. Default: `false` (the namespace stays, as with Helm).",
 				Optional:            true,
 			},
 		},

@@ -155,7 +155,7 @@ func postRenderersAttribute() schema.ListNestedAttribute {
 // HelmRelease field: helm-controller runs no commands.
 func postRenderExecAttribute() schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
-		MarkdownDescription: "A command the rendered manifest is piped through, with Helm's contract for post-renderers: the manifest on standard input, the post-rendered manifest on standard output; a non-zero exit, or no output, fails the plan with what the command wrote on standard error. " +
+		MarkdownDescription: "A command the rendered manifest is piped through, with Helm's contract for post-renderers: the manifest on standard input, the post-rendered manifest on standard output; a non-zero exit, or no output, fails the plan with what the command wrote on standard error, from which the values of `env`, the `data` and `stringData` of the Secrets in the manifest it was given, the sensitive values and the provider's credentials are redacted. It is stopped when Terraform is interrupted. " +
 			"It runs on the machine running Terraform, directly (never through a shell), at every plan and apply, with the provider's environment minus the variables named `KUBE_*`, `TF_*` (Terraform's variables and registry tokens) and `PLUGIN_*`, plus `env`. " +
 			"The plan shows the objects as the command rewrote them, so a command whose output is not the same for the same input shows a change at every plan. " +
 			"No HelmRelease field: helm-controller runs no commands, so `engine = \"flux\"` refuses it. `moved` from `helm_release` turns its `postrender` into one. Default: none.",

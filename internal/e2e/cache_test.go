@@ -1,0 +1,113 @@
+//go:build unix
+
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
+)
+
+// TestTamperedCache: the chart archives cached in cache_dir replaced by
+// charts of the same names and versions whose ConfigMap says "tampered",
+// as another job restoring a shared cache could: the next apply deploys
+// the published charts (an OCI chart, one verified with cosign, one with
+// pgp provenance, a repository's), warns that the cache was repaired,
+// and the plan after it is empty.
+func TestTamperedCache(t *testing.T) {
+	parallelMatrix(t)
+	ns := newNamespace(t)
+	_, file, _, _ := runtime.Caller(0)
+	chartDir := filepath.Join(filepath.Dir(file), "testdata", "charts", "svc")
+	oci := testrepo.NewOCI(t)
+	key := testrepo.NewCosignKey(t)
+	signer := testrepo.NewSigner(t, "release-team")
+	for name, s := range map[string]*testrepo.Signer{"plain": nil, "cosigned": nil, "provenance": signer} {
+		c := testrepo.LoadChart(t, chartDir, "1.0.0")
+		c.Metadata.Name = name
+		oci.Push(t, c, s)
+	}
+	oci.CosignSign(t, "cosigned", "1.0.0", key)
+	c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
+
+	release := func(name, chart, verify, message string) string {
+		return fmt.Sprintf(`
+resource "helmrelease_release" %[1]q {
+  name      = %[1]q
+  namespace = %[2]q
+  chart = {
+    name       = %[3]q
+    repository = %[4]q
+    version    = "1.0.0"
+    username   = %[5]q
+    password   = %[6]q
+    ca_file    = %[7]q
+    %[8]s
+  }
+  values = { message = %[9]q }
+}
+`, name, ns, chart, oci.URL, testrepo.Username, testrepo.Password, oci.CAFile, verify, message)
+	}
+	configFor := func(message string) string {
+		return c.hcl(map[string]string{"repository": fmt.Sprintf("values = { message = %q }", message)}) +
+			release("oci", "plain", "", message) +
+			release("cosign", "cosigned", fmt.Sprintf("verify = { provider = \"cosign\", public_keys = [%q] }", key.PublicPEM), message) +
+			release("pgp", "provenance", fmt.Sprintf("verify = { keyring = %q }", signer.Keyring), message)
+	}
+	w := newWorkspace(t, "cache")
+	w.write(configFor("before"))
+	w.apply()
+	w.write(configFor("after"))
+
+	// Every cached archive replaced by a chart of its name and version
+	// that renders "tampered" whatever the values.
+	archives, err := filepath.Glob(filepath.Join(c.cacheDir, "*", "*.tgz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(archives) != 4 {
+		t.Fatalf("cached archives %v, want the 4 charts'", archives)
+	}
+	for _, path := range archives {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cached, err := loader.LoadArchive(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tampered := testrepo.LoadChart(t, chartDir, "1.0.0")
+		tampered.Metadata.Name = cached.Metadata.Name
+		for _, tpl := range tampered.Templates {
+			if tpl.Name == "templates/configmap.yaml" {
+				tpl.Data = []byte(strings.ReplaceAll(string(tpl.Data), "{{ .Values.message | quote }}", `"tampered"`))
+			}
+		}
+		archive, _ := testrepo.Package(t, tampered)
+		if err := os.WriteFile(path, archive, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	res := w.apply()
+	out := res.stdout + res.stderr
+	for _, name := range []string{"repository", "oci", "cosign", "pgp"} {
+		if got := configMessage(t, ns, name); got != "after" {
+			t.Errorf("release %s deployed message %q, want after: the chart replaced in the cache was used", name, got)
+		}
+	}
+	if n := strings.Count(out, "Chart cache entry replaced"); n < 4 {
+		t.Errorf("%d warnings that the cache was repaired, want one per release (4):\n%s", n, out)
+	}
+	w.planIsEmpty()
+	w.must(0, "destroy", "-auto-approve", "-input=false", "-no-color")
+}
