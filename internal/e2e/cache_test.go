@@ -105,7 +105,8 @@ resource "helmrelease_release" %[1]q {
 			t.Errorf("release %s deployed message %q, want after: the chart replaced in the cache was used", name, got)
 		}
 	}
-	if n := strings.Count(out, "Chart cache entry replaced"); n < 4 {
+	// Terraform folds warnings of one summary into the first.
+	if n := strings.Count(out, "Chart cache entry replaced"); n == 0 || n < 4 && !has(out, fmt.Sprintf("(and %d more similar warnings elsewhere)", 4-n)) {
 		t.Errorf("%d warnings that the cache was repaired, want one per release (4):\n%s", n, out)
 	}
 	w.planIsEmpty()
