@@ -86,10 +86,11 @@ func (e *Client) helmChartSource(ctx context.Context, ref chartsource.ChartRef, 
 	ns := ref.Namespace
 	sref := chartsource.ChartRef{Kind: hc.Spec.SourceRef.Kind, Name: hc.Spec.SourceRef.Name, Namespace: ns}
 	if hc.Spec.Verify != nil && !isOCIHelmRepository(ctx, e, sref) {
-		// source-controller verifies the charts of OCI registries only,
-		// and lets those of Git and buckets through unverified: never
-		// skipped silently here.
-		return src, refError(ref, "its spec.verify applies to charts of an OCI HelmRepository only, and its source is the %s %s (source-controller deploys it unverified): remove spec.verify, or publish the chart to an OCI registry and sign it", sref.Kind, sref.Name)
+		// Cosign and notation sign OCI manifests: a chart of another
+		// source cannot be verified, and a verification is never skipped
+		// silently (source-controller fails such a HelmChart, or an older
+		// CRD lets it through unverified).
+		return src, refError(ref, "its spec.verify applies to charts of an OCI HelmRepository only, and its source is the %s %s: remove spec.verify, or publish the chart to an OCI registry and sign it", sref.Kind, sref.Name)
 	}
 	var err error
 	switch sref.Kind {
