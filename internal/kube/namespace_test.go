@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,8 +16,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
 )
 
 // TestKeptObjects: an owned object goes with the namespace only when every
@@ -184,4 +188,61 @@ func unlistableCRD(group string) *unstructured.Unstructured {
 		panic(err) // a typed object: cannot fail
 	}
 	return &unstructured.Unstructured{Object: raw}
+}
+
+// TestDeleteCreatedNamespaceDiscoveryFailed: an API group whose discovery
+// fails (an aggregated API whose service is gone) keeps the namespace,
+// named: what the namespace holds of it was never listed. On a cluster of
+// its own, as a broken API service slows every namespace deletion of its
+// cluster.
+func TestDeleteCreatedNamespaceDiscoveryFailed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a cluster of its own")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	bin, err := testcluster.Build(ctx, testcluster.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := testcluster.Start(ctx, testcluster.Options{BinDir: bin, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Stop() }()
+	cfg, err := Config{ConfigPath: c.Kubeconfig}.RESTConfig(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := NewGetter(cfg, "", "")
+	if _, err := g.CreateNamespace(ctx, "created", "test", "apps/web"); err != nil {
+		t.Fatal(err)
+	}
+	apiServices := schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+	broken := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": map[string]any{"name": "v1.broken.example.com"},
+		"spec": map[string]any{"group": "broken.example.com", "version": "v1", "groupPriorityMinimum": 100, "versionPriority": 100, "insecureSkipTLSVerify": true,
+			"service": map[string]any{"namespace": "default", "name": "no-such-service", "port": 443}},
+	}}
+	if _, err := dynamic.NewForConfigOrDie(cfg).Resource(apiServices).Create(ctx, broken, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Until the aggregator reports the group unavailable, discovery does
+	// not name it at all.
+	dc := discovery.NewDiscoveryClientForConfigOrDie(cfg)
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		_, err := discovery.ServerPreferredNamespacedResources(dc)
+		var failed *discovery.ErrGroupDiscoveryFailed
+		return errors.As(err, &failed), nil
+	})
+	if err != nil {
+		t.Fatalf("discovery never failed for broken.example.com: %v", err)
+	}
+	done, err := g.DeleteCreatedNamespace(ctx, NamespaceDeletion{Name: "created", CreatedFor: "apps/web", Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.Deleted || len(done.Unread) != 1 || !strings.Contains(done.Unread[0], "broken.example.com/v1") {
+		t.Errorf("namespace with an API group whose discovery fails: %+v, want kept naming broken.example.com/v1", done)
+	}
 }
