@@ -22,6 +22,10 @@ import (
 // credentials, no such bucket).
 var ErrBucket = errors.New("bucket not usable")
 
+// ErrChangedSincePlan: a bucket's objects are not those the plan read,
+// and a bucket keeps no history to read them from.
+var ErrChangedSincePlan = errors.New("source changed since the plan")
+
 // Bucket providers (Bucket spec.provider) the provider reads.
 const (
 	BucketGeneric = "generic"
@@ -168,7 +172,7 @@ func (r *Repositories) checkoutBucket(ctx context.Context, b *Bucket, chartPath 
 	}
 	revision = idx.revision()
 	if pinned != "" && revision != pinned {
-		return "", "", fmt.Errorf("its objects changed since the plan (revision %s, planned %s)", revision, pinned)
+		return "", "", marked{fmt.Errorf("its objects changed since the plan (revision %s, planned %s)", revision, pinned), ErrChangedSincePlan}
 	}
 	dir = cached(revision)
 	if !isDir(dir) {

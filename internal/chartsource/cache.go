@@ -141,9 +141,13 @@ func chartLayers(manifest []byte) (helmLayers, error) {
 	return out, nil
 }
 
-// readChecked reads file, whose content must have digest want.
+// readChecked reads file, whose content must have digest want;
+// errCacheMissing when there is none (a provenance layer not pulled yet).
 func readChecked(file, want string) ([]byte, error) {
 	b, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errCacheMissing
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -144,3 +144,27 @@ func TestCheckoutsNotTrustedAcrossRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheProvenanceLater: a chart cached without its provenance layer
+// (pulled before verification was asked) is pulled again for it, silently:
+// nothing in the cache was wrong.
+func TestCacheProvenanceLater(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	reg := testrepo.NewOCI(t)
+	signer := testrepo.NewSigner(t, "trusted")
+	reg.Push(t, &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "signed", Version: "1.0.0"}}, signer)
+	src := Source{Repository: reg.URL, Name: "signed", Version: "1.0.0", Auth: Auth{Username: testrepo.Username, Password: testrepo.Password, CAFile: reg.CAFile}}
+	cacheDir := t.TempDir()
+	if _, err := NewRepositories(cacheDir, 0).Resolve(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	src.Keyring = signer.Keyring
+	got, err := NewRepositories(cacheDir, 0).Resolve(ctx, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.CacheRepaired) > 0 {
+		t.Errorf("repairs %v of a cache that only lacked the provenance", got.CacheRepaired)
+	}
+}

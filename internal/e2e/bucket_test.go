@@ -88,11 +88,21 @@ func testBucketLifecycle(t *testing.T, ns, kubeconfig string, rc *rest.Config, e
 			t.Errorf("the apply does not upgrade to 1.0.1:\n%s", res)
 		}
 	} else {
+		// Changed after the plan: a bucket keeps no history, and the plan's
+		// download in cache_dir is not trusted by another run, so the
+		// apply refuses, asking for a new plan, and deploys nothing.
 		w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=tfplan")
 		srv.Put(t, "charts", map[string]string{"charts/svc/values.yaml": "changed: after the plan\n"})
-		w.must(0, "apply", "-input=false", "-no-color", "tfplan")
-		if latest := st.latest("app"); latest != nil && latest.Chart.Values["changed"] != nil {
-			t.Errorf("the apply deployed values.yaml as changed after the plan: %v", latest.Chart.Values)
+		res := w.must(1, "apply", "-input=false", "-no-color", "tfplan")
+		if !has(res.stderr, "Bucket changed since the plan") || !has(res.stderr, "Run terraform plan again") {
+			t.Errorf("the apply of a plan whose bucket changed does not ask for a new plan:\n%s", res.stderr)
+		}
+		if latest := st.latest("app"); latest == nil || latest.Chart.Metadata.Version != "1.0.0" {
+			t.Errorf("the refused apply deployed: %s", st.describe("app"))
+		}
+		w.apply()
+		if latest := st.latest("app"); latest == nil || latest.Chart.Values["changed"] != "after the plan" {
+			t.Errorf("the new plan's apply did not deploy the bucket's values.yaml: %s", st.describe("app"))
 		}
 	}
 	deployed("1.0.1")
