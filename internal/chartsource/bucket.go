@@ -180,7 +180,9 @@ func (r *Repositories) checkoutBucket(ctx context.Context, b *Bucket, chartPath 
 		if err := downloadChart(ctx, client, b.BucketName, idx, chartPath, files); err != nil {
 			return "", "", err
 		}
-		if err := os.Rename(files, dir); err != nil {
+		// Another resolve of this run may have downloaded the revision
+		// meanwhile: the same objects.
+		if err := os.Rename(files, dir); err != nil && !isDir(dir) {
 			return "", "", fmt.Errorf("bucket cache: %w", err)
 		}
 		removeOtherRuns(root)

@@ -269,7 +269,9 @@ func (r *Repositories) clone(ctx context.Context, repoURL string, opts *git.Auth
 		if err := keepArtifactFiles(tmp); err != nil {
 			return nil, fmt.Errorf("git checkout: %w", err)
 		}
-		if err := os.Rename(tmp, dir); err != nil {
+		// Another resolve of this run (another reference to the commit)
+		// may have checked it out meanwhile: the same files.
+		if err := os.Rename(tmp, dir); err != nil && !isDir(dir) {
 			return nil, fmt.Errorf("git cache: %w", err)
 		}
 		removeOtherRuns(root)
