@@ -38,8 +38,12 @@ func deleteCreatedNamespaces(ctx context.Context, g *kube.Getter, m *releaseMode
 				fmt.Sprintf("helmrelease_release %s is uninstalled, but uninstall.delete_namespace could not delete namespace %s: %s.\n\nThe resource is kept. Check that the provider's credentials may delete namespaces and what holds the namespace (kubectl get namespace %s -o yaml shows its conditions), then destroy again.", id, ns, err, ns))
 		case done.Absent, done.Deleted:
 		case len(done.Unread) > 0 && done.CreatedFor == spec.ReleaseRef():
+			also := ""
+			if len(done.Left) > 0 {
+				also = fmt.Sprintf(" It also holds objects that are not the release's: %s.", strings.Join(done.Left[:min(len(done.Left), maxLeftNamed)], ", "))
+			}
 			diags.AddWarning("Namespace kept",
-				fmt.Sprintf("helmrelease_release %s is uninstalled; uninstall.delete_namespace keeps namespace %s, which its install created, because it could not read all the namespace holds:\n- %s\n\nWhat the namespace holds of these is unknown, so it may hold objects that are not the release's. Check the API services (kubectl get apiservices) and the provider's permissions to list these kinds, then delete the namespace when it holds nothing needed.", id, ns, strings.Join(done.Unread, "\n- ")))
+				fmt.Sprintf("helmrelease_release %s is uninstalled; uninstall.delete_namespace keeps namespace %s, which its install created, because it could not read all the namespace holds:\n- %s\n\nWhat the namespace holds of these is unknown, so it may hold objects that are not the release's.%s Check the API services (kubectl get apiservices) and the provider's permissions to list these kinds, then delete the namespace when it holds nothing needed.", id, ns, strings.Join(done.Unread, "\n- "), also))
 		case len(done.Left) > 0 && done.CreatedFor == spec.ReleaseRef():
 			named := done.Left
 			more := ""
