@@ -174,6 +174,21 @@ func testGitLifecycle(t *testing.T, ns, kubeconfig string, rc *rest.Config, engi
 	revisions(later, "1.0.2")
 	w.planIsEmpty()
 
+	// Removed from the state and imported: the apply of the import's
+	// configuration is consistent and runs no Helm action (Helm's storage
+	// does not record the commit: chart_source_revision stays null until
+	// an upgrade deploys one).
+	if engine != "flux" {
+		before := st.latest("http").Version
+		w.must(0, "state", "rm", "-no-color", "helmrelease_release.http")
+		w.must(0, "import", "-input=false", "-no-color", "helmrelease_release.http", ns+"/http")
+		w.apply()
+		if latest := st.latest("http"); latest == nil || latest.Version != before {
+			t.Errorf("the apply after the import made a Helm revision: %s, want revision %d", st.describe("http"), before)
+		}
+		w.planIsEmpty()
+	}
+
 	// Refused at plan, naming the source and what to do; nothing written.
 	// The chart is resolved before either engine acts: checked in-process.
 	if engine != "flux" {

@@ -136,7 +136,10 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 	diags.Append(d...)
 	m.Status = status
 	m.ChartVersion, m.AppVersion = types.StringValue(resolved.Version), types.StringValue(resolved.AppVersion)
-	m.ChartSourceRevision = stringOrNull(resolved.SourceRevision)
+	if m.ChartSourceRevision.IsUnknown() {
+		// Known, it is as planned (see the in-process engine's apply).
+		m.ChartSourceRevision = stringOrNull(resolved.SourceRevision)
+	}
 	if m.ChartDigest.IsUnknown() {
 		m.ChartDigest = types.StringValue(resolved.Digest)
 	}

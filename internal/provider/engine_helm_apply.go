@@ -82,7 +82,12 @@ func (h helmEngine) apply(ctx context.Context, op *applyOp) {
 
 	m.ChartVersion = types.StringValue(resolved.Version)
 	m.AppVersion = types.StringValue(resolved.AppVersion)
-	m.ChartSourceRevision = stringOrNull(resolved.SourceRevision)
+	if m.ChartSourceRevision.IsUnknown() {
+		// Known, it is the revision the plan resolved and pinned, or the
+		// one deployed when no Helm action was planned (null after an
+		// import: Helm's storage does not record it).
+		m.ChartSourceRevision = stringOrNull(resolved.SourceRevision)
+	}
 	if m.ChartDigest.IsUnknown() {
 		// Known, it is resolved.Digest or an adopted release's empty one.
 		m.ChartDigest = types.StringValue(resolved.Digest)
