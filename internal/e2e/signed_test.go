@@ -86,6 +86,9 @@ func testSignedCharts(t *testing.T, run *fluxRun) {
 	// elsewhere that verifies with them, for chart_ref.
 	createObjects(t, dyn, ns, append(registrySecrets(t, oci, "signed-login", "signed-ca"), []map[string]any{
 		{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "signers"}, "stringData": map[string]any{"release.pub": string(key.PublicPEM)}},
+		// Notation certificates without trustpolicy.json: the in-process
+		// engine's default policy applies; source-controller has none.
+		{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "notaries"}, "stringData": map[string]any{"ca.crt": string(notary.CAPEM)}},
 		{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "OCIRepository", "metadata": map[string]any{"name": "signed-oci"}, "spec": map[string]any{
 			"url": oci.URL + "/cosigned", "interval": "10m", "ref": map[string]any{"semver": "*"},
 			"secretRef": map[string]any{"name": "signed-login"}, "certSecretRef": map[string]any{"name": "signed-ca"},
@@ -137,7 +140,8 @@ func testSignedCharts(t *testing.T, run *fluxRun) {
 	} {
 		refused += signedRelease("bad-"+r.name, ns, "helm", oci, r.chart, r.verify)
 	}
-	refused += signedRelease("bad-flux", ns, "flux", oci, "unsigned", cosignKey)
+	refused += signedRelease("bad-flux", ns, "flux", oci, "unsigned", cosignKey) +
+		signedRelease("notation-policy-flux", ns, "flux", oci, "notarized", `provider = "notation", secret_ref = { name = "notaries" }`)
 	w.write(refused)
 	plan := w.must(1, "plan", "-input=false", "-no-color")
 	for _, want := range []string{
@@ -150,6 +154,9 @@ func testSignedCharts(t *testing.T, run *fluxRun) {
 		if !strings.Contains(strings.Join(strings.Fields(plan.stderr), " "), want) {
 			t.Errorf("the plan's errors do not say %q:\n%s", want, plan.stderr)
 		}
+	}
+	if !has(plan.stderr, "Notation Secret without a trust policy with the Flux engine") || !has(plan.stderr, "The Secret "+ns+"/notaries holds no trustpolicy.json") {
+		t.Errorf("the plan does not refuse notation-policy-flux, whose Secret has no trust policy:\n%s", plan.stderr)
 	}
 	if n := strings.Count(plan.stderr, "Chart signature not verified"); n != 6 {
 		t.Errorf("%d releases refused for their signature, want 6:\n%s", n, plan.stderr)

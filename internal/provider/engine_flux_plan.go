@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	fluxmeta "github.com/fluxcd/pkg/apis/meta"
@@ -10,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
@@ -109,6 +111,9 @@ func (f fluxEngine) planSupported(ctx context.Context, m *releaseModel, diags *d
 				"Upgrade Flux's source-controller to v1.9 or later, or remove "+at.String()+".")
 			ok = false
 		}
+	}
+	if !notationPolicyInSecret(ctx, fe, m, diags) {
+		ok = false
 	}
 	for _, f := range fluxFields {
 		p := f.needed(ctx, m)
@@ -214,3 +219,27 @@ func (fluxEngine) asDeployed(ctx context.Context, private privateGetter, continu
 
 // settledRender: the controller acts on the release on its own schedule.
 func (fluxEngine) settledRender() bool { return true }
+
+// notationPolicyInSecret refuses, at plan, notation verification by a
+// Secret without trustpolicy.json: source-controller reads the trust
+// policy from that Secret alone and fails the OCIRepository without one,
+// where the in-process engine uses its default policy. A Secret that
+// cannot be read is left for the chart's resolve to report.
+func notationPolicyInSecret(ctx context.Context, fe *flux.Client, m *releaseModel, diags *diag.Diagnostics) bool {
+	c := objectAs[releaseChartModel](ctx, m.Chart, path.Root("chart"), diags)
+	if c == nil || c.Verify == nil || c.Verify.Provider.ValueString() != chartsource.ProviderNotation || c.Verify.SecretRef.IsNull() || !fullyKnown(c.Verify.SecretRef) {
+		return true
+	}
+	ref := c.Verify.secretRef(ctx, m.Namespace.ValueString(), diags)
+	if ref == nil {
+		return true
+	}
+	v := &chartsource.Verification{Provider: chartsource.ProviderNotation}
+	if err := fe.VerificationKeys(ctx, ref.Namespace.ValueString(), ref.Name.ValueString(), v); err != nil || v.TrustPolicy != nil {
+		return true
+	}
+	attrError(diags, path.Root("chart").AtName("verify").AtName("secret_ref"), "Notation Secret without a trust policy with the Flux engine",
+		fmt.Sprintf("The Secret %s/%s holds no %s: source-controller reads notation's trust policy from the Secret of spec.verify.secretRef alone, and fails the OCIRepository without one (the in-process engine would use its default policy).", ref.Namespace.ValueString(), ref.Name.ValueString(), flux.TrustPolicyKey),
+		"Add the trust policy to the Secret under "+flux.TrustPolicyKey+" (the provider's default: "+strings.Join(strings.Fields(chartsource.DefaultTrustPolicy), " ")+"), or give the certificates in chart.verify.public_keys, for which the provider writes its default policy into a Secret of its own.")
+	return false
+}
