@@ -85,12 +85,15 @@ func (e *Client) helmChartSource(ctx context.Context, ref chartsource.ChartRef, 
 	}
 	ns := ref.Namespace
 	sref := chartsource.ChartRef{Kind: hc.Spec.SourceRef.Kind, Name: hc.Spec.SourceRef.Name, Namespace: ns}
-	if hc.Spec.Verify != nil && !isOCIHelmRepository(ctx, e, sref) {
-		// Cosign and notation sign OCI manifests: a chart of another
-		// source cannot be verified, and a verification is never skipped
-		// silently (source-controller fails such a HelmChart, or an older
-		// CRD lets it through unverified).
-		return src, refError(ref, "its spec.verify applies to charts of an OCI HelmRepository only, and its source is the %s %s: remove spec.verify, or publish the chart to an OCI registry and sign it", sref.Kind, sref.Name)
+	// Cosign and notation sign OCI manifests: a chart of another source
+	// cannot be verified, and a verification is never skipped silently
+	// (source-controller fails such a HelmChart, or an older CRD lets one
+	// of Git or a bucket through unverified).
+	verifyRefused := func() error {
+		return refError(ref, "its spec.verify applies to charts of an OCI HelmRepository only, and its source is the %s %s: remove spec.verify, or publish the chart to an OCI registry and sign it", sref.Kind, sref.Name)
+	}
+	if hc.Spec.Verify != nil && sref.Kind != sourcev1.HelmRepositoryKind {
+		return src, verifyRefused()
 	}
 	var err error
 	switch sref.Kind {
@@ -101,6 +104,9 @@ func (e *Client) helmChartSource(ctx context.Context, ref chartsource.ChartRef, 
 		}
 		s := repo.Spec
 		oci := s.Type == sourcev1.HelmRepositoryTypeOCI
+		if hc.Spec.Verify != nil && !oci {
+			return src, verifyRefused()
+		}
 		if err := unsupported(sref, []setField{
 			{"spec.provider " + s.Provider, s.Provider != "" && s.Provider != sourcev1.GenericOCIProvider},
 			{"spec.insecure (plain HTTP)", oci && s.Insecure},
@@ -193,16 +199,6 @@ func (e *Client) helmChartSource(ctx context.Context, ref chartsource.ChartRef, 
 		return src, refError(ref, "its source is a %s: the provider reads charts from a HelmRepository, GitRepository or Bucket", sref.Kind)
 	}
 	return src, nil
-}
-
-// isOCIHelmRepository reports whether ref is a HelmRepository of type
-// oci; false when it cannot be read (the caller reads it again).
-func isOCIHelmRepository(ctx context.Context, e *Client, ref chartsource.ChartRef) bool {
-	if ref.Kind != sourcev1.HelmRepositoryKind {
-		return false
-	}
-	repo := &sourcev1.HelmRepository{}
-	return e.getRef(ctx, ref, repo) == nil && repo.Spec.Type == sourcev1.HelmRepositoryTypeOCI
 }
 
 // getRef reads the object ref names into obj.

@@ -42,8 +42,6 @@ type Exec struct {
 	Timeout time.Duration
 }
 
-var _ helm.PostRenderer = (*Exec)(nil)
-
 // ExecError is the failure of a post-renderer command.
 type ExecError struct {
 	// Command as configured.
@@ -75,7 +73,8 @@ func (x *Exec) Resolve() (string, error) {
 	return p, nil
 }
 
-// execRun is a command run under the context of the request that renders.
+// execRun is a command run under the context of the request that renders
+// (an Exec alone is no helm.PostRenderer: a command always has one).
 type execRun struct {
 	ctx context.Context
 	x   *Exec
@@ -84,11 +83,6 @@ type execRun struct {
 var _ helm.PostRenderer = execRun{}
 
 func (r execRun) Run(in *bytes.Buffer) (*bytes.Buffer, error) { return r.x.RunContext(r.ctx, in) }
-
-// Run implements helm.PostRenderer, in a context of its own.
-func (x *Exec) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
-	return x.RunContext(context.Background(), in)
-}
 
 // RunContext runs the command on in; it is stopped when ctx ends or its
 // timeout passes. What the command wrote on standard error, which its

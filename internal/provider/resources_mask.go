@@ -85,14 +85,9 @@ func stringsAt(v map[string]any, paths [][]string) []string {
 func resourceMask(key []byte, secrets []string) func(string) string {
 	byForm := map[string]string{}
 	for _, s := range secrets {
-		if len(s) < minRedacted {
-			continue
-		}
 		shown := manifest.Hash(key, []byte(s))
-		for _, form := range redact.Forms(s) {
-			if len(form) >= minRedacted {
-				byForm[form] = shown
-			}
+		for _, form := range redact.Forms(s) { // none under minRedacted
+			byForm[form] = shown
 		}
 	}
 	if len(byForm) == 0 {
