@@ -209,6 +209,8 @@ func (r *Repositories) ociArchive(ctx context.Context, client *registry.Client, 
 func ociRemedy(err error) string {
 	msg := err.Error()
 	switch {
+	case strings.Contains(msg, "server gave HTTP response to HTTPS client"):
+		return PlainHTTPRemedy
 	case strings.Contains(msg, "401") || strings.Contains(msg, "unauthorized") || strings.Contains(msg, "credential not found"):
 		return " (check the registry credentials: chart.username/password or the provider's registries, whose login command or Docker configuration may give none for this host)"
 	case strings.Contains(msg, "404") || strings.Contains(msg, "not found"):
@@ -216,6 +218,10 @@ func ociRemedy(err error) string {
 	}
 	return ""
 }
+
+// PlainHTTPRemedy is what to do when a registry answers HTTPS requests
+// in plain HTTP.
+const PlainHTTPRemedy = " (the registry serves plain HTTP: set chart.plain_http = true, or plain_http = true on the provider's registries entry for this host)"
 
 // registryClient returns the client for a set of credentials. It logs in
 // lazily, on the registry's first 401, and keeps the bearer tokens it is
@@ -239,12 +245,16 @@ func (r *Repositories) registryClient(auth Auth) (*registry.Client, error) {
 	// sends only what the configuration says.
 	authorizer := orasauth.Client{Client: httpClient, Credential: credential, Cache: orasauth.NewCache()}
 	authorizer.SetUserAgent(helmUserAgent)
-	c, err := registry.NewClient(
+	opts := []registry.ClientOption{
 		registry.ClientOptHTTPClient(httpClient),
 		registry.ClientOptAuthorizer(authorizer),
 		// Read by Helm's client although the authorizer above never asks it.
 		registry.ClientOptCredentialsFile(filepath.Join(r.cacheDir, "no-registry-credentials.json")),
-	)
+	}
+	if auth.PlainHTTP {
+		opts = append(opts, registry.ClientOptPlainHTTP())
+	}
+	c, err := registry.NewClient(opts...)
 	if err == nil {
 		r.registryClients[auth] = c
 	}

@@ -45,6 +45,9 @@ type Recorded struct {
 	ChartRef *ChartRef `json:"chartRef,omitempty"`
 	// DependencyUpdate is Source's.
 	DependencyUpdate bool `json:"dependencyUpdate,omitempty"`
+	// PlainHTTP is Source.Auth's: the OCI registry was reached over plain
+	// HTTP.
+	PlainHTTP bool `json:"plainHTTP,omitempty"`
 }
 
 // RecordedGit is what a release records of Source.Git.
@@ -59,7 +62,7 @@ func record(c *chart.Chart, src Source) {
 		return
 	}
 	r := Recorded{Repository: withoutUserinfo(src.Repository), Name: src.Name, Version: src.Version, ReconcileStrategy: src.ReconcileStrategy, ValuesFiles: src.ValuesFiles,
-		IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles, DependencyUpdate: src.DependencyUpdate}
+		IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles, DependencyUpdate: src.DependencyUpdate, PlainHTTP: src.Auth.PlainHTTP}
 	if src.Git != nil {
 		r.Git = &RecordedGit{URL: withoutUserinfo(src.Git.URL), Ref: src.Git.Ref}
 	}

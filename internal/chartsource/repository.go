@@ -42,6 +42,9 @@ type Auth struct {
 	CAPEM, CertPEM, KeyPEM string
 	// InsecureSkipTLSVerify turns TLS verification off.
 	InsecureSkipTLSVerify bool
+	// PlainHTTP reaches an OCI registry over plain HTTP instead of HTTPS
+	// (helm --plain-http; a Flux OCI source's spec.insecure).
+	PlainHTTP bool
 	// Login gives Password when it is first needed and a new one when the
 	// repository refuses it (a command's token); Username goes with it.
 	// Caches are keyed by the login, not its passwords.

@@ -32,7 +32,11 @@ import (
 // certificate must chain to the trusted root's Fulcio CA, carry a CT
 // log's timestamp, be logged in its Rekor, and match an identity.
 func (r *Repositories) verifyCosign(ctx context.Context, auth Auth, ref, digest string, v *Verification) (*Verified, error) {
-	signed, err := name.NewDigest(ref + "@" + digest)
+	var nameOpts []name.Option
+	if auth.PlainHTTP {
+		nameOpts = append(nameOpts, name.Insecure)
+	}
+	signed, err := name.NewDigest(ref+"@"+digest, nameOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("reference %s@%s: %w", ref, digest, err)
 	}

@@ -86,6 +86,7 @@ func (r *Repositories) verifyNotation(ctx context.Context, auth Auth, ref, diges
 	client := &orasauth.Client{Client: httpClient, Credential: credential, Cache: orasauth.NewCache()}
 	client.SetUserAgent(helmUserAgent)
 	repo.Client = client
+	repo.PlainHTTP = auth.PlainHTTP
 	_, outcomes, err := notation.Verify(ctx, verify, notationregistry.NewRepository(repo), notation.VerifyOptions{
 		ArtifactReference: ref + "@" + digest, MaxSignatureAttempts: 3,
 	})

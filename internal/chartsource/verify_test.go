@@ -250,3 +250,64 @@ func TestNotationLevels(t *testing.T) {
 		})
 	}
 }
+
+// TestOCIPlainHTTP: a registry serving plain HTTP (kind's local registry)
+// is refused with what to set, and with PlainHTTP its charts resolve, and
+// verify with cosign, notation and provenance files.
+func TestOCIPlainHTTP(t *testing.T) {
+	t.Parallel()
+	reg := testrepo.NewOCIPlainHTTP(t)
+	signer := testrepo.NewSigner(t, "charts")
+	reg.Push(t, &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "app", Version: "1.0.0"}}, signer)
+	key, notary := testrepo.NewCosignKey(t), testrepo.NewNotationKey(t, "release-team")
+	other := testrepo.NewSigner(t, "other")
+	reg.CosignSign(t, "app", "1.0.0", key)
+	reg.NotationSign(t, "app", "1.0.0", notary)
+	digest := reg.Digest(t, "app", "1.0.0")
+
+	t.Run("without plain HTTP", func(t *testing.T) {
+		t.Parallel()
+		_, err := chartsource.NewRepositories(t.TempDir(), 0).Resolve(context.Background(), chartsource.Source{Repository: reg.URL, Name: "app"})
+		if err == nil || !strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") || !strings.Contains(err.Error(), "set chart.plain_http = true") {
+			t.Fatalf("got %v, want the HTTPS failure and what to set", err)
+		}
+	})
+	for _, tc := range []struct {
+		name    string
+		verify  *chartsource.Verification
+		keyring string
+		signer  string // a substring of Verified.Signer
+		refused error
+	}{
+		{"unverified", nil, "", "", nil},
+		{"cosign", &chartsource.Verification{Provider: chartsource.ProviderCosign, PublicKeys: [][]byte{key.PublicPEM}}, "", "key sha256:", nil},
+		{"cosign, another key", &chartsource.Verification{Provider: chartsource.ProviderCosign, PublicKeys: [][]byte{testrepo.NewCosignKey(t).PublicPEM}}, "", "", chartsource.ErrSignature},
+		{"notation", &chartsource.Verification{Provider: chartsource.ProviderNotation, PublicKeys: [][]byte{notary.CAPEM}}, "", "CN=release-team", nil},
+		{"provenance", nil, signer.Keyring, "", nil},
+		{"provenance, another key", nil, other.Keyring, "", chartsource.ErrProvenance},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := chartsource.NewRepositories(t.TempDir(), 0).Resolve(context.Background(), chartsource.Source{
+				Repository: reg.URL, Name: "app", Verify: tc.verify, Keyring: tc.keyring, Auth: chartsource.Auth{PlainHTTP: true}})
+			if tc.refused != nil {
+				if !errors.Is(err, tc.refused) {
+					t.Fatalf("got %v, want %v", err, tc.refused)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Digest != digest || got.Chart.Metadata.Version != "1.0.0+"+strings.TrimPrefix(digest, "sha256:")[:12] {
+				t.Errorf("resolved %s@%s, want 1.0.0+<digest>@%s", got.Chart.Metadata.Version, got.Digest, digest)
+			}
+			if tc.signer == "" {
+				return
+			}
+			if got.Verified == nil || !strings.Contains(got.Verified.Signer, tc.signer) {
+				t.Errorf("verified %+v, want signer %q", got.Verified, tc.signer)
+			}
+		})
+	}
+}

@@ -15,7 +15,8 @@ import (
 
 // ChartOf is the chart a HelmRelease names, as configured: its source's
 // URL, the chart name and version (constraint), the reconcile strategy
-// and values files. Credentials are not read.
+// and values files, and whether an OCI registry is reached over plain
+// HTTP (Auth.PlainHTTP). Credentials are not read.
 func (e *Client) ChartOf(ctx context.Context, hr *helmv2.HelmRelease) (chartsource.Source, error) {
 	ns := func(n string) string {
 		if n != "" {
@@ -68,7 +69,7 @@ func (e *Client) ChartOf(ctx context.Context, hr *helmv2.HelmRelease) (chartsour
 				version = r.Tag
 			}
 		}
-		return chartsource.Source{Name: repo.Spec.URL[i+1:], Repository: repo.Spec.URL[:i], Version: version}, nil
+		return chartsource.Source{Name: repo.Spec.URL[i+1:], Repository: repo.Spec.URL[:i], Version: version, Auth: chartsource.Auth{PlainHTTP: repo.Spec.Insecure}}, nil
 	}
 	return chartsource.Source{}, errors.New("it names no chart")
 }
@@ -100,6 +101,7 @@ func (e *Client) templateChartOf(ctx context.Context, t helmv2.HelmChartTemplate
 	return chartsource.Source{
 		Name: t.Chart, Repository: url, Version: version, ValuesFiles: t.ValuesFiles,
 		IgnoreMissingValuesFiles: t.IgnoreMissingValuesFiles, ReconcileStrategy: chartsource.ReconcileStrategy(t.ReconcileStrategy),
+		Auth: chartsource.Auth{PlainHTTP: repo.Spec.Type == sourcev1.HelmRepositoryTypeOCI && repo.Spec.Insecure},
 	}, nil
 }
 

@@ -43,7 +43,6 @@ func (e *Client) ChartRefSource(ctx context.Context, ref chartsource.ChartRef) (
 			{"spec.provider " + s.Provider, s.Provider != "" && s.Provider != sourcev1.GenericOCIProvider},
 			{"spec.serviceAccountName", s.ServiceAccountName != ""},
 			{"spec.proxySecretRef", s.ProxySecretRef != nil},
-			{"spec.insecure (plain HTTP)", s.Insecure},
 		}); err != nil {
 			return chartsource.Source{}, err
 		}
@@ -56,6 +55,7 @@ func (e *Client) ChartRefSource(ctx context.Context, ref chartsource.ChartRef) (
 		if src.Auth, err = e.refAuth(ctx, ref, key.Namespace, s.SecretRef, s.CertSecretRef, registryHost(s.URL)); err != nil {
 			return chartsource.Source{}, err
 		}
+		src.Auth.PlainHTTP = s.Insecure
 		// The signature source-controller verified is verified again: the
 		// chart pulled is the one it let through.
 		if src.Verify, err = e.ociVerification(ctx, ref, s.Verify); err != nil {
@@ -109,7 +109,6 @@ func (e *Client) helmChartSource(ctx context.Context, ref chartsource.ChartRef, 
 		}
 		if err := unsupported(sref, []setField{
 			{"spec.provider " + s.Provider, s.Provider != "" && s.Provider != sourcev1.GenericOCIProvider},
-			{"spec.insecure (plain HTTP)", oci && s.Insecure},
 		}); err != nil {
 			return src, err
 		}
@@ -132,6 +131,7 @@ func (e *Client) helmChartSource(ctx context.Context, ref chartsource.ChartRef, 
 			return src, err
 		}
 		src.Auth.PassCredentials = s.PassCredentials
+		src.Auth.PlainHTTP = oci && s.Insecure
 		if oci {
 			// As source-controller: the HelmChart's spec.verify, checked
 			// against the manifest of the version it built.

@@ -350,6 +350,7 @@ func Build(r *Release) (*Objects, error) {
 				Reference:     &sourcev1.OCIRepositoryRef{Tag: version, Digest: r.Chart.Digest},
 				LayerSelector: &sourcev1.OCILayerSelector{MediaType: helmChartLayer, Operation: sourcev1.OCILayerCopy},
 				Interval:      metav1.Duration{Duration: interval},
+				Insecure:      src.Auth.PlainHTTP,
 			},
 		}
 		if credentials != nil {

@@ -38,6 +38,7 @@ type chartDataModel struct {
 	KeyFile               types.String `tfsdk:"key_file"`
 	InsecureSkipTLSVerify types.Bool   `tfsdk:"insecure_skip_tls_verify"`
 	PassCredentials       types.Bool   `tfsdk:"pass_credentials"`
+	PlainHTTP             types.Bool   `tfsdk:"plain_http"`
 	ChartVersion          types.String `tfsdk:"chart_version"`
 	AppVersion            types.String `tfsdk:"app_version"`
 	ChartDigest           types.String `tfsdk:"chart_digest"`
@@ -83,6 +84,7 @@ func chartDataSchema() schema.Schema {
 			"key_file":                 optionalString("PEM file of the client certificate's key (`certSecretRef` tls.key). Default: none.", false),
 			"insecure_skip_tls_verify": schema.BoolAttribute{MarkdownDescription: "Skip TLS verification (`insecure`). Default: `false`.", Optional: true},
 			"pass_credentials":         schema.BoolAttribute{MarkdownDescription: "Send the credentials to chart URLs on other hosts too (`passCredentials`). Default: `false`.", Optional: true},
+			"plain_http":               schema.BoolAttribute{MarkdownDescription: "Reach the OCI registry (`oci://`) over plain HTTP instead of HTTPS (`helm --plain-http`; OCI source `insecure`), as the resource's `chart.plain_http`. Default: `false`, or the provider's `registries` entry for the host.", Optional: true},
 			"chart_version": schema.StringAttribute{
 				MarkdownDescription: "Version chosen; for OCI with `+<12 hex>` of the manifest digest, as in Flux.",
 				Computed:            true,
@@ -115,6 +117,7 @@ func (d *chartDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 		Username: m.Username.ValueString(), Password: m.Password.ValueString(),
 		CAFile: m.CAFile.ValueString(), CertFile: m.CertFile.ValueString(), KeyFile: m.KeyFile.ValueString(),
 		InsecureSkipTLSVerify: m.InsecureSkipTLSVerify.ValueBool(), PassCredentials: m.PassCredentials.ValueBool(),
+		PlainHTTP: m.PlainHTTP.ValueBool(),
 	}
 	repo, auth, err := chartsource.SplitRepositoryURL(repo, auth)
 	if err != nil {

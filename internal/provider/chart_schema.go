@@ -78,6 +78,10 @@ func chartAttribute() schema.SingleNestedAttribute {
 				MarkdownDescription: "Skip the verification of the repository's TLS certificate (HelmRepository `insecure`). Not with `git`: GitRepository always verifies, give `ca_file`. Default: `false`.",
 				Optional:            true,
 			},
+			"plain_http": schema.BoolAttribute{
+				MarkdownDescription: "Reach the OCI registry of `repository` (`oci://`) over plain HTTP instead of HTTPS, as `helm --plain-http` does: a registry on loopback or inside the network that serves no TLS (kind's local registry). With `engine = \"flux\"` it is the OCIRepository's `insecure`. A registry that answers plain HTTP without it fails the plan saying so. OCI registries only: a Helm repository's URL says `http://` itself. The provider's `registries` entry for the host can set it for every chart of the host. Default: `false`.",
+				Optional:            true,
+			},
 			"pass_credentials": schema.BoolAttribute{
 				MarkdownDescription: "Send the credentials to chart download URLs on other hosts than the repository's too (HelmRepository `passCredentials`). Default: `false`.",
 				Optional:            true,
@@ -110,6 +114,7 @@ type chartModel struct {
 	KeyFile               types.String      `tfsdk:"key_file"`
 	InsecureSkipTLSVerify types.Bool        `tfsdk:"insecure_skip_tls_verify"`
 	PassCredentials       types.Bool        `tfsdk:"pass_credentials"`
+	PlainHTTP             types.Bool        `tfsdk:"plain_http"`
 	Verify                *chartVerifyModel `tfsdk:"verify"`
 	DependencyUpdate      types.Bool        `tfsdk:"dependency_update"`
 }
@@ -128,6 +133,7 @@ func (m *chartModel) source(ctx context.Context, data *providerData) (chartsourc
 			Username: m.Username.ValueString(), Password: m.Password.ValueString(),
 			CAFile: m.CAFile.ValueString(), CertFile: m.CertFile.ValueString(), KeyFile: m.KeyFile.ValueString(),
 			InsecureSkipTLSVerify: m.InsecureSkipTLSVerify.ValueBool(), PassCredentials: m.PassCredentials.ValueBool(),
+			PlainHTTP: m.PlainHTTP.ValueBool(),
 		},
 	}
 	src.Git = gitSource(m.Git)
@@ -154,6 +160,24 @@ func (m *chartModel) source(ctx context.Context, data *providerData) (chartsourc
 		return data.withRegistryLogin(repository, chartsource.Auth{})
 	}
 	return src, diags
+}
+
+// validatePlainHTTP refuses, at plan, plain_http where there is no OCI
+// registry to reach, and TLS settings beside it.
+func validatePlainHTTP(c *chartModel, chart path.Path, diags *diag.Diagnostics) {
+	if !c.PlainHTTP.ValueBool() || c.Repository.IsUnknown() {
+		return
+	}
+	switch {
+	case !chartsource.IsOCI(c.Repository.ValueString()):
+		attrError(diags, chart.AtName("plain_http"), "chart.plain_http without an OCI registry",
+			"chart.plain_http reaches an OCI registry (repository = \"oci://…\") over plain HTTP; the chart's source is not one. A Helm repository says http:// in its URL, a Git repository too, and a bucket has bucket.insecure.",
+			"Remove chart.plain_http, or set chart.repository to the oci:// registry.")
+	case c.InsecureSkipTLSVerify.ValueBool() || !c.CAFile.IsNull() || !c.CertFile.IsNull() || !c.KeyFile.IsNull():
+		attrError(diags, chart.AtName("plain_http"), "chart.plain_http with TLS settings",
+			"chart.plain_http reaches the registry without TLS, so chart.insecure_skip_tls_verify, ca_file, cert_file and key_file would do nothing.",
+			"Remove chart.plain_http to reach the registry over HTTPS with those settings, or remove them.")
+	}
 }
 
 // chartError reports a chart source failure on the attribute of chart (the

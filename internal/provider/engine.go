@@ -98,7 +98,7 @@ func (r *releaseResource) engineOf(m *releaseModel) engine {
 type foundEngine interface {
 	// adopt fills m, being imported, with the release latest: its
 	// identity, chart, values, objects and status, as the engine runs it.
-	adopt(ctx context.Context, m *releaseModel, e *reconcile.Reconciler, latest *helm.Release, resp *resource.ReadResponse)
+	adopt(ctx context.Context, m *releaseModel, e *reconcile.Reconciler, latest *helm.Release, diags *diag.Diagnostics)
 	// ask records a force or reset request (a's kind) for the release
 	// rel, for what runs it.
 	ask(ctx context.Context, a *requestAction, rel *actionRelease, resp *action.InvokeResponse)

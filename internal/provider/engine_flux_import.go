@@ -6,7 +6,6 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
@@ -45,9 +44,8 @@ func fluxFoundOf(ctx context.Context, c *cluster, latest *helm.Release) (fluxFou
 // adopt imports the release as a resource with engine = "flux": its
 // name, chart (from the HelmRelease and its source), values, interval and
 // the controller's status.
-func (f fluxFound) adopt(ctx context.Context, m *releaseModel, e *reconcile.Reconciler, latest *helm.Release, resp *resource.ReadResponse) {
+func (f fluxFound) adopt(ctx context.Context, m *releaseModel, e *reconcile.Reconciler, latest *helm.Release, diags *diag.Diagnostics) {
 	hr, fe := f.hr, f.client
-	diags := &resp.Diagnostics
 	m.Namespace, m.Name = types.StringValue(hr.Namespace), types.StringValue(hr.Name)
 	diags.Append(adoptRelease(ctx, m, latest, releaseScope(e), e.Key)...)
 	if diags.HasError() {
@@ -88,9 +86,6 @@ func (f fluxFound) adopt(ctx context.Context, m *releaseModel, e *reconcile.Reco
 	status, d := statusObject(ctx, fluxStatus(hr, adopted))
 	diags.Append(d...)
 	m.Status = status
-	if !diags.HasError() {
-		diags.Append(setRelease(ctx, &resp.State.Raw, m)...)
-	}
 }
 
 // adoptChart writes chart of m from the chart the HelmRelease names.
@@ -108,6 +103,9 @@ func (fluxFound) adoptChart(ctx context.Context, m *releaseModel, chart chartsou
 		files, d := types.ListValueFrom(ctx, types.StringType, chart.ValuesFiles)
 		diags.Append(d...)
 		attrs["values_files"] = files
+	}
+	if chart.Auth.PlainHTTP {
+		attrs["plain_http"] = types.BoolValue(true)
 	}
 	c, d := types.ObjectValue(releaseChartAttribute().GetType().(types.ObjectType).AttrTypes, attrs)
 	diags.Append(d...)

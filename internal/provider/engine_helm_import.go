@@ -3,7 +3,7 @@ package provider
 import (
 	"context"
 
-	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
@@ -11,10 +11,6 @@ import (
 
 // adopt takes the release over as it is, for the provider's process to
 // run (see adoptRelease).
-func (helmFound) adopt(ctx context.Context, m *releaseModel, e *reconcile.Reconciler, latest *helm.Release, resp *resource.ReadResponse) {
-	resp.Diagnostics.Append(adoptRelease(ctx, m, latest, releaseScope(e), e.Key)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(setRelease(ctx, &resp.State.Raw, m)...)
+func (helmFound) adopt(ctx context.Context, m *releaseModel, e *reconcile.Reconciler, latest *helm.Release, diags *diag.Diagnostics) {
+	diags.Append(adoptRelease(ctx, m, latest, releaseScope(e), e.Key)...)
 }

@@ -32,7 +32,7 @@ func providerSchema() schema.Schema {
 					"must start with a letter or digit and hold only letters, digits, '-', '_' and '.', e.g. prod-eu"))},
 			},
 			"registries": schema.ListNestedAttribute{
-				MarkdownDescription: "Logins for OCI registries (`oci://` chart repositories, by host) and Helm repositories (`https://`, by URL prefix), used lazily when a chart is first resolved from them, for charts that set no `username` of their own. Each login is a `username` with a `password`, a `username` with an `exec` command printing a token that expires (ECR, GAR, ACR), or `docker_config` (OCI only). Default: none (anonymous pulls; the machine's Docker and Helm credential files are never read unless `docker_config` says so).",
+				MarkdownDescription: "Logins for OCI registries (`oci://` chart repositories, by host) and Helm repositories (`https://`, by URL prefix), used lazily when a chart is first resolved from them, for charts that set no `username` of their own. Each login is a `username` with a `password`, a `username` with an `exec` command printing a token that expires (ECR, GAR, ACR), or `docker_config` (OCI only); an OCI registry's entry may also, or only, set `plain_http`. Default: none (anonymous pulls; the machine's Docker and Helm credential files are never read unless `docker_config` says so).",
 				Optional:            true,
 				NestedObject: schema.NestedAttributeObject{
 					Attributes: map[string]schema.Attribute{
@@ -55,6 +55,10 @@ func providerSchema() schema.Schema {
 							MarkdownDescription: "Command that prints a token to use as the password, e.g. `aws ecr get-login-password`: run the first time a chart of this login is resolved in a Terraform run, and again when the registry or repository refuses the token (it expired), never more often. Its standard output less surrounding white space is the token, on one line; a command that fails, or prints no token within a minute, is reported with the last line of its standard error. The token is kept in memory only: never in state, plans, logs or errors (with `engine = \"flux\"` it is written to the release's credentials Secret, where it expires; see the guide). Default: none.",
 							Optional:            true,
 							Attributes:          commandAttributes(nil),
+						},
+						"plain_http": schema.BoolAttribute{
+							MarkdownDescription: "Reach this OCI registry over plain HTTP instead of HTTPS, for every chart and dependency from it (each chart's `chart.plain_http` as if set; with `engine = \"flux\"`, the OCIRepository's `insecure`): a registry on loopback or inside the network that serves no TLS, such as kind's local registry. An entry may set only `url` and `plain_http`, for a registry that needs no login. OCI registries only. Default: `false`.",
+							Optional:            true,
 						},
 						"docker_config": schema.BoolAttribute{
 							MarkdownDescription: "Take the registry's credentials from Docker's configuration, as `docker pull` does: `$DOCKER_CONFIG/config.json` (default `~/.docker/config.json`), its `auths`, `credsStore` and `credHelpers` (a `docker-credential-<name>` helper such as `ecr-login` or `gcloud` is run on each login to the registry). OCI registries only. Default: `false`.",

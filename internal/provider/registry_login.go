@@ -18,6 +18,7 @@ type registryModel struct {
 	Password     types.String `tfsdk:"password"`
 	Exec         types.Object `tfsdk:"exec"`
 	DockerConfig types.Bool   `tfsdk:"docker_config"`
+	PlainHTTP    types.Bool   `tfsdk:"plain_http"`
 }
 
 type registryExecModel struct {
@@ -63,6 +64,7 @@ func registryLogins(ctx context.Context, models []registryModel) ([]registryLogi
 	for _, m := range models {
 		l := registryLogin{url: m.URL.ValueString(), auth: chartsource.Auth{
 			Username: m.Username.ValueString(), Password: m.Password.ValueString(), DockerConfig: m.DockerConfig.ValueBool(),
+			PlainHTTP: m.PlainHTTP.ValueBool(),
 		}}
 		if !m.Exec.IsNull() && !m.Exec.IsUnknown() {
 			var e registryExecModel
@@ -100,18 +102,41 @@ func (d *providerData) registryAuth(repository string) *chartsource.Auth {
 }
 
 // withRegistryLogin completes auth, a chart's own, with the provider's
-// login for repository when the chart sets no user name: its user name
-// and password, login command or Docker configuration.
+// entry for repository: its user name and password, login command or
+// Docker configuration when the chart sets no user name, and plain HTTP
+// when the entry says so.
 func (d *providerData) withRegistryLogin(repository string, auth chartsource.Auth) chartsource.Auth {
-	if d == nil || auth.Username != "" {
+	if d == nil {
 		return auth
 	}
 	login := d.registryAuth(repository)
 	if login == nil {
 		return auth
 	}
-	auth.Username, auth.Password, auth.Login, auth.DockerConfig = login.Username, login.Password, login.Login, login.DockerConfig
+	auth.PlainHTTP = auth.PlainHTTP || login.PlainHTTP
+	if auth.Username == "" {
+		auth.Username, auth.Password, auth.Login, auth.DockerConfig = login.Username, login.Password, login.Login, login.DockerConfig
+	}
 	return auth
+}
+
+// chartAsConfigured is chart, read back from a release, as a
+// configuration would write it: without plain_http when the provider's
+// registries entry for its repository sets it.
+func (d *providerData) chartAsConfigured(chart types.Object, diags *diag.Diagnostics) types.Object {
+	attrs := chart.Attributes()
+	plain, _ := attrs["plain_http"].(types.Bool)
+	repository, _ := attrs["repository"].(types.String)
+	if !plain.ValueBool() || d == nil {
+		return chart
+	}
+	if login := d.registryAuth(repository.ValueString()); login == nil || !login.PlainHTTP {
+		return chart
+	}
+	attrs["plain_http"] = types.BoolNull()
+	c, dd := types.ObjectValue(chart.AttributeTypes(context.Background()), attrs)
+	diags.Append(dd...)
+	return c
 }
 
 // registryLoginValidator checks that a login of registries is one of:
@@ -134,7 +159,7 @@ func (registryLoginValidator) ValidateObject(ctx context.Context, req validator.
 	}
 	var m registryModel
 	resp.Diagnostics.Append(req.ConfigValue.As(ctx, &m, objectAsOptions)...)
-	if resp.Diagnostics.HasError() || m.URL.IsUnknown() || m.Username.IsUnknown() || m.Password.IsUnknown() || m.Exec.IsUnknown() || m.DockerConfig.IsUnknown() {
+	if resp.Diagnostics.HasError() || m.URL.IsUnknown() || m.Username.IsUnknown() || m.Password.IsUnknown() || m.Exec.IsUnknown() || m.DockerConfig.IsUnknown() || m.PlainHTTP.IsUnknown() {
 		return
 	}
 	const remedy = "Give a login one of: username and password; username and exec (a command printing a token); docker_config = true (OCI registries)."
@@ -145,8 +170,12 @@ func (registryLoginValidator) ValidateObject(ctx context.Context, req validator.
 		}
 	}
 	switch {
+	case m.PlainHTTP.ValueBool() && !chartsource.IsOCI(m.URL.ValueString()):
+		attrError(&resp.Diagnostics, req.Path.AtName("plain_http"), "plain_http for a Helm repository", "plain_http reaches an OCI registry over plain HTTP; "+m.URL.ValueString()+" is a Helm repository, whose URL says http:// itself.", "Remove plain_http, or use the registry's oci:// url.")
+	case sources == 0 && m.PlainHTTP.ValueBool() && m.Username.IsNull():
+		// Plain HTTP to a registry that needs no login.
 	case sources == 0:
-		attrError(&resp.Diagnostics, req.Path, "Registry login without credentials", "The login of "+m.URL.ValueString()+" sets no password, exec or docker_config.", remedy)
+		attrError(&resp.Diagnostics, req.Path, "Registry login without credentials", "The login of "+m.URL.ValueString()+" sets no password, exec or docker_config.", remedy+" An oci:// entry with plain_http = true may set none.")
 	case sources > 1:
 		attrError(&resp.Diagnostics, req.Path, "Registry login with several credentials", "The login of "+m.URL.ValueString()+" sets more than one of password, exec and docker_config.", remedy)
 	case m.DockerConfig.ValueBool() && !chartsource.IsOCI(m.URL.ValueString()):

@@ -73,6 +73,9 @@ func adoptRelease(ctx context.Context, m *releaseModel, latest *helm.Release, sc
 			if src.DependencyUpdate {
 				chartAttrs["dependency_update"] = types.BoolValue(true)
 			}
+			if src.PlainHTTP {
+				chartAttrs["plain_http"] = types.BoolValue(true)
+			}
 			if src.Git != nil {
 				chartAttrs["git"] = recordedGitObject(src.Git, &diags)
 			}
@@ -150,5 +153,10 @@ func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *
 	if m.Name.IsNull() {
 		on, _ = r.data.cluster(m.Cluster) // configured: the refresh checked
 	}
-	engineFound(ctx, on, latest).adopt(ctx, m, e, latest, resp)
+	engineFound(ctx, on, latest).adopt(ctx, m, e, latest, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	m.Chart = r.data.chartAsConfigured(m.Chart, &resp.Diagnostics)
+	resp.Diagnostics.Append(setRelease(ctx, &resp.State.Raw, m)...)
 }

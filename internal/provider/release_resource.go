@@ -58,6 +58,7 @@ func (r *releaseResource) ValidateConfig(ctx context.Context, req resource.Valid
 		validateBucket(&c.chartModel, path.Root("chart"), &resp.Diagnostics)
 		validateVerify(ctx, &c.chartModel, path.Root("chart"), &resp.Diagnostics)
 		validateDependencyUpdate(&c.chartModel, path.Root("chart"), &resp.Diagnostics)
+		validatePlainHTTP(&c.chartModel, path.Root("chart"), &resp.Diagnostics)
 	}
 	validateHealthChecks(ctx, &m, &resp.Diagnostics)
 	for _, a := range []struct {

@@ -140,6 +140,7 @@ func (d *templateDataSource) ValidateConfig(ctx context.Context, req datasource.
 		validateBucket(c, path.Root("chart"), &resp.Diagnostics)
 		validateVerify(ctx, c, path.Root("chart"), &resp.Diagnostics)
 		validateDependencyUpdate(c, path.Root("chart"), &resp.Diagnostics)
+		validatePlainHTTP(c, path.Root("chart"), &resp.Diagnostics)
 	}
 }
 

@@ -248,3 +248,50 @@ data "helmrelease_template" "t" {
 		},
 	})
 }
+
+// TestTemplate_plainHTTP: a registry serving plain HTTP, as kind's local
+// registry does, is refused with what to set; chart.plain_http, or the
+// provider's registries entry for its host (with no login), reaches it;
+// plain_http on a Helm repository's entry is refused at plan.
+func TestTemplate_plainHTTP(t *testing.T) {
+	registry := testrepo.NewOCIPlainHTTP(t)
+	registry.Push(t, testChart(t, "2.0.0"), nil)
+	host := strings.TrimSuffix(registry.URL, "/charts")
+	cacheDir := t.TempDir()
+	config := func(logins, chart string) string {
+		return fmt.Sprintf(`
+provider "helmrelease" {
+  cache_dir  = %q
+  registries = %s
+}
+
+data "helmrelease_template" "t" {
+  name      = "web"
+  namespace = "apps"
+  chart     = %s
+}
+`, cacheDir, logins, chart)
+	}
+	version := statecheck.ExpectKnownValue(tmpl, tfjsonpath.New("chart_version"), knownvalue.StringRegexp(regexp.MustCompile(`^2\.0\.0\+[0-9a-f]{12}$`)))
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:      config(`[]`, fmt.Sprintf(`{ repository = %q, name = "app" }`, registry.URL)),
+				ExpectError: errorText(`server gave HTTP response to HTTPS client (the registry serves plain HTTP: set chart.plain_http = true, or plain_http = true on the provider's registries entry for this host)`),
+			},
+			{
+				Config:            config(`[]`, fmt.Sprintf(`{ repository = %q, name = "app", plain_http = true }`, registry.URL)),
+				ConfigStateChecks: []statecheck.StateCheck{version},
+			},
+			{
+				Config:      config(`[{ url = "https://charts.example.com", plain_http = true }]`, fmt.Sprintf(`{ repository = %q, name = "app", plain_http = true }`, registry.URL)),
+				ExpectError: errorText(`Error: plain_http for a Helm repository`),
+			},
+			{
+				Config:            config(fmt.Sprintf(`[{ url = %q, plain_http = true }]`, host), fmt.Sprintf(`{ repository = %q, name = "app" }`, registry.URL)),
+				ConfigStateChecks: []statecheck.StateCheck{version},
+			},
+		},
+	})
+}

@@ -424,6 +424,7 @@ func (o *OCI) NotationSign(t testing.TB, chartName, version string, key *Notatio
 		Client:     &http.Client{Transport: o.transport},
 		Credential: orasauth.StaticCredential(repo.Reference.Registry, orasauth.Credential{Username: Username, Password: o.password}),
 	}
+	repo.PlainHTTP = o.plainHTTP
 	ref := o.Ref(chartName) + "@" + o.Digest(t, chartName, version)
 	_, err = notation.Sign(context.Background(), signer, notationregistry.NewRepository(repo), notation.SignOptions{
 		ArtifactReference: ref, SignerSignOptions: notation.SignerSignOptions{SignatureMediaType: "application/jose+json"},

@@ -188,11 +188,13 @@ func (h *HTTP) Add(t testing.TB, c *chart.Chart, signer *Signer) {
 	h.files["index.yaml"] = index
 }
 
-// OCI is a real OCI registry on loopback with TLS and basic authentication.
+// OCI is a real OCI registry on loopback with TLS and basic authentication,
+// or over plain HTTP for anyone (NewOCIPlainHTTP).
 type OCI struct {
 	// URL is the repository to name in configurations: oci://<host>/charts.
 	URL string
-	// CAFile is the PEM file of the registry's certificate.
+	// CAFile is the PEM file of the registry's certificate; empty over
+	// plain HTTP.
 	CAFile   string
 	client   *registry.Client
 	htpasswd string
@@ -200,6 +202,7 @@ type OCI struct {
 	// the registry was started with.
 	transport http.RoundTripper
 	password  string
+	plainHTTP bool
 }
 
 // Rotate makes the registry accept password alone for Username, as a
@@ -226,6 +229,14 @@ func NewOCI(t testing.TB) *OCI { return NewOCIWithPassword(t, Password) }
 // NewOCIWithPassword starts an empty registry requiring Username and
 // password; an empty password serves anyone.
 func NewOCIWithPassword(t testing.TB, password string) *OCI {
+	return newOCI(t, password, false)
+}
+
+// NewOCIPlainHTTP starts an empty registry serving anyone over plain HTTP,
+// as kind's local registry does.
+func NewOCIPlainHTTP(t testing.TB) *OCI { return newOCI(t, "", true) }
+
+func newOCI(t testing.TB, password string, plainHTTP bool) *OCI {
 	t.Helper()
 	dir := t.TempDir()
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
@@ -245,22 +256,29 @@ func NewOCIWithPassword(t testing.TB, password string) *OCI {
 	logrus.SetOutput(io.Discard) // the registry logs through logrus' standard logger
 	srv := httptest.NewUnstartedServer(handlers.NewApp(context.Background(), cfg))
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
-	ca := filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	client, err := registry.NewClient(
-		registry.ClientOptHTTPClient(srv.Client()),
+	opts := []registry.ClientOption{
 		registry.ClientOptBasicAuth(Username, password),
 		registry.ClientOptCredentialsFile(filepath.Join(dir, "credentials.json")),
-	)
+	}
+	ca := ""
+	if plainHTTP {
+		srv.Start()
+		opts = append(opts, registry.ClientOptPlainHTTP())
+	} else {
+		srv.StartTLS()
+		ca = filepath.Join(dir, "ca.pem")
+		if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(srv.Close)
+	client, err := registry.NewClient(append(opts, registry.ClientOptHTTPClient(srv.Client()))...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &OCI{URL: "oci://" + strings.TrimPrefix(srv.URL, "https://") + "/charts", CAFile: ca, client: client, htpasswd: htpasswd,
-		transport: srv.Client().Transport, password: password}
+	host := strings.TrimPrefix(strings.TrimPrefix(srv.URL, "https://"), "http://")
+	return &OCI{URL: "oci://" + host + "/charts", CAFile: ca, client: client, htpasswd: htpasswd,
+		transport: srv.Client().Transport, password: password, plainHTTP: plainHTTP}
 }
 
 // Push pushes c under the tag of its version (+ written _, as Helm does),
