@@ -120,8 +120,12 @@ func (e *Client) gitChartOf(ctx context.Context, t helmv2.HelmChartTemplateSpec,
 			g.Ref.Commit = ""
 		}
 	}
+	files, err := chartValuesFiles(t.Chart, t.ValuesFiles)
+	if err != nil {
+		return chartsource.Source{}, err
+	}
 	return chartsource.Source{
-		Name: t.Chart, Git: g, ValuesFiles: t.ValuesFiles,
+		Name: t.Chart, Git: g, ValuesFiles: files,
 		IgnoreMissingValuesFiles: t.IgnoreMissingValuesFiles, ReconcileStrategy: chartsource.ReconcileStrategy(t.ReconcileStrategy),
 	}, nil
 }
@@ -132,8 +136,12 @@ func (e *Client) bucketChartOf(ctx context.Context, t helmv2.HelmChartTemplateSp
 	if err := e.Kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: t.SourceRef.Name}, b); err != nil {
 		return chartsource.Source{}, fmt.Errorf("reading its Bucket: %w", err)
 	}
+	files, err := chartValuesFiles(t.Chart, t.ValuesFiles)
+	if err != nil {
+		return chartsource.Source{}, err
+	}
 	return chartsource.Source{
-		Name: t.Chart, ValuesFiles: t.ValuesFiles, IgnoreMissingValuesFiles: t.IgnoreMissingValuesFiles, ReconcileStrategy: chartsource.ReconcileStrategy(t.ReconcileStrategy),
+		Name: t.Chart, ValuesFiles: files, IgnoreMissingValuesFiles: t.IgnoreMissingValuesFiles, ReconcileStrategy: chartsource.ReconcileStrategy(t.ReconcileStrategy),
 		Bucket: &chartsource.Bucket{Endpoint: b.Spec.Endpoint, BucketName: b.Spec.BucketName, Prefix: b.Spec.Prefix, Region: b.Spec.Region, Provider: b.Spec.Provider, Insecure: b.Spec.Insecure},
 	}, nil
 }

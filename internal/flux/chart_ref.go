@@ -198,6 +198,12 @@ func (e *Client) helmChartSource(ctx context.Context, ref chartsource.ChartRef, 
 	default:
 		return src, refError(ref, "its source is a %s: the provider reads charts from a HelmRepository, GitRepository or Bucket", sref.Kind)
 	}
+	if src.Git != nil || src.Bucket != nil {
+		// source-controller reads these from the source's root.
+		if src.ValuesFiles, err = chartValuesFiles(hc.Spec.Chart, hc.Spec.ValuesFiles); err != nil {
+			return src, refError(ref, "%s", err)
+		}
+	}
 	return src, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"path"
 	"strings"
 	"time"
 
@@ -555,9 +556,51 @@ func chartTemplate(src chartsource.Source, kind, name string) *helmv2.HelmChartT
 		Chart:                    src.Name,
 		SourceRef:                helmv2.CrossNamespaceObjectReference{Kind: kind, Name: name},
 		ReconcileStrategy:        string(src.ReconcileStrategy),
-		ValuesFiles:              src.ValuesFiles,
+		ValuesFiles:              rootValuesFiles(src.Name, src.ValuesFiles),
 		IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles,
 	}}
+}
+
+// rootValuesFiles names files, values files of the chart at chartPath
+// named relative to the chart's directory (as chart.values_files names
+// them, for every source), relative to the root of the Git repository
+// or bucket holding it: source-controller reads the valuesFiles of a
+// HelmChart of those sources there (of a Helm repository's, in the
+// chart).
+func rootValuesFiles(chartPath string, files []string) []string {
+	if len(files) == 0 {
+		return nil
+	}
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = path.Join(path.Clean(chartPath), path.Clean(strings.TrimPrefix(f, "./")))
+	}
+	return out
+}
+
+// chartValuesFiles is rootValuesFiles the other way: files named relative
+// to a Git repository's or bucket's root, named relative to the chart
+// at chartPath in it. A file outside the chart's directory is an error:
+// the provider reads values files from the chart.
+func chartValuesFiles(chartPath string, files []string) ([]string, error) {
+	if len(files) == 0 {
+		return nil, nil
+	}
+	dir := path.Clean(strings.TrimPrefix(chartPath, "./"))
+	out := make([]string, len(files))
+	for i, f := range files {
+		rel, ok := path.Clean(f), true
+		if dir == "." {
+			ok = rel != ".." && !strings.HasPrefix(rel, "../") && !path.IsAbs(rel)
+		} else {
+			rel, ok = strings.CutPrefix(rel, dir+"/")
+		}
+		if !ok {
+			return nil, fmt.Errorf("values file %q is outside the chart's directory %q: the provider reads values files from the chart (chart.values_files, relative to it); move the file into the chart's directory", f, chartPath)
+		}
+		out[i] = rel
+	}
+	return out, nil
 }
 
 // gitReference is the GitRepository reference of ref, pinned to the

@@ -3,6 +3,7 @@ package flux
 import (
 	"encoding/json"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -434,5 +435,56 @@ func TestBuildVerify(t *testing.T) {
 				t.Errorf("objects %v: the Secret is applied after the source", o.List())
 			}
 		})
+	}
+}
+
+// TestValuesFilesPaths: values files, named relative to the chart, are
+// written relative to the Git repository's or bucket's root, where
+// source-controller reads them, and read back relative to the chart; a
+// file outside the chart's directory is refused.
+func TestValuesFilesPaths(t *testing.T) {
+	for _, tc := range []struct {
+		chart       string
+		files, root []string
+	}{
+		{"charts/app", []string{"values.yaml", "./values-prod.yaml", "env/eu.yaml"}, []string{"charts/app/values.yaml", "charts/app/values-prod.yaml", "charts/app/env/eu.yaml"}},
+		{"./charts/app/", []string{"values.yaml"}, []string{"charts/app/values.yaml"}},
+		{".", []string{"values.yaml", "env/eu.yaml"}, []string{"values.yaml", "env/eu.yaml"}},
+		{"app", nil, nil},
+	} {
+		t.Run(tc.chart, func(t *testing.T) {
+			root := rootValuesFiles(tc.chart, tc.files)
+			if !slices.Equal(root, tc.root) {
+				t.Errorf("rootValuesFiles(%q, %q) = %q, want %q", tc.chart, tc.files, root, tc.root)
+			}
+			back, err := chartValuesFiles(tc.chart, root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range back {
+				if back[i] != path.Clean(tc.files[i]) {
+					t.Errorf("chartValuesFiles(%q, %q) = %q, want %q", tc.chart, root, back, tc.files)
+				}
+			}
+		})
+	}
+	for _, tc := range []struct{ chart, file string }{
+		{"charts/app", "envs/prod/values.yaml"},
+		{"charts/app", "charts/application/values.yaml"},
+		{"charts/app", "charts/app/../other/values.yaml"},
+		{".", "../values.yaml"},
+	} {
+		if _, err := chartValuesFiles(tc.chart, []string{tc.file}); err == nil || !strings.Contains(err.Error(), "outside the chart's directory") {
+			t.Errorf("chartValuesFiles(%q, [%q]) = %v, want outside the chart's directory", tc.chart, tc.file, err)
+		}
+	}
+	// The HelmChart template of a Git chart names them from the root.
+	o, err := Build(&Release{Spec: &reconcile.Spec{Name: "web", Namespace: "apps"}, Chart: Chart{Version: "1.0.0", Source: chartsource.Source{Name: "charts/app", ValuesFiles: []string{"values-prod.yaml"},
+		Git: &chartsource.Git{URL: "https://example.com/charts.git", Ref: chartsource.GitRef{Branch: "main"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.HelmRelease.Spec.Chart.Spec.ValuesFiles; !slices.Equal(got, []string{"charts/app/values-prod.yaml"}) {
+		t.Errorf("HelmChart template valuesFiles %q", got)
 	}
 }

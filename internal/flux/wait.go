@@ -95,6 +95,13 @@ func (e *Client) Wait(ctx context.Context, namespace, name string, want Want, ti
 				err := e.notReady(ctx, hr, want, timeout, false)
 				err.RetryingLater = true
 				return hr, err
+			case !apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.ReadyCondition) && e.chartStalled(ctx, hr) != "":
+				// source-controller gave up on the chart (a values file
+				// missing, an invalid chart reference): helm-controller
+				// would wait for it until the timeout.
+				err := e.notReady(ctx, hr, want, timeout, false)
+				err.SourceStalled = e.chartStalled(ctx, hr)
+				return hr, err
 			case apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.ReconcilingCondition):
 			case apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.ReadyCondition):
 				mismatch := historyMismatch(hr, want)
@@ -175,6 +182,9 @@ type NotReadyError struct {
 	RetryingLater bool
 	// Mismatch says how a Ready release differs from the plan.
 	Mismatch string
+	// SourceStalled names the chart source source-controller stopped
+	// retrying, with its reason.
+	SourceStalled string
 	Timeout  time.Duration
 	// Grace, when set, ended the wait before its timeout: nothing of the
 	// HelmRelease moved for this long (DefaultControllerGrace).
@@ -197,6 +207,8 @@ func (e *NotReadyError) Error() string {
 		fmt.Fprintf(&b, "%s: %s", ref, e.Mismatch)
 	case e.Stalled:
 		fmt.Fprintf(&b, "%s stalled: the controller does not retry", ref)
+	case e.SourceStalled != "":
+		fmt.Fprintf(&b, "%s cannot get its chart: source-controller stopped retrying %s", ref, e.SourceStalled)
 	case e.RetryingLater:
 		fmt.Fprintf(&b, "%s failed: the controller retries it after its retry interval (strategy RetryOnFailure)", ref)
 	case e.Grace > 0:
@@ -360,6 +372,47 @@ func sourceOf(hr *helmv2.HelmRelease) (kind, name string) {
 		return hr.Spec.Chart.Spec.SourceRef.Kind, hr.Spec.Chart.Spec.SourceRef.Name
 	}
 	return "", ""
+}
+
+// chartStalled names the object the HelmRelease's chart is built from
+// (its HelmChart, or the object of spec.chartRef) when source-controller
+// marks it Stalled at its current generation, with the reason; empty
+// otherwise. Stalled is for errors it does not retry until the object
+// changes (a values file missing, an invalid chart reference).
+func (e *Client) chartStalled(ctx context.Context, hr *helmv2.HelmRelease) string {
+	kind, name := sourceOf(hr)
+	namespace := hr.Namespace
+	if hr.Spec.ChartRef != nil && hr.Spec.ChartRef.Namespace != "" {
+		namespace = hr.Spec.ChartRef.Namespace
+	}
+	if hr.Spec.Chart != nil {
+		ns, n, ok := strings.Cut(hr.Status.HelmChart, "/")
+		if !ok {
+			return ""
+		}
+		kind, namespace, name = sourcev1.HelmChartKind, ns, n
+	}
+	if kind == "" {
+		return ""
+	}
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(sourcev1.GroupVersion.String())
+	u.SetKind(kind)
+	if e.Kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u) != nil {
+		return ""
+	}
+	observedGeneration, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	if observedGeneration < u.GetGeneration() {
+		return ""
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == meta.StalledCondition && m["status"] == string(metav1.ConditionTrue) {
+			return fmt.Sprintf("%s %s/%s (%s): %s", kind, namespace, name, m["reason"], m["message"])
+		}
+	}
+	return ""
 }
 
 // artifactOf names the revision of the HelmChart's artifact, and the

@@ -204,6 +204,9 @@ func reportFluxWait(diags *diag.Diagnostics, id string, err error) {
 		case nr.RetryingLater:
 			summary = "Release failed in Flux"
 			remedy = "Fix the cause the conditions and events name. The controller retries the release on its own after the strategy's retry_interval (default 5m), and every apply retries it too (strategy RetryOnFailure: no remediation)."
+		case nr.SourceStalled != "":
+			summary = "Chart source failed in Flux"
+			remedy = "Fix what source-controller names (a values file must be in the chart's directory, as values_files says; the chart must be at chart.name), then apply again: the HelmRelease stays as written."
 		case nr.Mismatch != "":
 			summary = "Release not as planned"
 			remedy = "Another change reached the HelmRelease or its source between the plan and the controller's reconcile; plan again."

@@ -9,6 +9,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 )
 
 // validate refuses what Flux's controller cannot do or has no use for:
@@ -40,6 +42,11 @@ func (fluxEngine) validate(ctx context.Context, m *releaseModel, diags *diag.Dia
 		attrError(diags, chart.AtName("dependency_update"), "Dependency update with the Flux engine",
 			"source-controller builds a chart's dependencies that its charts/ lacks from Chart.yaml, and keeps the ones charts/ holds: it has no dependency update to hand the release to.",
 			"Commit the dependencies you want in the chart's charts/ (helm dependency update), or remove them from charts/ so that source-controller fetches them, and remove dependency_update; or keep engine = \""+engineHelm+"\".")
+	}
+	if !c.ValuesFiles.IsNull() && !c.Repository.IsUnknown() && chartsource.IsOCI(c.Repository.ValueString()) {
+		attrError(diags, chart.AtName("values_files"), "Values files of an OCI chart with the Flux engine",
+			"The provider hands an OCI chart to Flux as an OCIRepository named by the HelmRelease's spec.chartRef, whose chart helm-controller deploys with its values.yaml: Flux has no values files for it, and the release would not be the one planned.",
+			"Write the values files' content in values (or values_from), or keep engine = \""+engineHelm+"\".")
 	}
 	if c.InsecureSkipTLSVerify.ValueBool() {
 		attrError(diags, chart.AtName("insecure_skip_tls_verify"), "TLS verification off with the Flux engine",

@@ -85,6 +85,8 @@ resource "helmrelease_release" "r" {
   chart = { name = "app", repository = "oci://registry.example.com/charts", verify = { provider = "notation", secret_ref = { name = "signers" }, trust_policy = "{}" } }`, `Error: Trust policy beside a Secret with the Flux engine`},
 		{`chart = { name = "app", repository = "oci://" }`, `Error: Invalid repository URL … The repository URL at chart.repository is not valid: not an https://, http:// or oci:// URL with a host`},
 		{`chart = { name = "app", repository = "https://charts.example.com/?token=s3cret-in-query" }`, `The repository URL at chart.repository is not valid: a repository URL may not carry a query string or a fragment`},
+		{`engine = "flux"
+  chart = { name = "app", repository = "oci://registry.example.com/charts", values_files = ["values-prod.yaml"] }`, `Error: Values files of an OCI chart with the Flux engine`},
 		{`chart = { name = "app", git = { url = "git@github.com:org/charts.git" } }`, `The Git URL at chart.git.url is not valid: not a URL with a host`},
 		{`chart = { name = "app", git = { url = "ftp://example.com/charts.git" } }`, `The Git URL at chart.git.url is not valid: scheme "ftp": GitRepository takes https, http and ssh`},
 		{`chart = { name = "app", git = { url = "https://bot:s3cret@example.com/charts.git" } }`, `The Git URL at chart.git.url is not valid: credentials in the URL are shown in plans and kept in the state`},
