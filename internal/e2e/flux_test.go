@@ -41,12 +41,28 @@ var helmReleases = schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", 
 // started for f alone, watch.
 func withFluxControllers(t *testing.T, f func(t *testing.T, run *fluxRun)) {
 	t.Helper()
+	withFluxControllersOf(t, false, f)
+}
+
+// withNewestFluxControllers is withFluxControllers for the newest
+// helm-controller only.
+func withNewestFluxControllers(t *testing.T, f func(t *testing.T, run *fluxRun)) {
+	t.Helper()
+	withFluxControllersOf(t, true, f)
+}
+
+func withFluxControllersOf(t *testing.T, newestOnly bool, f func(t *testing.T, run *fluxRun)) {
+	t.Helper()
 	parallelMatrix(t)
-	versions, err := testcluster.FluxVersions()
+	all, err := testcluster.FluxVersions()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, version := range versions[testcluster.HelmController] {
+	versions := all[testcluster.HelmController]
+	if newestOnly && len(versions) > 0 {
+		versions = versions[len(versions)-1:]
+	}
+	for _, version := range versions {
 		t.Run("helm-controller "+version, func(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)

@@ -1,0 +1,597 @@
+//go:build unix
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	releasecommon "helm.sh/helm/v4/pkg/release/common"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo/s3server"
+)
+
+// The conformance matrix: every chart source (a row) on every path of a
+// release's life (a column), on both engines. A cell either passes or is
+// refused at plan with its reason, which the test asserts; the chart
+// sources guide shows the same table (TestConformanceTableInDocs).
+
+// Paths of the matrix, in the order the test runs them.
+const (
+	pathInstall     = "install"
+	pathEmptyPlan   = "empty plan"
+	pathNewVersion  = "new version"
+	pathValuesFiles = "values files"
+	pathDrift       = "drift"
+	pathImport      = "import"
+	pathHandOver    = "hand-over"
+	pathDestroy     = "destroy"
+)
+
+var conformancePaths = []string{pathInstall, pathEmptyPlan, pathNewVersion, pathValuesFiles, pathDrift, pathImport, pathHandOver, pathDestroy}
+
+// Refusals at plan, by the words the plan's error starts with.
+const (
+	refusedLocalFlux    = "Local chart with the Flux engine"
+	refusedOCIValues    = "Values files of an OCI chart with the Flux engine"
+	refusedKeyringFlux  = "Provenance keyring with the Flux engine"
+	notApplicableValues = "n/a: `chart_ref` names no values files (a HelmChart has its own)"
+)
+
+// conformanceSource is a row: a chart source, as a configuration names it.
+type conformanceSource struct {
+	// key names the row's releases (<engine letter>-<key>).
+	key   string
+	label string
+	// chart is the release's chart (or chart_ref) HCL, with values files
+	// when valuesFiles is set.
+	chart func(e *conformanceEnv, valuesFiles bool) string
+	// publish makes version of the chart the source's newest.
+	publish func(t *testing.T, e *conformanceEnv, version string)
+	// refused are the paths refused at plan, by engine, with the words
+	// of the refusal (or, prefixed "n/a", why the path does not apply).
+	refused map[string]map[string]string
+}
+
+// fluxRefusesAll refuses every path under the Flux engine, and the
+// hand-over to it.
+func fluxRefusesAll(reason string) map[string]map[string]string {
+	flux := map[string]string{}
+	for _, p := range conformancePaths {
+		flux[p] = reason
+	}
+	return map[string]map[string]string{"flux": flux, "helm": {pathHandOver: reason}}
+}
+
+var conformanceSources = []conformanceSource{
+	{key: "repo", label: "Helm repository, basic auth", chart: func(e *conformanceEnv, vf bool) string {
+		return fmt.Sprintf(`chart = { name = "svc", repository = %q, username = %q, password = %q%s }`, e.repo.URL, testrepo.Username, testrepo.Password, valuesFilesHCL(vf))
+	}, publish: func(t *testing.T, e *conformanceEnv, version string) {
+		e.repo.Add(t, svcPackaged(t, version), e.signer)
+	}},
+	{key: "repo-pgp", label: "Helm repository, `verify` pgp (provenance)", chart: func(e *conformanceEnv, vf bool) string {
+		return fmt.Sprintf(`chart = { name = "svc", repository = %q, username = %q, password = %q, verify = { keyring = %q }%s }`, e.repo.URL, testrepo.Username, testrepo.Password, e.signer.Keyring, valuesFilesHCL(vf))
+	}, publish: func(*testing.T, *conformanceEnv, string) {}, refused: fluxRefusesAll(refusedKeyringFlux)},
+	{key: "oci", label: "OCI registry over TLS, login", chart: func(e *conformanceEnv, vf bool) string {
+		return fmt.Sprintf(`chart = { name = "svc", repository = %q, ca_file = %q%s }`, e.oci.URL, e.oci.CAFile, valuesFilesHCL(vf))
+	}, publish: func(t *testing.T, e *conformanceEnv, version string) {
+		e.oci.Push(t, svcPackaged(t, version), nil)
+		e.oci.CosignSign(t, "svc", version, e.cosign)
+	}, refused: map[string]map[string]string{"flux": {pathValuesFiles: refusedOCIValues}}},
+	{key: "oci-cosign", label: "OCI registry over TLS, `verify` cosign", chart: func(e *conformanceEnv, vf bool) string {
+		return fmt.Sprintf(`chart = { name = "svc", repository = %q, ca_file = %q, verify = { public_keys = [%q] }%s }`, e.oci.URL, e.oci.CAFile, string(e.cosign.PublicPEM), valuesFilesHCL(vf))
+	}, publish: func(*testing.T, *conformanceEnv, string) {}, refused: map[string]map[string]string{"flux": {pathValuesFiles: refusedOCIValues}}},
+	{key: "oci-http", label: "OCI registry over plain HTTP (`plain_http`)", chart: func(e *conformanceEnv, vf bool) string {
+		return fmt.Sprintf(`chart = { name = "svc", repository = %q, plain_http = true%s }`, e.plain.URL, valuesFilesHCL(vf))
+	}, publish: func(t *testing.T, e *conformanceEnv, version string) { e.plain.Push(t, svcPackaged(t, version), nil) },
+		refused: map[string]map[string]string{"flux": {pathValuesFiles: refusedOCIValues}}},
+	{key: "dir", label: "Local directory", chart: func(e *conformanceEnv, vf bool) string {
+		return fmt.Sprintf(`chart = { name = %q%s }`, e.localDir, valuesFilesHCL(vf))
+	}, publish: func(t *testing.T, e *conformanceEnv, version string) { writeSvcDir(t, e.localDir, version) }, refused: fluxRefusesAll(refusedLocalFlux)},
+	{key: "tgz", label: "Local `.tgz`", chart: func(e *conformanceEnv, vf bool) string {
+		return fmt.Sprintf(`chart = { name = %q%s }`, e.localTgz, valuesFilesHCL(vf))
+	}, publish: func(t *testing.T, e *conformanceEnv, version string) { writeChartTgz(t, e.localTgz, version) }, refused: fluxRefusesAll(refusedLocalFlux)},
+	{key: "git-http", label: "Git over HTTP, basic auth", chart: func(e *conformanceEnv, vf bool) string {
+		return fmt.Sprintf(`chart = { name = "charts/svc", git = { url = %q, ref = { branch = "main" } }, username = %q, password = %q%s }`, e.git.HTTPURL("charts"), testrepo.Username, testrepo.Password, valuesFilesHCL(vf))
+	}, publish: func(t *testing.T, e *conformanceEnv, version string) {
+		e.git.Commit(t, "charts", "main", svcFiles(t, "charts/svc", version))
+	}},
+	{key: "git-ssh", label: "Git over SSH", chart: func(e *conformanceEnv, vf bool) string {
+		return fmt.Sprintf(`chart = { name = "charts/svc", git = { url = %q, ref = { branch = "main" }, private_key = %q, known_hosts = %q }%s }`, e.git.SSHURL("charts"), e.git.Identity, e.git.KnownHosts, valuesFilesHCL(vf))
+	}, publish: func(*testing.T, *conformanceEnv, string) {}},
+	{key: "bucket", label: "S3-compatible bucket", chart: func(e *conformanceEnv, vf bool) string {
+		return fmt.Sprintf(`chart = { name = "charts/svc", bucket = { endpoint = %q, bucket_name = "charts", insecure = true, region = %q }, username = %q, password = %q%s }`, e.s3.Endpoint, s3server.Region, testrepo.Username, testrepo.Password, valuesFilesHCL(vf))
+	}, publish: func(t *testing.T, e *conformanceEnv, version string) {
+		e.s3.Put(t, "charts", svcFiles(t, "charts/svc", version))
+	}},
+	{key: "ref-oci", label: "`chart_ref` to an OCIRepository", chart: func(*conformanceEnv, bool) string {
+		return `chart_ref = { kind = "OCIRepository", name = "m-oci" }`
+	}, publish: func(t *testing.T, e *conformanceEnv, version string) {
+		e.reconcileRefs(t, ociRepositories, "m-oci", version)
+	},
+		refused: map[string]map[string]string{"helm": {pathValuesFiles: notApplicableValues}, "flux": {pathValuesFiles: notApplicableValues}}},
+	{key: "ref-hc-http", label: "`chart_ref` to a HelmChart of a Helm repository", chart: func(*conformanceEnv, bool) string {
+		return `chart_ref = { kind = "HelmChart", name = "m-hc-http" }`
+	}, publish: func(t *testing.T, e *conformanceEnv, version string) {
+		e.reconcileRefs(t, helmCharts, "m-hc-http", version)
+	},
+		refused: map[string]map[string]string{"helm": {pathValuesFiles: notApplicableValues}, "flux": {pathValuesFiles: notApplicableValues}}},
+	{key: "ref-hc-oci", label: "`chart_ref` to a HelmChart of an OCI HelmRepository", chart: func(*conformanceEnv, bool) string {
+		return `chart_ref = { kind = "HelmChart", name = "m-hc-oci" }`
+	}, publish: func(t *testing.T, e *conformanceEnv, version string) {
+		e.reconcileRefs(t, helmCharts, "m-hc-oci", version)
+	},
+		refused: map[string]map[string]string{"helm": {pathValuesFiles: notApplicableValues}, "flux": {pathValuesFiles: notApplicableValues}}},
+	{key: "ref-hc-git", label: "`chart_ref` to a HelmChart of a GitRepository", chart: func(*conformanceEnv, bool) string {
+		return `chart_ref = { kind = "HelmChart", name = "m-hc-git" }`
+	}, publish: func(t *testing.T, e *conformanceEnv, version string) {
+		e.reconcileRefs(t, gitRepositories, "m-git", "")
+		e.reconcileRefs(t, helmCharts, "m-hc-git", version)
+	}, refused: map[string]map[string]string{"helm": {pathValuesFiles: notApplicableValues}, "flux": {pathValuesFiles: notApplicableValues}}},
+}
+
+func valuesFilesHCL(on bool) string {
+	if !on {
+		return ""
+	}
+	return `, values_files = ["values.yaml", "values-prod.yaml"]`
+}
+
+// svcChartDir is the svc chart's directory.
+func svcChartDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "testdata", "charts", "svc")
+}
+
+// valuesProd is the values file the values files path adds.
+const valuesProd = "message: from values-prod\n"
+
+// svcPackaged is the svc chart at version, with values-prod.yaml.
+func svcPackaged(t *testing.T, version string) *chart.Chart {
+	c := testrepo.LoadChart(t, svcChartDir(), version)
+	c.Files = append(c.Files, &common.File{Name: "values-prod.yaml", Data: []byte(valuesProd)})
+	return c
+}
+
+// svcFiles are the files of the svc chart at version under dir, with
+// values-prod.yaml.
+func svcFiles(t *testing.T, dir, version string) map[string]string {
+	files := testrepo.ChartFiles(t, svcChartDir(), dir)
+	files[dir+"/Chart.yaml"] = strings.Replace(files[dir+"/Chart.yaml"], "version: 1.0.0", "version: "+version, 1)
+	files[dir+"/values-prod.yaml"] = valuesProd
+	return files
+}
+
+func writeSvcDir(t *testing.T, dir, version string) {
+	for name, content := range svcFiles(t, ".", version) {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func writeChartTgz(t *testing.T, file, version string) {
+	archive, _ := testrepo.Package(t, svcPackaged(t, version))
+	if err := os.WriteFile(file, archive, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// conformanceEnv holds the matrix's servers and Flux objects.
+type conformanceEnv struct {
+	run                *fluxRun
+	dyn                dynamic.Interface
+	repo               *testrepo.HTTP
+	signer             *testrepo.Signer
+	oci, plain         *testrepo.OCI
+	cosign             *testrepo.CosignKey
+	git                *testrepo.Git
+	s3                 *s3server.S3
+	localDir, localTgz string
+}
+
+func newConformanceEnv(t *testing.T, run *fluxRun) *conformanceEnv {
+	e := &conformanceEnv{run: run, dyn: dynamic.NewForConfigOrDie(run.rest),
+		repo: testrepo.NewHTTP(t), signer: testrepo.NewSigner(t, "release-team"),
+		oci: testrepo.NewOCI(t), plain: testrepo.NewOCIPlainHTTP(t), cosign: testrepo.NewCosignKey(t),
+		git: testrepo.NewGit(t), s3: s3server.New(t)}
+	e.repo.Add(t, svcPackaged(t, "1.0.0"), e.signer)
+	e.oci.Push(t, svcPackaged(t, "1.0.0"), nil)
+	e.oci.CosignSign(t, "svc", "1.0.0", e.cosign)
+	e.plain.Push(t, svcPackaged(t, "1.0.0"), nil)
+	e.git.Commit(t, "charts", "main", svcFiles(t, "charts/svc", "1.0.0"))
+	e.s3.MakeBucket(t, "charts")
+	e.s3.Put(t, "charts", svcFiles(t, "charts/svc", "1.0.0"))
+	e.localDir = filepath.Join(t.TempDir(), "svc")
+	writeSvcDir(t, e.localDir, "1.0.0")
+	e.localTgz = filepath.Join(t.TempDir(), "svc.tgz")
+	writeChartTgz(t, e.localTgz, "1.0.0")
+
+	// The objects a team managing Flux sources writes, each following
+	// the newest version.
+	ns := run.ns
+	objects := append(registrySecrets(t, e.oci, "m-oci-login", "m-oci-ca"), []map[string]any{
+		{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "m-login"}, "stringData": map[string]any{"username": testrepo.Username, "password": testrepo.Password}},
+		{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "OCIRepository", "metadata": map[string]any{"name": "m-oci"}, "spec": map[string]any{
+			"url": e.oci.URL + "/svc", "interval": "10m", "ref": map[string]any{"semver": "*"},
+			"secretRef": map[string]any{"name": "m-oci-login"}, "certSecretRef": map[string]any{"name": "m-oci-ca"},
+			"layerSelector": map[string]any{"mediaType": "application/vnd.cncf.helm.chart.content.v1.tar+gzip", "operation": "copy"},
+		}},
+		{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmRepository", "metadata": map[string]any{"name": "m-http"}, "spec": map[string]any{
+			"url": e.repo.URL, "interval": "10m", "secretRef": map[string]any{"name": "m-login"},
+		}},
+		{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmChart", "metadata": map[string]any{"name": "m-hc-http"}, "spec": map[string]any{
+			"chart": "svc", "version": "*", "interval": "10m", "sourceRef": map[string]any{"kind": "HelmRepository", "name": "m-http"},
+		}},
+		{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmRepository", "metadata": map[string]any{"name": "m-oci-repo"}, "spec": map[string]any{
+			"type": "oci", "url": e.oci.URL, "interval": "10m", "secretRef": map[string]any{"name": "m-oci-login"}, "certSecretRef": map[string]any{"name": "m-oci-ca"},
+		}},
+		{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmChart", "metadata": map[string]any{"name": "m-hc-oci"}, "spec": map[string]any{
+			"chart": "svc", "version": "*", "interval": "10m", "sourceRef": map[string]any{"kind": "HelmRepository", "name": "m-oci-repo"},
+		}},
+		{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository", "metadata": map[string]any{"name": "m-git"}, "spec": map[string]any{
+			"url": e.git.HTTPURL("charts"), "interval": "10m", "ref": map[string]any{"branch": "main"}, "secretRef": map[string]any{"name": "m-login"},
+		}},
+		{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmChart", "metadata": map[string]any{"name": "m-hc-git"}, "spec": map[string]any{
+			"chart": "charts/svc", "interval": "10m", "sourceRef": map[string]any{"kind": "GitRepository", "name": "m-git"},
+		}},
+	}...)
+	createObjects(t, e.dyn, ns, objects)
+	artifactOf(t, e.dyn, ociRepositories, ns, "m-oci", true, func(rev string) bool { return strings.HasPrefix(rev, "1.0.0@") })
+	for _, hc := range []string{"m-hc-http", "m-hc-oci", "m-hc-git"} {
+		artifactOf(t, e.dyn, helmCharts, ns, hc, true, func(rev string) bool { return strings.HasPrefix(rev, "1.0.0") })
+	}
+	return e
+}
+
+// reconcileRefs asks source-controller to fetch the object's source
+// again, and waits for its artifact of version (any, when empty).
+func (e *conformanceEnv) reconcileRefs(t *testing.T, gvr schema.GroupVersionResource, name, version string) {
+	requestReconcile(t, e.dyn, gvr, e.run.ns, name)
+	artifactOf(t, e.dyn, gvr, e.run.ns, name, true, func(rev string) bool { return strings.HasPrefix(rev, version) })
+}
+
+// conformanceRelease is the HCL of the row's release on engine.
+func (e *conformanceEnv) release(s conformanceSource, engine, name string, valuesFiles bool) string {
+	return fmt.Sprintf(`
+resource "helmrelease_release" %[1]q {
+  name            = %[1]q
+  namespace       = %[2]q
+  engine          = %[3]q
+  drift_detection = { mode = "enabled" }
+  %[4]s
+}
+`, name, e.run.ns, engine, s.chart(e, valuesFiles))
+}
+
+func (e *conformanceEnv) provider(cacheDir string) string {
+	return fmt.Sprintf(`terraform {
+  required_providers {
+    helmrelease = { source = "helmrelease/helmrelease" }
+  }
+}
+
+provider "helmrelease" {
+  kubernetes = { config_path = %q }
+  cache_dir  = %q
+}
+`, e.run.kubeconfig, cacheDir)
+}
+
+// conformanceWorkspace runs the rows on one engine (the engine the
+// releases are created with) in one configuration: what a path refuses
+// is planned alone, so the others' cells go on.
+type conformanceWorkspace struct {
+	e        *conformanceEnv
+	w        *workspace
+	engine   string
+	cacheDir string
+	st       *storage
+	// values: the releases name values files.
+	values bool
+	// engines are the rows' engines now (hand-over).
+	engines map[string]string
+}
+
+func (c *conformanceWorkspace) name(s conformanceSource) string { return c.engine[:1] + "-" + s.key }
+
+func (c *conformanceWorkspace) refusal(s conformanceSource, engine, path string) string {
+	return s.refused[engine][path]
+}
+
+// config is the configuration of the rows not refused.
+func (c *conformanceWorkspace) config() string {
+	b := c.e.provider(c.cacheDir)
+	for _, s := range conformanceSources {
+		engine := c.engines[s.key]
+		if c.refusal(s, engine, pathInstall) != "" {
+			continue
+		}
+		values := c.values && !strings.HasPrefix(c.refusal(s, engine, pathValuesFiles), "n/a") && c.refusal(s, engine, pathValuesFiles) == ""
+		b += c.e.release(s, engine, c.name(s), values)
+	}
+	return b
+}
+
+// expectRefusals plans each row that path refuses on engine alone, with
+// the rest of the configuration, and asserts the refusal.
+func (c *conformanceWorkspace) expectRefusals(t *testing.T, path string, engine string, valuesFiles bool) {
+	t.Helper()
+	for _, s := range conformanceSources {
+		reason := c.refusal(s, engine, path)
+		if reason == "" || strings.HasPrefix(reason, "n/a") {
+			continue
+		}
+		w := newWorkspace(t, "refused-"+s.key)
+		w.write(c.e.provider(c.cacheDir) + c.e.release(s, engine, "r-"+s.key, valuesFiles))
+		res := w.must(1, "plan", "-input=false", "-no-color")
+		if !has(res.stderr, reason) {
+			t.Errorf("%s, %s on engine %s: the plan's error does not say %q:\n%s", s.label, path, engine, reason, res.stderr)
+		}
+	}
+}
+
+// configMaps are the ConfigMaps of the rows' releases: uid and message.
+func (c *conformanceWorkspace) configMaps(t *testing.T) map[string][2]string {
+	t.Helper()
+	out := map[string][2]string{}
+	for _, s := range conformanceSources {
+		if c.refusal(s, c.engine, pathInstall) != "" {
+			continue
+		}
+		cm := configMapOn(t, c.e.run.cs, c.e.run.ns, c.name(s))
+		out[s.key] = [2]string{string(cm.UID), cm.Data["message"]}
+	}
+	return out
+}
+
+// revisions are the newest revision of each row's release.
+func (c *conformanceWorkspace) revisions(t *testing.T) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, s := range conformanceSources {
+		if c.refusal(s, c.engine, pathInstall) != "" {
+			continue
+		}
+		latest := c.st.latest(c.name(s))
+		if latest == nil || latest.Info.Status != releasecommon.StatusDeployed {
+			t.Errorf("%s on engine %s: %s, want it deployed", s.label, c.engine, c.st.describe(c.name(s)))
+			continue
+		}
+		out[s.key] = latest.Version
+	}
+	return out
+}
+
+// versions checks that each row's release runs the chart version.
+func (c *conformanceWorkspace) versions(t *testing.T, version string) {
+	t.Helper()
+	for _, s := range conformanceSources {
+		if c.refusal(s, c.engine, pathInstall) != "" {
+			continue
+		}
+		if latest := c.st.latest(c.name(s)); latest == nil || !strings.HasPrefix(latest.Chart.Metadata.Version, version) {
+			t.Errorf("%s on engine %s: %s, want chart %s", s.label, c.engine, c.st.describe(c.name(s)), version)
+		}
+	}
+}
+
+// TestConformance runs the matrix on both engines, beside the newest
+// helm-controller and a source-controller (chart_ref rows need its
+// artifacts, for both engines).
+func TestConformance(t *testing.T) {
+	withNewestFluxControllers(t, func(t *testing.T, run *fluxRun) {
+		e := newConformanceEnv(t, run)
+		for _, engine := range []string{"helm", "flux"} {
+			t.Run(engine, func(t *testing.T) {
+				c := &conformanceWorkspace{e: e, w: newWorkspace(t, "matrix-"+engine), engine: engine, cacheDir: t.TempDir(),
+					st: newStorageOn(t, run.rest, run.ns), engines: map[string]string{}}
+				for _, s := range conformanceSources {
+					c.engines[s.key] = engine
+				}
+				runConformance(t, c)
+			})
+		}
+		if left := providerObjects(t, run.rest, run.ns); len(left) > 0 {
+			t.Errorf("after destroy the provider's sources and Secrets are left: %v", left)
+		}
+	})
+}
+
+func runConformance(t *testing.T, c *conformanceWorkspace) {
+	e, w, engine := c.e, c.w, c.engine
+	ctx := context.Background()
+
+	// install, then an empty plan. The helm rows install 1.0.0 and
+	// upgrade to 1.0.1, the flux rows (after them) 1.0.1 and 1.0.2.
+	first, next := "1.0.0", "1.0.1"
+	if engine == "flux" {
+		first, next = "1.0.1", "1.0.2"
+	}
+	c.expectRefusals(t, pathInstall, engine, false)
+	w.write(c.config())
+	w.apply()
+	c.versions(t, first)
+	installed := c.configMaps(t)
+	w.planIsEmpty()
+
+	// A new version (chart, commit, object) planned and deployed.
+	for _, s := range conformanceSources {
+		s.publish(t, e, next)
+	}
+	w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
+	w.apply()
+	c.versions(t, next)
+	w.planIsEmpty()
+
+	// Values files: the releases name values.yaml and values-prod.yaml.
+	c.expectRefusals(t, pathValuesFiles, engine, true)
+	c.values = true
+	w.write(c.config())
+	w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
+	w.apply()
+	for key, cm := range c.configMaps(t) {
+		s := sourceByKey(key)
+		want := "from values-prod"
+		if r := c.refusal(s, engine, pathValuesFiles); r != "" {
+			want = "hello"
+		}
+		if cm[1] != want {
+			t.Errorf("%s on engine %s with values files: message %q, want %q", s.label, engine, cm[1], want)
+		}
+	}
+	w.planIsEmpty()
+
+	// Drift: in-process, a ConfigMap edited in the cluster; under Flux,
+	// the HelmRelease edited by hand. Both planned back.
+	for _, s := range conformanceSources {
+		if c.refusal(s, engine, pathInstall) != "" {
+			continue
+		}
+		var err error
+		if engine == "helm" {
+			_, err = e.run.cs.CoreV1().ConfigMaps(e.run.ns).Patch(ctx, c.name(s), types.MergePatchType, []byte(`{"data":{"message":"edited"}}`), metav1.PatchOptions{FieldManager: "kubectl-edit"})
+		} else {
+			_, err = e.dyn.Resource(helmReleases).Namespace(e.run.ns).Patch(ctx, c.name(s), types.MergePatchType, []byte(`{"spec":{"values":{"message":"edited"}}}`), metav1.PatchOptions{FieldManager: "kubectl-edit"})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
+	w.apply()
+	for key, cm := range c.configMaps(t) {
+		if cm[1] == "edited" {
+			t.Errorf("%s on engine %s: the drifted ConfigMap was not corrected", sourceByKey(key).label, engine)
+		}
+	}
+	w.planIsEmpty()
+
+	// Import: each release removed from the state and imported; the
+	// apply runs no Helm action, and the plan after it is empty.
+	before := c.revisions(t)
+	for _, s := range conformanceSources {
+		if c.refusal(s, engine, pathInstall) != "" {
+			continue
+		}
+		addr := "helmrelease_release." + c.name(s)
+		w.must(0, "state", "rm", "-no-color", addr)
+		w.must(0, "import", "-input=false", "-no-color", addr, e.run.ns+"/"+c.name(s))
+	}
+	w.apply()
+	if after := c.revisions(t); !maps.Equal(before, after) {
+		t.Errorf("engine %s: the apply after the imports made Helm revisions: %v, before %v", engine, after, before)
+	}
+	w.planIsEmpty()
+
+	// Hand-over: in-process to Flux and back, the objects kept.
+	if engine == "helm" {
+		c.expectRefusals(t, pathHandOver, engine, true)
+		for _, to := range []string{"flux", "helm"} {
+			for _, s := range conformanceSources {
+				if c.refusal(s, "helm", pathHandOver) == "" {
+					c.engines[s.key] = to
+				}
+			}
+			w.write(c.config())
+			w.apply()
+			for key, cm := range c.configMaps(t) {
+				if cm[0] != installed[key][0] {
+					t.Errorf("%s: ConfigMap uid %s after the hand-over to %s, want %s (no reinstall)", sourceByKey(key).label, cm[0], to, installed[key][0])
+				}
+			}
+			w.planIsEmpty()
+		}
+	}
+
+	// Destroy leaves nothing of the provider's.
+	w.must(0, "destroy", "-auto-approve", "-input=false", "-no-color")
+	for _, s := range conformanceSources {
+		if latest := c.st.latest(c.name(s)); latest != nil {
+			t.Errorf("%s on engine %s after destroy: %s", s.label, engine, c.st.describe(c.name(s)))
+		}
+	}
+}
+
+func sourceByKey(key string) conformanceSource {
+	for _, s := range conformanceSources {
+		if s.key == key {
+			return s
+		}
+	}
+	return conformanceSource{key: key, label: key}
+}
+
+// conformanceTable is the matrix as the chart sources guide shows it.
+func conformanceTable() string {
+	var b strings.Builder
+	b.WriteString("| Source | Engine |")
+	for _, p := range conformancePaths {
+		b.WriteString(" " + p + " |")
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(conformancePaths)) + "\n")
+	for _, s := range conformanceSources {
+		for _, engine := range []string{"helm", "flux"} {
+			fmt.Fprintf(&b, "| %s | `%s` |", s.label, engine)
+			for _, p := range conformancePaths {
+				cell := "✓"
+				if p == pathHandOver && engine == "flux" {
+					cell = "✓ (back to `helm`)"
+				}
+				if r := s.refused[engine][p]; r != "" {
+					cell = "refused: " + r
+					if strings.HasPrefix(r, "n/a") {
+						cell = r
+					}
+				}
+				b.WriteString(" " + cell + " |")
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// TestConformanceTableInDocs: the chart sources guide shows the matrix
+// TestConformance runs.
+func TestConformanceTableInDocs(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	guide := filepath.Join(filepath.Dir(file), "..", "..", "templates", "guides", "chart-sources.md.tmpl")
+	b, err := os.ReadFile(guide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const begin, end = "<!-- conformance matrix: generated by internal/e2e TestConformanceTableInDocs -->\n", "<!-- end of the conformance matrix -->"
+	text := string(b)
+	i, j := strings.Index(text, begin), strings.Index(text, end)
+	want := conformanceTable()
+	if i < 0 || j < i {
+		t.Fatalf("%s has no conformance matrix between %q and %q; it should be:\n%s", guide, begin, end, want)
+	}
+	if got := text[i+len(begin) : j]; got != want {
+		if os.Getenv("HELMRELEASE_UPDATE_DOCS") != "" {
+			if err := os.WriteFile(guide, []byte(text[:i+len(begin)]+want+text[j:]), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Errorf("the conformance matrix of %s is not the test's (HELMRELEASE_UPDATE_DOCS=1 rewrites it):\n%s", guide, want)
+	}
+}
