@@ -48,6 +48,29 @@ type Recorded struct {
 	// PlainHTTP is Source.Auth's: the OCI registry was reached over plain
 	// HTTP.
 	PlainHTTP bool `json:"plainHTTP,omitempty"`
+	// Verify is Source.VerifyConfig.
+	Verify *VerifyConfig `json:"verify,omitempty"`
+}
+
+// VerifyConfig is a chart's signature verification as its configuration
+// wrote it: public material and names only (public keys, certificates,
+// identities, policies, the keyring's path, a Secret's name), never a
+// Secret's content.
+type VerifyConfig struct {
+	// Provider is as written: empty for the default.
+	Provider    string     `json:"provider,omitempty"`
+	Keyring     string     `json:"keyring,omitempty"`
+	PublicKeys  []string   `json:"publicKeys,omitempty"`
+	SecretRef   *SecretRef `json:"secretRef,omitempty"`
+	Identities  []Identity `json:"matchOIDCIdentity,omitempty"`
+	TrustedRoot string     `json:"trustedRoot,omitempty"`
+	TrustPolicy string     `json:"trustPolicy,omitempty"`
+}
+
+// SecretRef names a Secret; Namespace empty is the release's.
+type SecretRef struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
 }
 
 // RecordedGit is what a release records of Source.Git.
@@ -62,7 +85,7 @@ func record(c *chart.Chart, src Source) {
 		return
 	}
 	r := Recorded{Repository: withoutUserinfo(src.Repository), Name: src.Name, Version: src.Version, ReconcileStrategy: src.ReconcileStrategy, ValuesFiles: src.ValuesFiles,
-		IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles, DependencyUpdate: src.DependencyUpdate, PlainHTTP: src.Auth.PlainHTTP}
+		IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles, DependencyUpdate: src.DependencyUpdate, PlainHTTP: src.Auth.PlainHTTP, Verify: src.VerifyConfig}
 	if src.Git != nil {
 		r.Git = &RecordedGit{URL: withoutUserinfo(src.Git.URL), Ref: src.Git.Ref}
 	}

@@ -74,6 +74,10 @@ type Source struct {
 	// Verify, when set, is the signature an OCI chart's manifest must
 	// have (cosign or notation), verified before the chart is pulled.
 	Verify *Verification
+	// VerifyConfig is the verification as the configuration wrote it,
+	// which the release records (Recorded.Verify) for an import to read
+	// back; it plays no part in resolving.
+	VerifyConfig *VerifyConfig
 
 	// ChartRef, when set, names the Flux object this source was read
 	// from (spec.chartRef), which the release records; Artifact is then

@@ -122,6 +122,8 @@ func createObjects(t *testing.T, dyn dynamic.Interface, ns string, objects []map
 			gvr = helmRepositories
 		case "HelmChart":
 			gvr = helmCharts
+		case "GitRepository":
+			gvr = gitRepositories
 		}
 		if _, err := dyn.Resource(gvr).Namespace(ns).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -85,7 +86,7 @@ var conformanceSources = []conformanceSource{
 	{key: "repo-pgp", label: "Helm repository, `verify` pgp (provenance)", chart: func(e *conformanceEnv, vf bool) string {
 		return fmt.Sprintf(`chart = { name = "svc", repository = %q, username = %q, password = %q, verify = { keyring = %q }%s }`, e.repo.URL, testrepo.Username, testrepo.Password, e.signer.Keyring, valuesFilesHCL(vf))
 	}, publish: func(*testing.T, *conformanceEnv, string) {}, refused: fluxRefusesAll(refusedKeyringFlux)},
-	{key: "oci", label: "OCI registry over TLS, login", chart: func(e *conformanceEnv, vf bool) string {
+	{key: "oci", label: "OCI registry over TLS, the provider's `registries` login", chart: func(e *conformanceEnv, vf bool) string {
 		return fmt.Sprintf(`chart = { name = "svc", repository = %q, ca_file = %q%s }`, e.oci.URL, e.oci.CAFile, valuesFilesHCL(vf))
 	}, publish: func(t *testing.T, e *conformanceEnv, version string) {
 		e.oci.Push(t, svcPackaged(t, version), nil)
@@ -126,6 +127,7 @@ var conformanceSources = []conformanceSource{
 	{key: "ref-hc-http", label: "`chart_ref` to a HelmChart of a Helm repository", chart: func(*conformanceEnv, bool) string {
 		return `chart_ref = { kind = "HelmChart", name = "m-hc-http" }`
 	}, publish: func(t *testing.T, e *conformanceEnv, version string) {
+		e.reconcileRefs(t, helmRepositories, "m-http", "")
 		e.reconcileRefs(t, helmCharts, "m-hc-http", version)
 	},
 		refused: map[string]map[string]string{"helm": {pathValuesFiles: notApplicableValues}, "flux": {pathValuesFiles: notApplicableValues}}},
@@ -262,10 +264,17 @@ func newConformanceEnv(t *testing.T, run *fluxRun) *conformanceEnv {
 }
 
 // reconcileRefs asks source-controller to fetch the object's source
-// again, and waits for its artifact of version (any, when empty).
+// again, and waits for its artifact of version (empty: another artifact
+// than the one it had).
 func (e *conformanceEnv) reconcileRefs(t *testing.T, gvr schema.GroupVersionResource, name, version string) {
+	was := artifactOf(t, e.dyn, gvr, e.run.ns, name, true, func(string) bool { return true })
 	requestReconcile(t, e.dyn, gvr, e.run.ns, name)
-	artifactOf(t, e.dyn, gvr, e.run.ns, name, true, func(rev string) bool { return strings.HasPrefix(rev, version) })
+	artifactOf(t, e.dyn, gvr, e.run.ns, name, true, func(rev string) bool {
+		if version == "" {
+			return rev != was
+		}
+		return strings.HasPrefix(rev, version)
+	})
 }
 
 // conformanceRelease is the HCL of the row's release on engine.
@@ -291,8 +300,9 @@ func (e *conformanceEnv) provider(cacheDir string) string {
 provider "helmrelease" {
   kubernetes = { config_path = %q }
   cache_dir  = %q
+  registries = [{ url = %q, username = %q, password = %q }]
 }
-`, e.run.kubeconfig, cacheDir)
+`, e.run.kubeconfig, cacheDir, strings.TrimSuffix(e.oci.URL, "/charts"), testrepo.Username, testrepo.Password)
 }
 
 // conformanceWorkspace runs the rows on one engine (the engine the
@@ -399,8 +409,10 @@ func (c *conformanceWorkspace) versions(t *testing.T, version string) {
 func TestConformance(t *testing.T) {
 	withNewestFluxControllers(t, func(t *testing.T, run *fluxRun) {
 		e := newConformanceEnv(t, run)
+		// The helm rows first: they publish the versions the flux rows
+		// start from.
 		for _, engine := range []string{"helm", "flux"} {
-			t.Run(engine, func(t *testing.T) {
+			ok := t.Run(engine, func(t *testing.T) {
 				c := &conformanceWorkspace{e: e, w: newWorkspace(t, "matrix-"+engine), engine: engine, cacheDir: t.TempDir(),
 					st: newStorageOn(t, run.rest, run.ns), engines: map[string]string{}}
 				for _, s := range conformanceSources {
@@ -408,6 +420,9 @@ func TestConformance(t *testing.T) {
 				}
 				runConformance(t, c)
 			})
+			if !ok {
+				return
+			}
 		}
 		if left := providerObjects(t, run.rest, run.ns); len(left) > 0 {
 			t.Errorf("after destroy the provider's sources and Secrets are left: %v", left)
@@ -494,6 +509,19 @@ func runConformance(t *testing.T, c *conformanceWorkspace) {
 		addr := "helmrelease_release." + c.name(s)
 		w.must(0, "state", "rm", "-no-color", addr)
 		w.must(0, "import", "-input=false", "-no-color", addr, e.run.ns+"/"+c.name(s))
+	}
+	// What the import read back: no Helm action planned, and the chart's
+	// settings read as configured.
+	w.run("plan", "-input=false", "-no-color", "-out=tfplan")
+	for name, change := range w.plannedChanges(filepath.Join(w.dir, "tfplan")) {
+		if change.action != "" {
+			t.Errorf("%s on engine %s: the plan after the import plans a Helm action: %s", name, engine, change.action)
+		}
+		for _, attr := range []string{"verify", "values_files", "plain_http", "name", "repository", "git", "bucket"} {
+			if b, a := string(change.beforeChart[attr]), string(change.afterChart[attr]); b != a {
+				t.Errorf("%s on engine %s: the import read chart.%s back as %s, configured %s", name, engine, attr, b, a)
+			}
+		}
 	}
 	w.apply()
 	if after := c.revisions(t); !maps.Equal(before, after) {
@@ -594,4 +622,47 @@ func TestConformanceTableInDocs(t *testing.T) {
 		}
 		t.Errorf("the conformance matrix of %s is not the test's (HELMRELEASE_UPDATE_DOCS=1 rewrites it):\n%s", guide, want)
 	}
+}
+
+// plannedChange is what a plan does to a helmrelease_release.
+type plannedChange struct {
+	// action is planned_action; empty when null.
+	action                  string
+	beforeChart, afterChart map[string]json.RawMessage
+}
+
+// plannedChanges are the plan file's changes of helmrelease_release
+// resources, by name.
+func (w *workspace) plannedChanges(planFile string) map[string]plannedChange {
+	w.t.Helper()
+	res := w.must(0, "show", "-json", planFile)
+	var plan struct {
+		ResourceChanges []struct {
+			Type, Name string
+			Change     struct {
+				Before struct {
+					Chart map[string]json.RawMessage `json:"chart"`
+				} `json:"before"`
+				After struct {
+					Chart         map[string]json.RawMessage `json:"chart"`
+					PlannedAction *string                    `json:"planned_action"`
+				} `json:"after"`
+			} `json:"change"`
+		} `json:"resource_changes"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &plan); err != nil {
+		w.t.Fatalf("terraform show -json: %v", err)
+	}
+	out := map[string]plannedChange{}
+	for _, rc := range plan.ResourceChanges {
+		if rc.Type != "helmrelease_release" {
+			continue
+		}
+		c := plannedChange{beforeChart: rc.Change.Before.Chart, afterChart: rc.Change.After.Chart}
+		if a := rc.Change.After.PlannedAction; a != nil {
+			c.action = *a
+		}
+		out[rc.Name] = c
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
@@ -69,7 +70,12 @@ func (e *Client) ChartOf(ctx context.Context, hr *helmv2.HelmRelease) (chartsour
 				version = r.Tag
 			}
 		}
-		return chartsource.Source{Name: repo.Spec.URL[i+1:], Repository: repo.Spec.URL[:i], Version: version, Auth: chartsource.Auth{PlainHTTP: repo.Spec.Insecure}}, nil
+		verify, err := e.verifyConfigOf(ctx, hr, repo.Spec.Verify)
+		if err != nil {
+			return chartsource.Source{}, err
+		}
+		return chartsource.Source{Name: repo.Spec.URL[i+1:], Repository: repo.Spec.URL[:i], Version: version, Auth: chartsource.Auth{PlainHTTP: repo.Spec.Insecure},
+			VerifyConfig: verify}, nil
 	}
 	return chartsource.Source{}, errors.New("it names no chart")
 }
@@ -144,4 +150,48 @@ func (e *Client) bucketChartOf(ctx context.Context, t helmv2.HelmChartTemplateSp
 		Name: t.Chart, ValuesFiles: files, IgnoreMissingValuesFiles: t.IgnoreMissingValuesFiles, ReconcileStrategy: chartsource.ReconcileStrategy(t.ReconcileStrategy),
 		Bucket: &chartsource.Bucket{Endpoint: b.Spec.Endpoint, BucketName: b.Spec.BucketName, Prefix: b.Spec.Prefix, Region: b.Spec.Region, Provider: b.Spec.Provider, Insecure: b.Spec.Insecure},
 	}, nil
+}
+
+// verifyConfigOf is the chart.verify that wrote v, the verification of the
+// OCIRepository the provider wrote for hr: the keys, trust policy and
+// trusted root of the provider's own Secret (VerificationName) as they
+// were given, another Secret by its name.
+func (e *Client) verifyConfigOf(ctx context.Context, hr *helmv2.HelmRelease, v *sourcev1.OCIRepositoryVerification) (*chartsource.VerifyConfig, error) {
+	if v == nil {
+		return nil, nil
+	}
+	out := &chartsource.VerifyConfig{}
+	if v.Provider != chartsource.ProviderCosign {
+		out.Provider = v.Provider
+	}
+	for _, id := range v.MatchOIDCIdentity {
+		out.Identities = append(out.Identities, chartsource.Identity{Issuer: id.Issuer, Subject: id.Subject})
+	}
+	own := VerificationName(hr.Name)
+	if v.SecretRef != nil && v.SecretRef.Name != own {
+		out.SecretRef = &chartsource.SecretRef{Name: v.SecretRef.Name}
+	}
+	if (v.SecretRef == nil || v.SecretRef.Name != own) && (v.TrustedRootSecretRef == nil || v.TrustedRootSecretRef.Name != own) {
+		return out, nil
+	}
+	secret := &corev1.Secret{}
+	if err := e.Kube.Get(ctx, client.ObjectKey{Namespace: hr.Namespace, Name: own}, secret); err != nil {
+		return nil, fmt.Errorf("reading its verification Secret %s: %w", own, err)
+	}
+	// Written as cosign-<i>.pub or ca-<i>.crt, in the configuration's order.
+	for i := 0; ; i++ {
+		key, ok := secret.Data[fmt.Sprintf("cosign-%d.pub", i)]
+		if !ok {
+			key, ok = secret.Data[fmt.Sprintf("ca-%d.crt", i)]
+		}
+		if !ok {
+			break
+		}
+		out.PublicKeys = append(out.PublicKeys, string(key))
+	}
+	if p := string(secret.Data[TrustPolicyKey]); p != "" && p != chartsource.DefaultTrustPolicy {
+		out.TrustPolicy = p
+	}
+	out.TrustedRoot = string(secret.Data[TrustedRootKey])
+	return out, nil
 }

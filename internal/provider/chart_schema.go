@@ -152,6 +152,7 @@ func (m *chartModel) source(ctx context.Context, data *providerData) (chartsourc
 			src.Keyring = v.Keyring.ValueString()
 		}
 		src.Verify = v.verification(ctx, &diags)
+		src.VerifyConfig = v.config(ctx)
 	}
 	diags.Append(m.ValuesFiles.ElementsAs(ctx, &src.ValuesFiles, false)...)
 	src.Auth = data.withRegistryLogin(src.Repository, src.Auth)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -354,4 +355,75 @@ func applySourceVerified(ctx context.Context, planned types.Object, st *reconcil
 	} else {
 		st.RemoveCondition(conditionSourceVerified)
 	}
+}
+
+// config is v as the configuration wrote it, for the release to record
+// (chartsource.VerifyConfig); nil when part of it is not known yet.
+func (v *chartVerifyModel) config(ctx context.Context) *chartsource.VerifyConfig {
+	for _, a := range []attr.Value{v.Provider, v.Keyring, v.PublicKeys, v.SecretRef, v.MatchOIDCIdentity, v.TrustedRoot, v.TrustPolicy} {
+		if !fullyKnown(a) {
+			return nil
+		}
+	}
+	out := &chartsource.VerifyConfig{Provider: v.Provider.ValueString(), Keyring: v.Keyring.ValueString(),
+		TrustedRoot: v.TrustedRoot.ValueString(), TrustPolicy: v.TrustPolicy.ValueString()}
+	var diags diag.Diagnostics
+	diags.Append(v.PublicKeys.ElementsAs(ctx, &out.PublicKeys, false)...)
+	var ids []struct {
+		Issuer  types.String `tfsdk:"issuer"`
+		Subject types.String `tfsdk:"subject"`
+	}
+	diags.Append(v.MatchOIDCIdentity.ElementsAs(ctx, &ids, false)...)
+	for _, id := range ids {
+		out.Identities = append(out.Identities, chartsource.Identity{Issuer: id.Issuer.ValueString(), Subject: id.Subject.ValueString()})
+	}
+	if !v.SecretRef.IsNull() {
+		var ref secretRefModel
+		diags.Append(v.SecretRef.As(ctx, &ref, objectAsOptions)...)
+		out.SecretRef = &chartsource.SecretRef{Name: ref.Name.ValueString(), Namespace: ref.Namespace.ValueString()}
+	}
+	if diags.HasError() {
+		return nil
+	}
+	return out
+}
+
+// verifyObject is chart.verify as c records it (null for none), as an
+// import writes it.
+func verifyObject(ctx context.Context, c *chartsource.VerifyConfig, diags *diag.Diagnostics) types.Object {
+	t := chartVerifyAttribute().GetType().(types.ObjectType)
+	if c == nil {
+		return types.ObjectNull(t.AttrTypes)
+	}
+	attrs := map[string]attr.Value{
+		"provider": stringOrNull(c.Provider), "keyring": stringOrNull(c.Keyring),
+		"trusted_root": stringOrNull(c.TrustedRoot), "trust_policy": stringOrNull(c.TrustPolicy),
+		"public_keys": types.ListNull(types.StringType), "secret_ref": types.ObjectNull(t.AttrTypes["secret_ref"].(types.ObjectType).AttrTypes),
+		"match_oidc_identity": types.ListNull(t.AttrTypes["match_oidc_identity"].(types.ListType).ElemType),
+	}
+	if len(c.PublicKeys) > 0 {
+		l, d := types.ListValueFrom(ctx, types.StringType, c.PublicKeys)
+		diags.Append(d...)
+		attrs["public_keys"] = l
+	}
+	if ref := c.SecretRef; ref != nil {
+		o, d := types.ObjectValue(t.AttrTypes["secret_ref"].(types.ObjectType).AttrTypes, map[string]attr.Value{"name": types.StringValue(ref.Name), "namespace": stringOrNull(ref.Namespace)})
+		diags.Append(d...)
+		attrs["secret_ref"] = o
+	}
+	if len(c.Identities) > 0 {
+		elem := t.AttrTypes["match_oidc_identity"].(types.ListType).ElemType.(types.ObjectType)
+		ids := make([]attr.Value, 0, len(c.Identities))
+		for _, id := range c.Identities {
+			o, d := types.ObjectValue(elem.AttrTypes, map[string]attr.Value{"issuer": types.StringValue(id.Issuer), "subject": types.StringValue(id.Subject)})
+			diags.Append(d...)
+			ids = append(ids, o)
+		}
+		l, d := types.ListValue(elem, ids)
+		diags.Append(d...)
+		attrs["match_oidc_identity"] = l
+	}
+	o, d := types.ObjectValue(t.AttrTypes, attrs)
+	diags.Append(d...)
+	return o
 }

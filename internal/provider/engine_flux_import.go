@@ -107,6 +107,7 @@ func (fluxFound) adoptChart(ctx context.Context, m *releaseModel, chart chartsou
 	if chart.Auth.PlainHTTP {
 		attrs["plain_http"] = types.BoolValue(true)
 	}
+	attrs["verify"] = verifyObject(ctx, chart.VerifyConfig, diags)
 	c, d := types.ObjectValue(releaseChartAttribute().GetType().(types.ObjectType).AttrTypes, attrs)
 	diags.Append(d...)
 	m.Chart = c

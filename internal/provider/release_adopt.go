@@ -76,6 +76,7 @@ func adoptRelease(ctx context.Context, m *releaseModel, latest *helm.Release, sc
 			if src.PlainHTTP {
 				chartAttrs["plain_http"] = types.BoolValue(true)
 			}
+			chartAttrs["verify"] = verifyObject(ctx, src.Verify, &diags)
 			if src.Git != nil {
 				chartAttrs["git"] = recordedGitObject(src.Git, &diags)
 			}
