@@ -77,6 +77,8 @@ type SecretRef struct {
 type RecordedGit struct {
 	URL string `json:"url"`
 	Ref GitRef `json:"ref"`
+	// KnownHosts are the SSH server's host keys (public).
+	KnownHosts string `json:"knownHosts,omitempty"`
 }
 
 // record writes src into the annotations of c.
@@ -87,7 +89,7 @@ func record(c *chart.Chart, src Source) {
 	r := Recorded{Repository: withoutUserinfo(src.Repository), Name: src.Name, Version: src.Version, ReconcileStrategy: src.ReconcileStrategy, ValuesFiles: src.ValuesFiles,
 		IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles, DependencyUpdate: src.DependencyUpdate, PlainHTTP: src.Auth.PlainHTTP, Verify: src.VerifyConfig}
 	if src.Git != nil {
-		r.Git = &RecordedGit{URL: withoutUserinfo(src.Git.URL), Ref: src.Git.Ref}
+		r.Git = &RecordedGit{URL: withoutUserinfo(src.Git.URL), Ref: src.Git.Ref, KnownHosts: src.Git.KnownHosts}
 	}
 	if src.ChartRef != nil {
 		// The object says the rest: only the reference is the configuration's.
@@ -163,6 +165,11 @@ func withoutUserinfo(repository string) string {
 	u, err := url.Parse(repository)
 	if err != nil || u.User == nil {
 		return repository
+	}
+	if u.Scheme == "ssh" {
+		// An SSH user (git@) is no credential: only a password is.
+		u.User = url.User(u.User.Username())
+		return u.String()
 	}
 	u.User = nil
 	return u.String()

@@ -126,6 +126,14 @@ func (e *Client) gitChartOf(ctx context.Context, t helmv2.HelmChartTemplateSpec,
 			g.Ref.Commit = ""
 		}
 	}
+	if repo.Labels[ManagedByLabel] == ManagedBy && repo.Spec.SecretRef != nil {
+		// The provider's credentials Secret: its host keys are public.
+		secret := &corev1.Secret{}
+		if err := e.Kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: repo.Spec.SecretRef.Name}, secret); err != nil {
+			return chartsource.Source{}, fmt.Errorf("reading its GitRepository's Secret %s: %w", repo.Spec.SecretRef.Name, err)
+		}
+		g.KnownHosts = string(secret.Data["known_hosts"])
+	}
 	files, err := chartValuesFiles(t.Chart, t.ValuesFiles)
 	if err != nil {
 		return chartsource.Source{}, err

@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path"
 	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
-	"path"
 	"strings"
 	"time"
 

@@ -185,7 +185,7 @@ type NotReadyError struct {
 	// SourceStalled names the chart source source-controller stopped
 	// retrying, with its reason.
 	SourceStalled string
-	Timeout  time.Duration
+	Timeout       time.Duration
 	// Grace, when set, ended the wait before its timeout: nothing of the
 	// HelmRelease moved for this long (DefaultControllerGrace).
 	Grace time.Duration

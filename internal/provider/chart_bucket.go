@@ -2,6 +2,7 @@ package provider
 
 import (
 	"regexp"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -100,7 +101,7 @@ func recordedBucketObject(b *chartsource.Bucket, diags *diag.Diagnostics) types.
 	t := releaseChartAttribute().GetType().(types.ObjectType).AttrTypes["bucket"].(types.ObjectType)
 	out, d := types.ObjectValue(t.AttrTypes, map[string]attr.Value{
 		"endpoint": types.StringValue(b.Endpoint), "bucket_name": types.StringValue(b.BucketName), "prefix": stringOrNull(b.Prefix),
-		"region": stringOrNull(b.Region), "provider": stringOrNull(b.Provider), "insecure": types.BoolNull(),
+		"region": stringOrNull(b.Region), "provider": stringOrNull(strings.TrimPrefix(b.Provider, chartsource.BucketGeneric)), "insecure": types.BoolNull(),
 	})
 	diags.Append(d...)
 	if b.Insecure {

@@ -181,6 +181,7 @@ func recordedGitObject(g *chartsource.RecordedGit, diags *diag.Diagnostics) type
 		attrs[k] = nullOf(t)
 	}
 	attrs["url"] = types.StringValue(g.URL)
+	attrs["known_hosts"] = stringOrNull(g.KnownHosts)
 	if g.Ref != (chartsource.GitRef{}) {
 		ref, d := types.ObjectValue(refType.AttrTypes, map[string]attr.Value{
 			"branch": stringOrNull(g.Ref.Branch), "tag": stringOrNull(g.Ref.Tag), "semver": stringOrNull(g.Ref.SemVer),

@@ -93,7 +93,7 @@ func (fluxFound) adoptChart(ctx context.Context, m *releaseModel, chart chartsou
 	attrs := m.Chart.Attributes()
 	attrs["name"], attrs["repository"], attrs["version"] = types.StringValue(chart.Name), stringOrNull(chart.Repository), stringOrNull(chart.Version)
 	if chart.Git != nil {
-		attrs["git"] = recordedGitObject(&chartsource.RecordedGit{URL: chart.Git.URL, Ref: chart.Git.Ref}, diags)
+		attrs["git"] = recordedGitObject(&chartsource.RecordedGit{URL: chart.Git.URL, Ref: chart.Git.Ref, KnownHosts: chart.Git.KnownHosts}, diags)
 	}
 	if chart.Bucket != nil {
 		attrs["bucket"] = recordedBucketObject(chart.Bucket, diags)
