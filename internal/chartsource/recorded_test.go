@@ -72,3 +72,31 @@ func TestCRDsRecorded(t *testing.T) {
 		t.Errorf("a chart without CRDs records %v", got)
 	}
 }
+
+// TestRecordedURLs: a release records repository and Git URLs without
+// their credentials, keeping an SSH user (git@), which is none.
+func TestRecordedURLs(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"https://bot:s3cret@example.com/charts", "https://example.com/charts"},
+		{"https://TOKEN@github.com/org/charts.git", "https://github.com/org/charts.git"},
+		{"ssh://git@example.com/org/charts.git", "ssh://git@example.com/org/charts.git"},
+		{"ssh://git:s3cret@example.com/org/charts.git", "ssh://git@example.com/org/charts.git"},
+		{"oci://registry.example.com/charts", "oci://registry.example.com/charts"},
+	} {
+		if got := withoutUserinfo(tc.in); got != tc.want {
+			t.Errorf("withoutUserinfo(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	c := &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "app", Version: "1.0.0"}}
+	verify := &VerifyConfig{PublicKeys: []string{"-----BEGIN PUBLIC KEY-----"}, SecretRef: &SecretRef{Name: "signers"}}
+	record(c, Source{Name: "charts/app", Git: &Git{URL: "ssh://git@example.com/charts.git", Identity: "PRIVATE KEY", KnownHosts: "example.com ssh-ed25519 AAAA"},
+		Auth: Auth{PlainHTTP: true}, VerifyConfig: verify})
+	got, ok := RecordedSource(c)
+	want := Recorded{Name: "charts/app", Git: &RecordedGit{URL: "ssh://git@example.com/charts.git", KnownHosts: "example.com ssh-ed25519 AAAA"}, PlainHTTP: true, Verify: verify}
+	if !ok || !reflect.DeepEqual(got, want) {
+		t.Errorf("recorded %+v, want %+v", got, want)
+	}
+	if strings.Contains(c.Metadata.Annotations[SourceAnnotation], "PRIVATE KEY") {
+		t.Error("the record holds the SSH private key")
+	}
+}

@@ -522,6 +522,9 @@ func runConformance(t *testing.T, c *conformanceWorkspace) {
 		if change.action != "" {
 			t.Errorf("%s on engine %s: the plan after the import plans a Helm action: %s", name, engine, change.action)
 		}
+		if change.statusUnknown && engine == "helm" {
+			t.Errorf("%s on engine %s: the plan after the import shows status as known after apply, though no Helm action is planned", name, engine)
+		}
 		for _, attr := range []string{"verify", "values_files", "plain_http", "name", "repository", "git", "bucket"} {
 			if b, a := withoutKeys(change.beforeChart[attr]), withoutKeys(change.afterChart[attr]); b != a {
 				t.Errorf("%s on engine %s: the import read chart.%s back as %s, configured %s", name, engine, attr, b, a)
@@ -632,7 +635,9 @@ func TestConformanceTableInDocs(t *testing.T) {
 // plannedChange is what a plan does to a helmrelease_release.
 type plannedChange struct {
 	// action is planned_action; empty when null.
-	action                  string
+	action string
+	// statusUnknown: status is known after apply.
+	statusUnknown           bool
 	beforeChart, afterChart map[string]json.RawMessage
 }
 
@@ -652,6 +657,9 @@ func (w *workspace) plannedChanges(planFile string) map[string]plannedChange {
 					Chart         map[string]json.RawMessage `json:"chart"`
 					PlannedAction *string                    `json:"planned_action"`
 				} `json:"after"`
+				AfterUnknown struct {
+					Status json.RawMessage `json:"status"`
+				} `json:"after_unknown"`
 			} `json:"change"`
 		} `json:"resource_changes"`
 	}
@@ -663,7 +671,7 @@ func (w *workspace) plannedChanges(planFile string) map[string]plannedChange {
 		if rc.Type != "helmrelease_release" {
 			continue
 		}
-		c := plannedChange{beforeChart: rc.Change.Before.Chart, afterChart: rc.Change.After.Chart}
+		c := plannedChange{beforeChart: rc.Change.Before.Chart, afterChart: rc.Change.After.Chart, statusUnknown: string(rc.Change.AfterUnknown.Status) == "true"}
 		if a := rc.Change.After.PlannedAction; a != nil {
 			c.action = *a
 		}

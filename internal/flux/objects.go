@@ -57,6 +57,11 @@ const (
 	// a RequestedAtAnnotation of the same value.
 	ForceAtAnnotation = "reconcile.fluxcd.io/forceAt"
 	ResetAtAnnotation = "reconcile.fluxcd.io/resetAt"
+	// PlannedVersionAnnotation names the chart version the plan resolved,
+	// on a HelmRelease whose chart has values files: source-controller
+	// versions that build by its HelmChart's generation, the plan by the
+	// files' digest (AsPlanned).
+	PlannedVersionAnnotation = "helmrelease.terraform.io/planned-chart-version"
 
 	// ValuesKey is the key of the values Secret's values document.
 	ValuesKey = "values.yaml"
@@ -486,6 +491,9 @@ func release(r *Release, out *Objects, hr *helmv2.HelmRelease, objectMeta func(s
 	}
 	if s.ResetAt != "" {
 		annotations[ResetAtAnnotation] = s.ResetAt
+	}
+	if len(r.Chart.Source.ValuesFiles) > 0 && r.Chart.Source.ChartRef == nil && r.Chart.Version != "" {
+		annotations[PlannedVersionAnnotation] = r.Chart.Version
 	}
 	if len(annotations) > 0 {
 		hr.Annotations = annotations

@@ -488,3 +488,29 @@ func TestValuesFilesPaths(t *testing.T) {
 		t.Errorf("HelmChart template valuesFiles %q", got)
 	}
 }
+
+// TestAsPlanned: source-controller's version of a chart with values files
+// (the HelmChart's generation as the last build metadata) reads as the
+// plan's (the files' digest there) for the HelmChart's current generation
+// only.
+func TestAsPlanned(t *testing.T) {
+	for _, tc := range []struct{ planned, generation, in, want string }{
+		{"1.0.1+5e1f0c9a2b7d", "3", "1.0.1+3", "1.0.1+5e1f0c9a2b7d"},
+		{"1.0.1+1a2b3c4d5e6f.5e1f0c9a2b7d", "2", "1.0.1+1a2b3c4d5e6f.2", "1.0.1+1a2b3c4d5e6f.5e1f0c9a2b7d"},
+		{"1.0.1+5e1f0c9a2b7d", "3", "1.0.1+2", "1.0.1+2"},                                        // an older generation
+		{"1.0.1+5e1f0c9a2b7d", "3", "1.0.0+3", "1.0.0+3"},                                        // another version
+		{"1.0.1+1a2b3c4d5e6f.5e1f0c9a2b7d", "2", "1.0.1+ffffffffffff.2", "1.0.1+ffffffffffff.2"}, // another commit
+		{"1.0.1+5e1f0c9a2b7d", "3", "1.0.1", "1.0.1"},
+	} {
+		if got := asPlannedBy(tc.planned, tc.generation)(tc.in); got != tc.want {
+			t.Errorf("asPlannedBy(%q, %q)(%q) = %q, want %q", tc.planned, tc.generation, tc.in, got, tc.want)
+		}
+	}
+	o, err := Build(&Release{Spec: &reconcile.Spec{Name: "web", Namespace: "apps"}, Chart: Chart{Version: "1.0.0+5e1f0c9a2b7d", Source: chartsource.Source{Name: "svc", Repository: "https://charts.example.com", ValuesFiles: []string{"values-prod.yaml"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.HelmRelease.Annotations[PlannedVersionAnnotation]; got != "1.0.0+5e1f0c9a2b7d" {
+		t.Errorf("HelmRelease annotation %s = %q", PlannedVersionAnnotation, got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -104,11 +105,12 @@ func (e *Client) Wait(ctx context.Context, namespace, name string, want Want, ti
 				return hr, err
 			case apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.ReconcilingCondition):
 			case apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.ReadyCondition):
-				mismatch := historyMismatch(hr, want)
+				asPlanned := e.AsPlanned(ctx, hr)
+				mismatch := historyMismatch(hr, want, asPlanned)
 				switch {
 				case mismatch == "":
 					return hr, nil
-				case !e.chartBehind(ctx, hr, want):
+				case !e.chartBehind(ctx, hr, want, asPlanned):
 					err := e.notReady(ctx, hr, want, timeout, false)
 					err.Mismatch = mismatch
 					return hr, err
@@ -125,6 +127,43 @@ func (e *Client) Wait(ctx context.Context, namespace, name string, want Want, ti
 			return hr, fmt.Errorf("waiting for HelmRelease %s/%s: %w", namespace, name, ctx.Err())
 		case <-time.After(e.poll()):
 		}
+	}
+}
+
+// AsPlanned returns the function that writes a chart version the
+// controllers report for hr in the form the plan resolved it. A chart
+// with values files is versioned by source-controller with its
+// HelmChart's generation as the last build metadata (1.0.0+3, or
+// 1.0.0+<revision>.3 under the Revision strategy), and by the plan with
+// the files' digest in its place: a version of the HelmChart's current
+// generation that matches the plan's otherwise (PlannedVersionAnnotation)
+// is the planned one. Other versions are returned as they are.
+func (e *Client) AsPlanned(ctx context.Context, hr *helmv2.HelmRelease) func(string) string {
+	same := func(v string) string { return v }
+	planned := hr.Annotations[PlannedVersionAnnotation]
+	namespace, name, ok := strings.Cut(hr.Status.HelmChart, "/")
+	if planned == "" || !ok {
+		return same
+	}
+	chart := &sourcev1.HelmChart{}
+	if e.Kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, chart) != nil || len(chart.Spec.ValuesFiles) == 0 {
+		return same
+	}
+	return asPlannedBy(planned, strconv.FormatInt(chart.Generation, 10))
+}
+
+// asPlannedBy is AsPlanned's function for the planned version and the
+// HelmChart's generation.
+func asPlannedBy(planned, generation string) func(string) string {
+	pBase, pMeta, _ := strings.Cut(planned, "+")
+	pParts := strings.Split(pMeta, ".")
+	return func(v string) string {
+		base, meta, ok := strings.Cut(v, "+")
+		parts := strings.Split(meta, ".")
+		if !ok || base != pBase || len(parts) != len(pParts) || parts[len(parts)-1] != generation || !slices.Equal(parts[:len(parts)-1], pParts[:len(pParts)-1]) {
+			return v
+		}
+		return planned
 	}
 }
 
@@ -150,13 +189,13 @@ func observed(hr *helmv2.HelmRelease, want Want) bool {
 }
 
 // historyMismatch says how the newest history entry differs from want.
-func historyMismatch(hr *helmv2.HelmRelease, want Want) string {
+func historyMismatch(hr *helmv2.HelmRelease, want Want, asPlanned func(string) string) string {
 	latest := hr.Status.History.Latest()
 	if latest == nil {
 		return "the controller reports no release in its history"
 	}
 	var diffs []string
-	if want.ChartVersion != "" && latest.ChartVersion != want.ChartVersion {
+	if want.ChartVersion != "" && asPlanned(latest.ChartVersion) != want.ChartVersion {
 		diffs = append(diffs, fmt.Sprintf("chart version %s, planned %s", latest.ChartVersion, want.ChartVersion))
 	}
 	if want.ConfigDigest != "" && latest.ConfigDigest != want.ConfigDigest {
@@ -303,7 +342,7 @@ func eventTime(ev corev1.Event) time.Time {
 // it), the HelmChart has built the planned version from it (unless its
 // build failed), and helm-controller has deployed that. A source settled
 // on another revision (a bucket changed since the plan) is a mismatch.
-func (e *Client) chartBehind(ctx context.Context, hr *helmv2.HelmRelease, want Want) bool {
+func (e *Client) chartBehind(ctx context.Context, hr *helmv2.HelmRelease, want Want, asPlanned func(string) string) bool {
 	if want.ChartVersion == "" || want.SourceRevision == "" || hr.Spec.Chart == nil {
 		return false
 	}
@@ -337,12 +376,12 @@ func (e *Client) chartBehind(ctx context.Context, hr *helmv2.HelmRelease, want W
 	if e.Kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, chart) != nil {
 		return false
 	}
-	if !sameRevision(chart.Status.ObservedSourceArtifactRevision, want.SourceRevision) || chart.Status.Artifact == nil || chart.Status.Artifact.Revision != want.ChartVersion {
+	if !sameRevision(chart.Status.ObservedSourceArtifactRevision, want.SourceRevision) || chart.Status.Artifact == nil || asPlanned(chart.Status.Artifact.Revision) != want.ChartVersion {
 		failed := apimeta.IsStatusConditionFalse(chart.Status.Conditions, meta.ReadyCondition) && !apimeta.IsStatusConditionTrue(chart.Status.Conditions, meta.ReconcilingCondition)
 		return !failed
 	}
 	latest := hr.Status.History.Latest()
-	return latest == nil || latest.ChartVersion != want.ChartVersion
+	return latest == nil || asPlanned(latest.ChartVersion) != want.ChartVersion
 }
 
 // sameRevision reports whether two artifact revisions name the same

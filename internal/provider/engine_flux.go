@@ -192,14 +192,15 @@ func fluxWaitTimeout(spec *reconcile.Spec, st *reconcile.Status) time.Duration {
 // fluxStatus is the controller's status of hr, with the digests prev
 // holds of what this provider asked: the controller's digests of values
 // are plain hashes, which would let a reader of the state test guesses of
-// secret values, and are not kept.
-func fluxStatus(hr *helmv2.HelmRelease, prev *reconcile.Status) *reconcile.Status {
+// secret values, and are not kept. Chart versions are written as the plan
+// resolves them (flux.Client.AsPlanned).
+func fluxStatus(hr *helmv2.HelmRelease, prev *reconcile.Status, asPlanned func(string) string) *reconcile.Status {
 	s := hr.Status
 	st := &reconcile.Status{
 		Failures:                    s.Failures,
 		InstallFailures:             s.InstallFailures,
 		UpgradeFailures:             s.UpgradeFailures,
-		LastAttemptedRevision:       s.LastAttemptedRevision,
+		LastAttemptedRevision:       asPlanned(s.LastAttemptedRevision),
 		LastAttemptedRevisionDigest: s.LastAttemptedRevisionDigest,
 		LastAttemptedReleaseAction:  reconcile.ReleaseAction(s.LastAttemptedReleaseAction),
 		LastHandledForceAt:          s.LastHandledForceAt,
@@ -210,7 +211,7 @@ func fluxStatus(hr *helmv2.HelmRelease, prev *reconcile.Status) *reconcile.Statu
 		ObservedPostRenderersDigest: prev.ObservedPostRenderersDigest,
 	}
 	if latest := s.History.Latest(); latest != nil && latest.Status == "deployed" {
-		st.LastAppliedRevision = latest.ChartVersion
+		st.LastAppliedRevision = asPlanned(latest.ChartVersion)
 	}
 	for _, c := range s.Conditions {
 		st.Conditions = append(st.Conditions, reconcile.Condition{Type: c.Type, Status: c.Status == "True", Reason: c.Reason, Message: c.Message})
@@ -223,7 +224,7 @@ func fluxStatus(hr *helmv2.HelmRelease, prev *reconcile.Status) *reconcile.Statu
 	for _, h := range s.History {
 		snap := reconcile.Snapshot{
 			Name: h.Name, Namespace: h.Namespace, Version: h.Version, Status: h.Status, Action: reconcile.ReleaseAction(h.Action),
-			ChartName: h.ChartName, ChartVersion: h.ChartVersion, AppVersion: h.AppVersion,
+			ChartName: h.ChartName, ChartVersion: asPlanned(h.ChartVersion), AppVersion: h.AppVersion,
 			FirstDeployed: h.FirstDeployed.Time, LastDeployed: h.LastDeployed.Time, Deleted: h.Deleted.Time,
 		}
 		if h.TestHooks != nil {

@@ -123,7 +123,7 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 			hr = written
 		}
 	}
-	st = keepHandled(fluxStatus(hr, st), st, spec)
+	st = keepHandled(fluxStatus(hr, st, fe.AsPlanned(ctx, hr)), st, spec)
 	var controller string
 	if resolved.Verified != nil && objs.Verified() && waitErr == nil {
 		// Ready, so source-controller verified it too: its words.

@@ -43,7 +43,7 @@ func (f fluxEngine) read(ctx context.Context, m *releaseModel, private privateGe
 	}
 	prev, d := statusOf(ctx, m.Status)
 	diags.Append(d...)
-	st := keepHandled(fluxStatus(hr, prev), prev, spec)
+	st := keepHandled(fluxStatus(hr, prev, fe.AsPlanned(ctx, hr)), prev, spec)
 	raw, d := private.GetKey(ctx, privateFlux)
 	diags.Append(d...)
 	var w fluxWritten

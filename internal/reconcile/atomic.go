@@ -59,15 +59,6 @@ func (e *Reconciler) Reconcile(ctx context.Context, req *Request, detect DriftDe
 		return fmt.Errorf("reconciling release %s: %w", releaseRef(req), err)
 	}
 	req.configDigest = digest
-	if st.LastAttemptedRevision != req.Chart.Metadata.Version || st.LastAttemptedConfigDigest != digest ||
-		(req.ChartDigest != "" && st.LastAttemptedRevisionDigest != "" && st.LastAttemptedRevisionDigest != req.ChartDigest) ||
-		(s.ResetAt != "" && s.ResetAt != st.LastHandledResetAt) {
-		st.Failures, st.InstallFailures, st.UpgradeFailures = 0, 0, 0
-		st.RemoveCondition(ConditionStalled)
-	}
-	st.LastHandledResetAt = s.ResetAt
-	force := s.ForceAt != "" && s.ForceAt != st.LastHandledForceAt
-
 	want := Desired{
 		Spec:                s,
 		ChartName:           req.Chart.Metadata.Name,
@@ -78,6 +69,9 @@ func (e *Reconciler) Reconcile(ctx context.Context, req *Request, detect DriftDe
 		PostRenderersDigest: e.Digests().PostRenderers(s),
 		OptionsDigest:       OptionsDigest(s),
 	}
+	StartAttempt(st, want)
+	force := s.ForceAt != "" && s.ForceAt != st.LastHandledForceAt
+
 	if req.reinstalls() {
 		// As helm-controller: the old chart's release goes first, with its
 		// history and failures; the loop then installs the new chart.
@@ -231,8 +225,27 @@ func (e *Reconciler) actionForState(req *Request, state ReleaseState, force bool
 	}
 }
 
-func (e *Reconciler) markReady(req *Request, want Desired) {
-	st := req.Status
+func (e *Reconciler) markReady(req *Request, want Desired) { MarkReady(req.Status, want) }
+
+// StartAttempt records in st that a run for want begins, as Reconcile
+// does before its first action: the failure counters reset (and a stall
+// lifted) when the chart version, values or chart digest asked for
+// changed or a reset token is new, and the reset token is handled.
+func StartAttempt(st *Status, want Desired) {
+	s := want.Spec
+	if st.LastAttemptedRevision != want.ChartVersion || st.LastAttemptedConfigDigest != want.ConfigDigest ||
+		(want.ChartDigest != "" && st.LastAttemptedRevisionDigest != "" && st.LastAttemptedRevisionDigest != want.ChartDigest) ||
+		(s.ResetAt != "" && s.ResetAt != st.LastHandledResetAt) {
+		st.Failures, st.InstallFailures, st.UpgradeFailures = 0, 0, 0
+		st.RemoveCondition(ConditionStalled)
+	}
+	st.LastHandledResetAt = s.ResetAt
+}
+
+// MarkReady records in st that the release is what want asks for, as a
+// run that ends in sync does: the digests and revision observed, Ready
+// with the Released condition's message.
+func MarkReady(st *Status, want Desired) {
 	st.ObservedPostRenderersDigest = want.PostRenderersDigest
 	st.ObservedOptionsDigest = want.OptionsDigest
 	if cur := st.Latest(); cur != nil {
@@ -251,6 +264,19 @@ func (e *Reconciler) markReady(req *Request, want Desired) {
 	}
 	st.SetCondition(Condition{Type: ConditionReady, Status: true, Reason: reasonOf(st), Message: msg})
 	st.RemoveCondition(ConditionStalled)
+}
+
+// InSyncStatus is the status a run records when it finds the release
+// in sync with want and runs no action (StartAttempt, MarkDrift,
+// MarkReady), for a plan to show; st is left as it is. The caller knows
+// the run will act on nothing: no test to run, no drift it cannot
+// foresee.
+func InSyncStatus(st *Status, want Desired) *Status {
+	out := st.Clone()
+	StartAttempt(out, want)
+	MarkDrift(out, want.Spec, ReleaseState{Status: StateInSync})
+	MarkReady(out, want)
+	return out
 }
 
 func (e *Reconciler) markNotReady(req *Request, err error) {
