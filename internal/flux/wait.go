@@ -142,6 +142,13 @@ func (e *Client) AsPlanned(ctx context.Context, hr *helmv2.HelmRelease) func(str
 	same := func(v string) string { return v }
 	planned := hr.Annotations[PlannedVersionAnnotation]
 	namespace, name, ok := strings.Cut(hr.Status.HelmChart, "/")
+	if ref := hr.Spec.ChartRef; ref != nil && ref.Kind == sourcev1.HelmChartKind {
+		// The HelmChart the provider shares among a namespace's releases.
+		namespace, name, ok = hr.Namespace, ref.Name, true
+		if ref.Namespace != "" {
+			namespace = ref.Namespace
+		}
+	}
 	if planned == "" || !ok {
 		return same
 	}
