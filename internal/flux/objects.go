@@ -382,6 +382,13 @@ func Build(r *Release) (*Objects, error) {
 				Interval:        metav1.Duration{Duration: interval},
 			},
 		}
+		if r.RequestedAt != "" {
+			// source-controller fetches the index at its interval: asked
+			// now, it has the version the plan resolved (a HelmChart of a
+			// version its index lacks stalls). Requests of a namespace's
+			// releases come together in its queue.
+			repo.Annotations = map[string]string{RequestedAtAnnotation: r.RequestedAt}
+		}
 		if credentials != nil {
 			if credentials.Data["username"] != nil {
 				repo.Spec.SecretRef = &meta.LocalObjectReference{Name: credentials.Name}

@@ -88,6 +88,16 @@ func (e *Client) Wait(ctx context.Context, namespace, name string, want Want, ti
 			nr.Grace = e.graceOf()
 			return hr, nr
 		}
+		if !apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.ReadyCondition) && (hr.Spec.ChartRef != nil || hr.Status.ObservedGeneration >= want.Generation) {
+			// source-controller gave up on the chart since the write (a
+			// values file missing): helm-controller would wait for it
+			// until the timeout, without attempting the release.
+			if stalled := e.chartStalled(ctx, hr, want.Since); stalled != "" {
+				err := e.notReady(ctx, hr, want, timeout, false)
+				err.SourceStalled = stalled
+				return hr, err
+			}
+		}
 		if observed(hr, want) {
 			switch {
 			case apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.StalledCondition):
@@ -95,13 +105,6 @@ func (e *Client) Wait(ctx context.Context, namespace, name string, want Want, ti
 			case retryingLater(hr):
 				err := e.notReady(ctx, hr, want, timeout, false)
 				err.RetryingLater = true
-				return hr, err
-			case !apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.ReadyCondition) && e.chartStalled(ctx, hr) != "":
-				// source-controller gave up on the chart (a values file
-				// missing, an invalid chart reference): helm-controller
-				// would wait for it until the timeout.
-				err := e.notReady(ctx, hr, want, timeout, false)
-				err.SourceStalled = e.chartStalled(ctx, hr)
 				return hr, err
 			case apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.ReconcilingCondition):
 			case apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.ReadyCondition):
@@ -422,10 +425,12 @@ func sourceOf(hr *helmv2.HelmRelease) (kind, name string) {
 
 // chartStalled names the object the HelmRelease's chart is built from
 // (its HelmChart, or the object of spec.chartRef) when source-controller
-// marks it Stalled at its current generation, with the reason; empty
-// otherwise. Stalled is for errors it does not retry until the object
-// changes (a values file missing, an invalid chart reference).
-func (e *Client) chartStalled(ctx context.Context, hr *helmv2.HelmRelease) string {
+// marked it Stalled at its current generation since since, with the
+// reason; empty otherwise. Stalled is for errors it does not retry until
+// the object changes (a values file missing). An invalid chart reference
+// is not taken for one: a HelmChart of a version its HelmRepository's
+// index lacks yet is built again once the index is fetched.
+func (e *Client) chartStalled(ctx context.Context, hr *helmv2.HelmRelease, since time.Time) string {
 	kind, name := sourceOf(hr)
 	namespace := hr.Namespace
 	if hr.Spec.ChartRef != nil && hr.Spec.ChartRef.Namespace != "" {
@@ -454,9 +459,13 @@ func (e *Client) chartStalled(ctx context.Context, hr *helmv2.HelmRelease) strin
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
-		if m["type"] == meta.StalledCondition && m["status"] == string(metav1.ConditionTrue) {
-			return fmt.Sprintf("%s %s/%s (%s): %s", kind, namespace, name, m["reason"], m["message"])
+		if m["type"] != meta.StalledCondition || m["status"] != string(metav1.ConditionTrue) || m["reason"] == "InvalidChartReference" {
+			continue
 		}
+		if at, err := time.Parse(time.RFC3339, fmt.Sprint(m["lastTransitionTime"])); err != nil || at.Before(since.Truncate(time.Second)) {
+			continue // stalled before the write: it may be what the write fixes
+		}
+		return fmt.Sprintf("%s %s/%s (%s): %s", kind, namespace, name, m["reason"], m["message"])
 	}
 	return ""
 }
