@@ -604,7 +604,8 @@ func chartValuesFiles(chartPath string, files []string) ([]string, error) {
 	dir := path.Clean(strings.TrimPrefix(chartPath, "./"))
 	out := make([]string, len(files))
 	for i, f := range files {
-		rel, ok := path.Clean(f), true
+		rel := path.Clean(f)
+		var ok bool
 		if dir == "." {
 			ok = rel != ".." && !strings.HasPrefix(rel, "../") && !path.IsAbs(rel)
 		} else {
