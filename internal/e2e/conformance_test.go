@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
@@ -493,6 +494,18 @@ func runConformance(t *testing.T, c *conformanceWorkspace) {
 		}
 		if err != nil {
 			t.Fatal(err)
+		}
+	}
+	if engine == "flux" {
+		// The controller deploys the edit: the plan sees it deployed.
+		deadline := time.Now().Add(2 * time.Minute)
+		for edited := 0; edited < len(c.configMaps(t)) && time.Now().Before(deadline); time.Sleep(time.Second) {
+			edited = 0
+			for _, cm := range c.configMaps(t) {
+				if cm[1] == "edited" {
+					edited++
+				}
+			}
 		}
 	}
 	w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")

@@ -372,6 +372,10 @@ func (c *Client) Upgrade(ctx context.Context, name string, chart *Chart, values 
 	a.ForceReplace = o.Force && !ssa
 	a.CleanupOnFail = o.CleanupOnFail
 	a.ReuseValues = o.ReuseValues
+	// As helm-controller: the values given are the release's values.
+	// Helm would otherwise take the previous revision's when none are
+	// given, and a release upgraded elsewhere with values would keep them.
+	a.ResetValues = !o.ReuseValues
 	a.MaxHistory = o.MaxHistory
 	a.PostRenderer = o.PostRenderer
 	a.PostRenderStrategy = postRenderStrategy(o.PostRenderStrategy)

@@ -168,6 +168,13 @@ func TestClientLifecycle(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("upgrade: %v\n%s", err, logs)
 	}
+	// An upgrade given no values resets them, as helm-controller's does:
+	// Helm would take the previous revision's.
+	if dry, err := c.Upgrade(ctx, "web", testChart("1.1.0"), nil, UpgradeOptions{Namespace: ns, Timeout: time.Minute, DryRun: true}); err != nil {
+		t.Errorf("a dry-run upgrade without values: %v", err)
+	} else if len(dry.Config) != 0 {
+		t.Errorf("a dry-run upgrade without values took the previous revision's: %v", dry.Config)
+	}
 	tested, err = c.Test("web", TestOptions{Namespace: ns, Timeout: time.Minute})
 	if err == nil {
 		t.Error("a test pod labelled to fail passed")
