@@ -535,9 +535,6 @@ func runConformance(t *testing.T, c *conformanceWorkspace) {
 		if change.action != "" {
 			t.Errorf("%s on engine %s: the plan after the import plans a Helm action: %s", name, engine, change.action)
 		}
-		if change.statusUnknown && engine == "helm" {
-			t.Errorf("%s on engine %s: the plan after the import shows status as known after apply, though no Helm action is planned", name, engine)
-		}
 		for _, attr := range []string{"verify", "values_files", "plain_http", "name", "repository", "git", "bucket"} {
 			if b, a := withoutKeys(change.beforeChart[attr]), withoutKeys(change.afterChart[attr]); b != a {
 				t.Errorf("%s on engine %s: the import read chart.%s back as %s, configured %s", name, engine, attr, b, a)
@@ -648,9 +645,7 @@ func TestConformanceTableInDocs(t *testing.T) {
 // plannedChange is what a plan does to a helmrelease_release.
 type plannedChange struct {
 	// action is planned_action; empty when null.
-	action string
-	// statusUnknown: status is known after apply.
-	statusUnknown           bool
+	action                  string
 	beforeChart, afterChart map[string]json.RawMessage
 }
 
@@ -670,9 +665,6 @@ func (w *workspace) plannedChanges(planFile string) map[string]plannedChange {
 					Chart         map[string]json.RawMessage `json:"chart"`
 					PlannedAction *string                    `json:"planned_action"`
 				} `json:"after"`
-				AfterUnknown struct {
-					Status json.RawMessage `json:"status"`
-				} `json:"after_unknown"`
 			} `json:"change"`
 		} `json:"resource_changes"`
 	}
@@ -684,7 +676,7 @@ func (w *workspace) plannedChanges(planFile string) map[string]plannedChange {
 		if rc.Type != "helmrelease_release" {
 			continue
 		}
-		c := plannedChange{beforeChart: rc.Change.Before.Chart, afterChart: rc.Change.After.Chart, statusUnknown: string(rc.Change.AfterUnknown.Status) == "true"}
+		c := plannedChange{beforeChart: rc.Change.Before.Chart, afterChart: rc.Change.After.Chart}
 		if a := rc.Change.After.PlannedAction; a != nil {
 			c.action = *a
 		}

@@ -22,15 +22,6 @@ func (helmEngine) handOverChange() string { return "taken back from Flux's helm-
 // atWork: nothing runs on the release between terraform runs.
 func (helmEngine) atWork(*reconcile.Status, bool) string { return "" }
 
-// inSyncStatus: the engine's run records reconcile.InSyncStatus, unless
-// it has a test to run (enabled, and the release never tested).
-func (helmEngine) inSyncStatus(st *reconcile.Status, want reconcile.Desired) *reconcile.Status {
-	if cur := st.Latest(); cur == nil || want.Spec.Test.Enable && !cur.HasBeenTested() {
-		return nil
-	}
-	return reconcile.InSyncStatus(st, want)
-}
-
 // asDeployed: the plan's render is what the apply deploys.
 func (helmEngine) asDeployed(context.Context, privateGetter, bool, *diag.Diagnostics) func(types.Map) types.Map {
 	return nil

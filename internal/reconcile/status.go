@@ -1,8 +1,6 @@
 package reconcile
 
 import (
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
@@ -93,17 +91,6 @@ type Status struct {
 }
 
 // Condition returns the condition of type t, or nil.
-// Clone is a deep copy of s.
-func (s *Status) Clone() *Status {
-	out := *s
-	out.Conditions = slices.Clone(s.Conditions)
-	out.History = slices.Clone(s.History)
-	for i := range out.History {
-		out.History[i].TestHooks = maps.Clone(s.History[i].TestHooks)
-	}
-	return &out
-}
-
 func (s *Status) Condition(t string) *Condition {
 	for i := range s.Conditions {
 		if s.Conditions[i].Type == t {
