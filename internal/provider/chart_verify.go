@@ -147,14 +147,7 @@ func (v *chartVerifyModel) verification(ctx context.Context, diags *diag.Diagnos
 	for _, k := range keys {
 		out.PublicKeys = append(out.PublicKeys, []byte(k))
 	}
-	var ids []struct {
-		Issuer  types.String `tfsdk:"issuer"`
-		Subject types.String `tfsdk:"subject"`
-	}
-	diags.Append(v.MatchOIDCIdentity.ElementsAs(ctx, &ids, false)...)
-	for _, id := range ids {
-		out.Identities = append(out.Identities, chartsource.Identity{Issuer: id.Issuer.ValueString(), Subject: id.Subject.ValueString()})
-	}
+	out.Identities = v.identities(ctx, diags)
 	if !v.TrustedRoot.IsNull() {
 		out.TrustedRoot = []byte(v.TrustedRoot.ValueString())
 	}
@@ -357,6 +350,20 @@ func applySourceVerified(ctx context.Context, planned types.Object, st *reconcil
 	}
 }
 
+// identities are match_oidc_identity's.
+func (v *chartVerifyModel) identities(ctx context.Context, diags *diag.Diagnostics) []chartsource.Identity {
+	var ids []struct {
+		Issuer  types.String `tfsdk:"issuer"`
+		Subject types.String `tfsdk:"subject"`
+	}
+	diags.Append(v.MatchOIDCIdentity.ElementsAs(ctx, &ids, false)...)
+	var out []chartsource.Identity
+	for _, id := range ids {
+		out = append(out, chartsource.Identity{Issuer: id.Issuer.ValueString(), Subject: id.Subject.ValueString()})
+	}
+	return out
+}
+
 // config is v as the configuration wrote it, for the release to record
 // (chartsource.VerifyConfig); nil when part of it is not known yet.
 func (v *chartVerifyModel) config(ctx context.Context) *chartsource.VerifyConfig {
@@ -369,14 +376,7 @@ func (v *chartVerifyModel) config(ctx context.Context) *chartsource.VerifyConfig
 		TrustedRoot: v.TrustedRoot.ValueString(), TrustPolicy: v.TrustPolicy.ValueString()}
 	var diags diag.Diagnostics
 	diags.Append(v.PublicKeys.ElementsAs(ctx, &out.PublicKeys, false)...)
-	var ids []struct {
-		Issuer  types.String `tfsdk:"issuer"`
-		Subject types.String `tfsdk:"subject"`
-	}
-	diags.Append(v.MatchOIDCIdentity.ElementsAs(ctx, &ids, false)...)
-	for _, id := range ids {
-		out.Identities = append(out.Identities, chartsource.Identity{Issuer: id.Issuer.ValueString(), Subject: id.Subject.ValueString()})
-	}
+	out.Identities = v.identities(ctx, &diags)
 	if !v.SecretRef.IsNull() {
 		var ref secretRefModel
 		diags.Append(v.SecretRef.As(ctx, &ref, objectAsOptions)...)
