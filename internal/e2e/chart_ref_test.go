@@ -124,6 +124,10 @@ func createObjects(t *testing.T, dyn dynamic.Interface, ns string, objects []map
 			gvr = helmCharts
 		case "GitRepository":
 			gvr = gitRepositories
+		case "Bucket":
+			gvr = buckets
+		case "HelmRelease":
+			gvr = helmReleases
 		}
 		if _, err := dyn.Resource(gvr).Namespace(ns).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)

@@ -38,12 +38,16 @@ const (
 	pathNewVersion  = "new version"
 	pathValuesFiles = "values files"
 	pathDrift       = "drift"
-	pathImport      = "import"
-	pathHandOver    = "hand-over"
-	pathDestroy     = "destroy"
+	// pathAdopt: a release made outside Terraform, by the Helm CLI
+	// (in-process) or a GitOps HelmRelease (Flux), imported.
+	pathAdopt = "import of a Helm CLI or GitOps release"
+	// pathImport: a release removed from the state and imported again.
+	pathImport   = "state rm and import"
+	pathHandOver = "hand-over"
+	pathDestroy  = "destroy"
 )
 
-var conformancePaths = []string{pathInstall, pathEmptyPlan, pathNewVersion, pathValuesFiles, pathDrift, pathImport, pathHandOver, pathDestroy}
+var conformancePaths = []string{pathInstall, pathEmptyPlan, pathNewVersion, pathAdopt, pathValuesFiles, pathDrift, pathImport, pathHandOver, pathDestroy}
 
 // Refusals at plan, by the words the plan's error starts with.
 const (
@@ -52,6 +56,10 @@ const (
 	refusedKeyringFlux  = "Provenance keyring with the Flux engine"
 	notApplicableValues = "n/a: `chart_ref` names no values files (a HelmChart has its own)"
 )
+
+// upgradedOnAdoptNote is the cell of a row whose Helm CLI release the
+// import upgrades once; the guide says why below the table.
+const upgradedOnAdoptNote = "✓ (one upgrade, see below)"
 
 // conformanceSource is a row: a chart source, as a configuration names it.
 type conformanceSource struct {
@@ -66,6 +74,10 @@ type conformanceSource struct {
 	// refused are the paths refused at plan, by engine, with the words
 	// of the refusal (or, prefixed "n/a", why the path does not apply).
 	refused map[string]map[string]string
+	// upgradedOnAdopt: the in-process engine versions the chart with its
+	// digest (as helm-controller does an OCIRepository's), which a Helm
+	// CLI release does not carry: its import plans one upgrade.
+	upgradedOnAdopt bool
 }
 
 // fluxRefusesAll refuses every path under the Flux engine, and the
@@ -92,20 +104,30 @@ var conformanceSources = []conformanceSource{
 	}, publish: func(t *testing.T, e *conformanceEnv, version string) {
 		e.oci.Push(t, svcPackaged(t, version), nil)
 		e.oci.CosignSign(t, "svc", version, e.cosign)
-	}, refused: map[string]map[string]string{"flux": {pathValuesFiles: refusedOCIValues}}},
+	}, refused: map[string]map[string]string{"flux": {pathValuesFiles: refusedOCIValues}},
+		upgradedOnAdopt: true,
+	},
 	{key: "oci-cosign", label: "OCI registry over TLS, `verify` cosign", chart: func(e *conformanceEnv, vf bool) string {
 		return fmt.Sprintf(`chart = { name = "svc", repository = %q, ca_file = %q, verify = { public_keys = [%q] }%s }`, e.oci.URL, e.oci.CAFile, string(e.cosign.PublicPEM), valuesFilesHCL(vf))
-	}, publish: func(*testing.T, *conformanceEnv, string) {}, refused: map[string]map[string]string{"flux": {pathValuesFiles: refusedOCIValues}}},
+	}, publish: func(*testing.T, *conformanceEnv, string) {}, refused: map[string]map[string]string{"flux": {pathValuesFiles: refusedOCIValues}},
+		upgradedOnAdopt: true,
+	},
 	{key: "oci-http", label: "OCI registry over plain HTTP (`plain_http`)", chart: func(e *conformanceEnv, vf bool) string {
 		return fmt.Sprintf(`chart = { name = "svc", repository = %q, plain_http = true%s }`, e.plain.URL, valuesFilesHCL(vf))
 	}, publish: func(t *testing.T, e *conformanceEnv, version string) { e.plain.Push(t, svcPackaged(t, version), nil) },
-		refused: map[string]map[string]string{"flux": {pathValuesFiles: refusedOCIValues}}},
+		refused:         map[string]map[string]string{"flux": {pathValuesFiles: refusedOCIValues}},
+		upgradedOnAdopt: true,
+	},
 	{key: "dir", label: "Local directory", chart: func(e *conformanceEnv, vf bool) string {
 		return fmt.Sprintf(`chart = { name = %q%s }`, e.localDir, valuesFilesHCL(vf))
-	}, publish: func(t *testing.T, e *conformanceEnv, version string) { writeSvcDir(t, e.localDir, version) }, refused: fluxRefusesAll(refusedLocalFlux)},
+	}, publish: func(t *testing.T, e *conformanceEnv, version string) { writeSvcDir(t, e.localDir, version) }, refused: fluxRefusesAll(refusedLocalFlux),
+		upgradedOnAdopt: true,
+	},
 	{key: "tgz", label: "Local `.tgz`", chart: func(e *conformanceEnv, vf bool) string {
 		return fmt.Sprintf(`chart = { name = %q%s }`, e.localTgz, valuesFilesHCL(vf))
-	}, publish: func(t *testing.T, e *conformanceEnv, version string) { writeChartTgz(t, e.localTgz, version) }, refused: fluxRefusesAll(refusedLocalFlux)},
+	}, publish: func(t *testing.T, e *conformanceEnv, version string) { writeChartTgz(t, e.localTgz, version) }, refused: fluxRefusesAll(refusedLocalFlux),
+		upgradedOnAdopt: true,
+	},
 	{key: "git-http", label: "Git over HTTP, basic auth", chart: func(e *conformanceEnv, vf bool) string {
 		return fmt.Sprintf(`chart = { name = "charts/svc", git = { url = %q, ref = { branch = "main" } }, username = %q, password = %q%s }`, e.git.HTTPURL("charts"), testrepo.Username, testrepo.Password, valuesFilesHCL(vf))
 	}, publish: func(t *testing.T, e *conformanceEnv, version string) {
@@ -124,7 +146,9 @@ var conformanceSources = []conformanceSource{
 	}, publish: func(t *testing.T, e *conformanceEnv, version string) {
 		e.reconcileRefs(t, ociRepositories, "m-oci", version)
 	},
-		refused: map[string]map[string]string{"helm": {pathValuesFiles: notApplicableValues}, "flux": {pathValuesFiles: notApplicableValues}}},
+		refused:         map[string]map[string]string{"helm": {pathValuesFiles: notApplicableValues}, "flux": {pathValuesFiles: notApplicableValues}},
+		upgradedOnAdopt: true,
+	},
 	{key: "ref-hc-http", label: "`chart_ref` to a HelmChart of a Helm repository", chart: func(*conformanceEnv, bool) string {
 		return `chart_ref = { kind = "HelmChart", name = "m-hc-http" }`
 	}, publish: func(t *testing.T, e *conformanceEnv, version string) {
@@ -462,6 +486,8 @@ func runConformance(t *testing.T, c *conformanceWorkspace) {
 	c.versions(t, next)
 	w.planIsEmpty()
 
+	c.adopt(t, next)
+
 	// Values files: the releases name values.yaml and values-prod.yaml.
 	c.expectRefusals(t, pathValuesFiles, engine, true)
 	c.values = true
@@ -535,11 +561,7 @@ func runConformance(t *testing.T, c *conformanceWorkspace) {
 		if change.action != "" {
 			t.Errorf("%s on engine %s: the plan after the import plans a Helm action: %s", name, engine, change.action)
 		}
-		for _, attr := range []string{"verify", "values_files", "plain_http", "name", "repository", "git", "bucket"} {
-			if b, a := withoutKeys(change.beforeChart[attr]), withoutKeys(change.afterChart[attr]); b != a {
-				t.Errorf("%s on engine %s: the import read chart.%s back as %s, configured %s", name, engine, attr, b, a)
-			}
-		}
+		change.readBack(t, name+" on engine "+engine)
 	}
 	w.apply()
 	if after := c.revisions(t); !maps.Equal(before, after) {
@@ -576,6 +598,143 @@ func runConformance(t *testing.T, c *conformanceWorkspace) {
 	}
 }
 
+// adopt imports, beside each row's release, one made outside Terraform
+// of the chart at version: in-process, by the Helm CLI from the chart's
+// files; under Flux, by a GitOps HelmRelease of sources of its own (or
+// the chart_ref's object). The import plans no Helm action and reads the
+// chart's settings back, its apply makes no revision, and the next plan
+// is empty; removed from the configuration, they are uninstalled.
+func (c *conformanceWorkspace) adopt(t *testing.T, version string) {
+	t.Helper()
+	e, w := c.e, c.w
+	var blocks strings.Builder
+	var names []string
+	// upgraded are the releases whose import plans an upgrade; readBack,
+	// those whose chart settings it reads back as configured (the Helm
+	// CLI's record no source).
+	upgraded, readBack := map[string]bool{}, map[string]bool{}
+	for _, s := range conformanceSources {
+		if c.refusal(s, c.engine, pathInstall) != "" {
+			continue
+		}
+		name := "x" + c.name(s)
+		upgraded[name] = c.engine == "helm" && s.upgradedOnAdopt
+		if c.engine == "helm" {
+			helmInstallChart(t, e.run.rest, svcPackaged(t, version), e.run.ns, name)
+		} else {
+			objects, readsBack := e.gitOps(s, name)
+			createObjects(t, e.dyn, e.run.ns, objects)
+			readBack[name] = readsBack
+		}
+		names = append(names, name)
+		blocks.WriteString(e.release(s, c.engine, name, false))
+		fmt.Fprintf(&blocks, "\nimport {\n  to = helmrelease_release.%s\n  id = %q\n}\n", name, e.run.ns+"/"+name)
+	}
+	for _, name := range names {
+		c.st.waitFor(name, 1, releasecommon.StatusDeployed, 2*time.Minute)
+	}
+	configured := c.config()
+	w.write(configured + blocks.String())
+	w.run("plan", "-input=false", "-no-color", "-out=tfplan")
+	changes := w.plannedChanges(filepath.Join(w.dir, "tfplan"))
+	for _, name := range names {
+		change, ok := changes[name]
+		if !ok {
+			t.Errorf("%s on engine %s: the plan does not import it", name, c.engine)
+			continue
+		}
+		switch {
+		case upgraded[name] && !strings.HasPrefix(change.action, "upgrade: chart revision \""+version+"\" → \""+version+"+"):
+			t.Errorf("%s on engine %s: the plan of its import plans %q, want an upgrade to the digest-versioned chart", name, c.engine, change.action)
+		case !upgraded[name] && change.action != "":
+			t.Errorf("%s on engine %s: the plan of its import plans a Helm action: %s", name, c.engine, change.action)
+		}
+		if readBack[name] {
+			change.readBack(t, name+" on engine "+c.engine)
+		}
+	}
+	w.apply()
+	for _, name := range names {
+		want := 1
+		if upgraded[name] {
+			want = 2
+		}
+		if latest := c.st.latest(name); latest == nil || latest.Version != want || latest.Info.Status != releasecommon.StatusDeployed {
+			t.Errorf("%s on engine %s after the import's apply: %s, want revision %d deployed", name, c.engine, c.st.describe(name), want)
+		}
+	}
+	w.planIsEmpty()
+	w.write(configured)
+	w.apply()
+	for _, name := range names {
+		if latest := c.st.latest(name); latest != nil {
+			t.Errorf("%s on engine %s removed from the configuration: %s", name, c.engine, c.st.describe(name))
+		}
+	}
+}
+
+// gitOps are the objects a GitOps repository holds for a release of the
+// row's chart named name: its HelmRelease and the sources (and their
+// Secrets) it names, or the chart_ref's object.
+func (e *conformanceEnv) gitOps(s conformanceSource, name string) (objects []map[string]any, readsBack bool) {
+	secret := func(data map[string]any) map[string]any {
+		return map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": name}, "stringData": data}
+	}
+	source := func(kind string, spec map[string]any) map[string]any {
+		spec["interval"] = "10m"
+		return map[string]any{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": kind, "metadata": map[string]any{"name": name}, "spec": spec}
+	}
+	chartSpec := func(chart, kind, source string) map[string]any {
+		return map[string]any{"spec": map[string]any{"chart": chart, "version": "*", "interval": "10m", "sourceRef": map[string]any{"kind": kind, "name": source}}}
+	}
+	hr := map[string]any{"interval": "10m", "driftDetection": map[string]any{"mode": "enabled"}}
+	readsBack = true
+	switch s.key {
+	case "repo":
+		hr["chart"] = chartSpec("svc", "HelmRepository", "m-http")
+	case "oci", "oci-http":
+		// An OCIRepository, as Flux recommends for OCI charts. Managed
+		// outside Terraform, it is imported as the chart_ref it is. (A
+		// HelmChart of an OCI HelmRepository versions the chart without
+		// its digest: the release moved to an OCIRepository is upgraded.)
+		hr["chartRef"] = map[string]any{"kind": "OCIRepository", "name": name}
+		spec := map[string]any{"url": e.oci.URL + "/svc", "ref": map[string]any{"semver": "*"},
+			"secretRef": map[string]any{"name": "m-oci-login"}, "certSecretRef": map[string]any{"name": "m-oci-ca"}}
+		if s.key == "oci-http" {
+			spec = map[string]any{"url": e.plain.URL + "/svc", "ref": map[string]any{"semver": "*"}, "insecure": true}
+		}
+		spec["layerSelector"] = map[string]any{"mediaType": "application/vnd.cncf.helm.chart.content.v1.tar+gzip", "operation": "copy"}
+		objects = append(objects, source("OCIRepository", spec))
+		readsBack = false
+	case "oci-cosign":
+		// An OCIRepository: source-controller verifies a HelmChart of an
+		// OCI HelmRepository without its certSecretRef's CA. Managed
+		// outside Terraform, it is imported as the chart_ref it is.
+		hr["chartRef"] = map[string]any{"kind": "OCIRepository", "name": name}
+		objects = append(objects, secret(map[string]any{"cosign.pub": string(e.cosign.PublicPEM)}),
+			source("OCIRepository", map[string]any{"url": e.oci.URL + "/svc", "ref": map[string]any{"semver": "*"},
+				"secretRef": map[string]any{"name": "m-oci-login"}, "certSecretRef": map[string]any{"name": "m-oci-ca"},
+				"verify":        map[string]any{"provider": "cosign", "secretRef": map[string]any{"name": name}},
+				"layerSelector": map[string]any{"mediaType": "application/vnd.cncf.helm.chart.content.v1.tar+gzip", "operation": "copy"}}))
+		readsBack = false
+	case "git-http":
+		hr["chart"] = chartSpec("charts/svc", "GitRepository", "m-git")
+	case "git-ssh":
+		hr["chart"] = chartSpec("charts/svc", "GitRepository", name)
+		objects = append(objects, secret(map[string]any{"identity": e.git.Identity, "known_hosts": e.git.KnownHosts}),
+			source("GitRepository", map[string]any{"url": e.git.SSHURL("charts"), "ref": map[string]any{"branch": "main"}, "secretRef": map[string]any{"name": name}}))
+	case "bucket":
+		hr["chart"] = chartSpec("charts/svc", "Bucket", name)
+		objects = append(objects, secret(map[string]any{"accesskey": testrepo.Username, "secretkey": testrepo.Password}),
+			source("Bucket", map[string]any{"bucketName": "charts", "endpoint": e.s3.Endpoint, "insecure": true, "region": s3server.Region, "secretRef": map[string]any{"name": name}}))
+	case "ref-oci":
+		hr["chartRef"] = map[string]any{"kind": "OCIRepository", "name": "m-oci"}
+	default: // ref-hc-*: the HelmChart m-hc-*
+		hr["chartRef"] = map[string]any{"kind": "HelmChart", "name": "m-" + strings.TrimPrefix(s.key, "ref-")}
+	}
+	return append(objects, map[string]any{"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": map[string]any{"name": name}, "spec": hr}), readsBack
+}
+
 func sourceByKey(key string) conformanceSource {
 	for _, s := range conformanceSources {
 		if s.key == key {
@@ -600,6 +759,9 @@ func conformanceTable() string {
 				cell := "✓"
 				if p == pathHandOver && engine == "flux" {
 					cell = "✓ (back to `helm`)"
+				}
+				if p == pathAdopt && engine == "helm" && s.upgradedOnAdopt {
+					cell = upgradedOnAdoptNote
 				}
 				if r := s.refused[engine][p]; r != "" {
 					cell = "refused: " + r
@@ -647,6 +809,17 @@ type plannedChange struct {
 	// action is planned_action; empty when null.
 	action                  string
 	beforeChart, afterChart map[string]json.RawMessage
+}
+
+// readBack checks that an import read the chart's settings back as
+// configured.
+func (c plannedChange) readBack(t *testing.T, release string) {
+	t.Helper()
+	for _, attr := range []string{"verify", "values_files", "plain_http", "name", "repository", "git", "bucket"} {
+		if b, a := withoutKeys(c.beforeChart[attr]), withoutKeys(c.afterChart[attr]); b != a {
+			t.Errorf("%s: the import read chart.%s back as %s, configured %s", release, attr, b, a)
+		}
+	}
 }
 
 // plannedChanges are the plan file's changes of helmrelease_release

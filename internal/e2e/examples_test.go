@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -217,13 +218,19 @@ func helmInstall(t *testing.T, dir, ns, name string) {
 // helmInstallOn is helmInstall on the cluster of restConfig.
 func helmInstallOn(t *testing.T, restConfig *rest.Config, dir, ns, name string) {
 	t.Helper()
+	helmInstallChart(t, restConfig, testrepo.LoadChart(t, dir, "6.7.1"), ns, name)
+}
+
+// helmInstallChart installs ch as `helm install` does, without values.
+func helmInstallChart(t *testing.T, restConfig *rest.Config, ch *chart.Chart, ns, name string) {
+	t.Helper()
 	c, err := helm.NewClient(helm.ClientOptions{Getter: kube.NewGetter(restConfig, ns, ""), StorageNamespace: ns})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := c.Install(ctx, testrepo.LoadChart(t, dir, "6.7.1"), nil, helm.InstallOptions{ReleaseName: name, Namespace: ns, Timeout: time.Minute, Wait: true}); err != nil {
+	if _, err := c.Install(ctx, ch, nil, helm.InstallOptions{ReleaseName: name, Namespace: ns, Timeout: time.Minute, Wait: true}); err != nil {
 		t.Fatal(err)
 	}
 }

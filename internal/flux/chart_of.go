@@ -126,10 +126,13 @@ func (e *Client) gitChartOf(ctx context.Context, t helmv2.HelmChartTemplateSpec,
 			g.Ref.Commit = ""
 		}
 	}
-	if repo.Labels[ManagedByLabel] == ManagedBy && repo.Spec.SecretRef != nil {
-		// The provider's credentials Secret: its host keys are public.
+	if repo.Spec.SecretRef != nil {
+		// The host keys of its credentials Secret are public; of the
+		// Secret of a GitRepository managed elsewhere, read when readable
+		// (without them the plan shows chart.git.known_hosts set).
+		own := repo.Labels[ManagedByLabel] == ManagedBy
 		secret := &corev1.Secret{}
-		if err := e.Kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: repo.Spec.SecretRef.Name}, secret); err != nil {
+		if err := e.Kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: repo.Spec.SecretRef.Name}, secret); err != nil && own {
 			return chartsource.Source{}, fmt.Errorf("reading its GitRepository's Secret %s: %w", repo.Spec.SecretRef.Name, err)
 		}
 		g.KnownHosts = string(secret.Data["known_hosts"])
