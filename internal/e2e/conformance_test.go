@@ -41,13 +41,16 @@ const (
 	// pathAdopt: a release made outside Terraform, by the Helm CLI
 	// (in-process) or a GitOps HelmRelease (Flux), imported.
 	pathAdopt = "import of a Helm CLI or GitOps release"
+	// pathMoved: a helm_release of HashiCorp's helm provider moved into
+	// helmrelease_release.
+	pathMoved = "moved from helm_release"
 	// pathImport: a release removed from the state and imported again.
 	pathImport   = "state rm and import"
 	pathHandOver = "hand-over"
 	pathDestroy  = "destroy"
 )
 
-var conformancePaths = []string{pathInstall, pathEmptyPlan, pathNewVersion, pathAdopt, pathValuesFiles, pathDrift, pathImport, pathHandOver, pathDestroy}
+var conformancePaths = []string{pathInstall, pathEmptyPlan, pathNewVersion, pathAdopt, pathMoved, pathValuesFiles, pathDrift, pathImport, pathHandOver, pathDestroy}
 
 // Refusals at plan, by the words the plan's error starts with.
 const (
@@ -56,6 +59,10 @@ const (
 	refusedKeyringFlux  = "Provenance keyring with the Flux engine"
 	notApplicableValues = "n/a: `chart_ref` names no values files (a HelmChart has its own)"
 )
+
+// movedHandOver is the reason of the upgrade of a release moved into
+// engine = "flux": the hand-over.
+const movedHandOver = "handed to Flux's helm-controller"
 
 // upgradedOnAdoptNote is the cell of a row whose Helm CLI release the
 // import upgrades once; the guide says why below the table.
@@ -74,6 +81,9 @@ type conformanceSource struct {
 	// refused are the paths refused at plan, by engine, with the words
 	// of the refusal (or, prefixed "n/a", why the path does not apply).
 	refused map[string]map[string]string
+	// helmRelease is the chart of a helm_release of HashiCorp's helm
+	// provider (its attributes), nil where it has no such source.
+	helmRelease func(e *conformanceEnv) string
 	// upgradedOnAdopt: the in-process engine versions the chart with its
 	// digest (as helm-controller does an OCIRepository's), which a Helm
 	// CLI release does not carry: its import plans one upgrade.
@@ -95,10 +105,18 @@ var conformanceSources = []conformanceSource{
 		return fmt.Sprintf(`chart = { name = "svc", repository = %q, username = %q, password = %q%s }`, e.repo.URL, testrepo.Username, testrepo.Password, valuesFilesHCL(vf))
 	}, publish: func(t *testing.T, e *conformanceEnv, version string) {
 		e.repo.Add(t, svcPackaged(t, version), e.signer)
-	}},
+	},
+		helmRelease: func(e *conformanceEnv) string {
+			return fmt.Sprintf("repository = %q\n  chart = \"svc\"\n  repository_username = %q\n  repository_password = %q", e.repo.URL, testrepo.Username, testrepo.Password)
+		},
+	},
 	{key: "repo-pgp", label: "Helm repository, `verify` pgp (provenance)", chart: func(e *conformanceEnv, vf bool) string {
 		return fmt.Sprintf(`chart = { name = "svc", repository = %q, username = %q, password = %q, verify = { keyring = %q }%s }`, e.repo.URL, testrepo.Username, testrepo.Password, e.signer.Keyring, valuesFilesHCL(vf))
-	}, publish: func(*testing.T, *conformanceEnv, string) {}, refused: fluxRefusesAll(refusedKeyringFlux)},
+	}, publish: func(*testing.T, *conformanceEnv, string) {}, refused: fluxRefusesAll(refusedKeyringFlux),
+		helmRelease: func(e *conformanceEnv) string {
+			return fmt.Sprintf("repository = %q\n  chart = \"svc\"\n  repository_username = %q\n  repository_password = %q\n  verify = true\n  keyring = %q", e.repo.URL, testrepo.Username, testrepo.Password, e.signer.Keyring)
+		},
+	},
 	{key: "oci", label: "OCI registry over TLS, the provider's `registries` login", chart: func(e *conformanceEnv, vf bool) string {
 		return fmt.Sprintf(`chart = { name = "svc", repository = %q, ca_file = %q%s }`, e.oci.URL, e.oci.CAFile, valuesFilesHCL(vf))
 	}, publish: func(t *testing.T, e *conformanceEnv, version string) {
@@ -106,6 +124,9 @@ var conformanceSources = []conformanceSource{
 		e.oci.CosignSign(t, "svc", version, e.cosign)
 	}, refused: map[string]map[string]string{"flux": {pathValuesFiles: refusedOCIValues}},
 		upgradedOnAdopt: true,
+		helmRelease: func(e *conformanceEnv) string {
+			return fmt.Sprintf("repository = %q\n  chart = \"svc\"\n  repository_ca_file = %q", e.oci.URL, e.oci.CAFile)
+		},
 	},
 	{key: "oci-cosign", label: "OCI registry over TLS, `verify` cosign", chart: func(e *conformanceEnv, vf bool) string {
 		return fmt.Sprintf(`chart = { name = "svc", repository = %q, ca_file = %q, verify = { public_keys = [%q] }%s }`, e.oci.URL, e.oci.CAFile, string(e.cosign.PublicPEM), valuesFilesHCL(vf))
@@ -122,11 +143,13 @@ var conformanceSources = []conformanceSource{
 		return fmt.Sprintf(`chart = { name = %q%s }`, e.localDir, valuesFilesHCL(vf))
 	}, publish: func(t *testing.T, e *conformanceEnv, version string) { writeSvcDir(t, e.localDir, version) }, refused: fluxRefusesAll(refusedLocalFlux),
 		upgradedOnAdopt: true,
+		helmRelease:     func(e *conformanceEnv) string { return fmt.Sprintf("chart = %q", e.localDir) },
 	},
 	{key: "tgz", label: "Local `.tgz`", chart: func(e *conformanceEnv, vf bool) string {
 		return fmt.Sprintf(`chart = { name = %q%s }`, e.localTgz, valuesFilesHCL(vf))
 	}, publish: func(t *testing.T, e *conformanceEnv, version string) { writeChartTgz(t, e.localTgz, version) }, refused: fluxRefusesAll(refusedLocalFlux),
 		upgradedOnAdopt: true,
+		helmRelease:     func(e *conformanceEnv) string { return fmt.Sprintf("chart = %q", e.localTgz) },
 	},
 	{key: "git-http", label: "Git over HTTP, basic auth", chart: func(e *conformanceEnv, vf bool) string {
 		return fmt.Sprintf(`chart = { name = "charts/svc", git = { url = %q, ref = { branch = "main" } }, username = %q, password = %q%s }`, e.git.HTTPURL("charts"), testrepo.Username, testrepo.Password, valuesFilesHCL(vf))
@@ -454,6 +477,7 @@ func TestConformance(t *testing.T) {
 				return
 			}
 		}
+		t.Run("moved", e.moved)
 		if left := providerObjects(t, run.rest, run.ns); len(left) > 0 {
 			t.Errorf("after destroy the provider's sources and Secrets are left: %v", left)
 		}
@@ -735,6 +759,114 @@ func (e *conformanceEnv) gitOps(s conformanceSource, name string) (objects []map
 	return append(objects, map[string]any{"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": map[string]any{"name": name}, "spec": hr}), readsBack
 }
 
+// helmReleaseLacks says why HashiCorp's helm_release has no release of
+// the row's source.
+func helmReleaseLacks(s conformanceSource) string {
+	switch {
+	case s.key == "oci-cosign":
+		return "n/a: `helm_release` verifies no cosign signature"
+	case s.key == "oci-http":
+		return "n/a: `helm_release` has no plain-HTTP setting"
+	case strings.HasPrefix(s.key, "git"):
+		return "n/a: `helm_release` reads no Git repository"
+	case s.key == "bucket":
+		return "n/a: `helm_release` reads no bucket"
+	default:
+		return "n/a: `helm_release` has no `chart_ref`"
+	}
+}
+
+// moved installs, for each row HashiCorp's helm provider has and each
+// engine, a helm_release, and moves it into a helmrelease_release of the
+// row's chart on the engine (into Flux, a hand-over): the plan of the move
+// plans no Helm action (one upgrade where upgradedOnAdopt), the apply keeps
+// each object's uid and makes no revision but the planned one, and the
+// plan after it is empty.
+func (e *conformanceEnv) moved(t *testing.T) {
+	w := helmProviderWorkspace(t, "matrix-moved", e.run.kubeconfig)
+	// The helm provider's registry login takes no CA file: the process's
+	// roots, as its users with a private CA set them.
+	w.env = append(w.env, "SSL_CERT_FILE="+e.oci.CAFile)
+	st := newStorageOn(t, e.run.rest, e.run.ns)
+	type cell struct {
+		s            conformanceSource
+		engine, name string
+	}
+	var cells []cell
+	for _, engine := range []string{"helm", "flux"} {
+		for _, s := range conformanceSources {
+			if s.helmRelease != nil && s.refused[engine][pathMoved] == "" {
+				cells = append(cells, cell{s, engine, "m" + engine[:1] + "-" + s.key})
+			}
+		}
+	}
+	helmProvider := fmt.Sprintf(`
+provider "helm" {
+  kubernetes = { config_path = %q }
+  registries = [{ url = %q, username = %q, password = %q }]
+}
+`, e.run.kubeconfig, strings.TrimSuffix(e.oci.URL, "/charts"), testrepo.Username, testrepo.Password)
+	var helmReleases, moved strings.Builder
+	for _, c := range cells {
+		fmt.Fprintf(&helmReleases, "\nresource \"helm_release\" %[1]q {\n  name = %[1]q\n  namespace = %[2]q\n  %[3]s\n}\n", c.name, e.run.ns, c.s.helmRelease(e))
+		fmt.Fprintf(&moved, "%s\nmoved {\n  from = helm_release.%[2]s\n  to   = helmrelease_release.%[2]s\n}\n", e.release(c.s, c.engine, c.name, false), c.name)
+	}
+	w.write(`terraform {
+  required_providers {
+    helm = { source = "hashicorp/helm", version = "3.1.2" }
+  }
+}
+` + helmProvider + helmReleases.String())
+	w.must(0, "init", "-input=false", "-no-color")
+	w.apply()
+	uids := map[string]types.UID{}
+	for _, c := range cells {
+		uids[c.name] = configMapOn(t, e.run.cs, e.run.ns, c.name).UID
+	}
+
+	// The move. No second init: the helm provider is locked, and init
+	// refuses a provider that dev_overrides replaces.
+	w.write(strings.Replace(e.provider(t.TempDir()), "required_providers {\n", "required_providers {\n    helm = { source = \"hashicorp/helm\", version = \"3.1.2\" }\n", 1) + helmProvider + moved.String())
+	w.run("plan", "-input=false", "-no-color", "-out=tfplan")
+	changes := w.plannedChanges(filepath.Join(w.dir, "tfplan"))
+	// upgraded: the move plans one upgrade, to the digest-versioned chart
+	// or for the hand-over to Flux (the objects' origin labels).
+	upgraded := func(c cell) bool { return c.s.upgradedOnAdopt || c.engine == "flux" }
+	for _, c := range cells {
+		change, ok := changes[c.name]
+		switch {
+		case !ok:
+			t.Errorf("%s moved into engine %s: not in the plan", c.s.label, c.engine)
+		case c.s.upgradedOnAdopt && !strings.HasPrefix(change.action, "upgrade: chart revision"):
+			t.Errorf("%s moved into engine %s: the plan of the move plans %q, want an upgrade to the digest-versioned chart", c.s.label, c.engine, change.action)
+		case c.engine == "flux" && !strings.Contains(change.action, movedHandOver):
+			t.Errorf("%s moved into engine %s: the plan of the move plans %q, want the hand-over's upgrade", c.s.label, c.engine, change.action)
+		case !upgraded(c) && change.action != "":
+			t.Errorf("%s moved into engine %s: the plan of the move plans a Helm action: %s", c.s.label, c.engine, change.action)
+		}
+	}
+	w.must(0, "apply", "-auto-approve", "-input=false", "-no-color", "tfplan")
+	for _, c := range cells {
+		want := 1
+		if upgraded(c) {
+			want = 2
+		}
+		if latest := st.latest(c.name); latest == nil || latest.Version != want || latest.Info.Status != releasecommon.StatusDeployed {
+			t.Errorf("%s moved into engine %s: %s, want revision %d deployed", c.s.label, c.engine, st.describe(c.name), want)
+		}
+		if uid := configMapOn(t, e.run.cs, e.run.ns, c.name).UID; uid != uids[c.name] {
+			t.Errorf("%s moved into engine %s: ConfigMap uid %s, was %s (reinstalled)", c.s.label, c.engine, uid, uids[c.name])
+		}
+	}
+	w.planIsEmpty()
+	w.must(0, "destroy", "-auto-approve", "-input=false", "-no-color")
+	for _, c := range cells {
+		if latest := st.latest(c.name); latest != nil {
+			t.Errorf("%s moved into engine %s, after destroy: %s", c.s.label, c.engine, st.describe(c.name))
+		}
+	}
+}
+
 func sourceByKey(key string) conformanceSource {
 	for _, s := range conformanceSources {
 		if s.key == key {
@@ -760,8 +892,14 @@ func conformanceTable() string {
 				if p == pathHandOver && engine == "flux" {
 					cell = "✓ (back to `helm`)"
 				}
-				if p == pathAdopt && engine == "helm" && s.upgradedOnAdopt {
+				if (p == pathAdopt && engine == "helm" || p == pathMoved) && s.upgradedOnAdopt {
 					cell = upgradedOnAdoptNote
+				}
+				if p == pathMoved && engine == "flux" && s.refused[engine][p] == "" {
+					cell = "✓ (the hand-over's upgrade)"
+				}
+				if p == pathMoved && s.helmRelease == nil {
+					cell = helmReleaseLacks(s)
 				}
 				if r := s.refused[engine][p]; r != "" {
 					cell = "refused: " + r

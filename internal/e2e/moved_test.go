@@ -29,11 +29,6 @@ import (
 // change then upgrades the release, client-side as it was installed.
 func TestMovedFromHelmProvider(t *testing.T) {
 	parallelMatrix(t)
-	helmProvider := os.Getenv("HELMRELEASE_TEST_HELM_PROVIDER")
-	if helmProvider == "" {
-		testenv.SkipUnlessRequired(t, "needs HashiCorp's helm provider: set HELMRELEASE_TEST_HELM_PROVIDER to its binary (v3.x)")
-	}
-	bin := movedTerraform(t)
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
 	podinfo := filepath.Join(filepath.Dir(file), "testdata", "charts", "podinfo")
@@ -50,29 +45,7 @@ func TestMovedFromHelmProvider(t *testing.T) {
 		return 0
 	}
 
-	// The helm provider from a filesystem mirror, as `terraform init`
-	// installs it; this build of helmrelease by dev_overrides.
-	mirror := t.TempDir()
-	dir := filepath.Join(mirror, "registry.terraform.io", "hashicorp", "helm", "3.1.2", runtime.GOOS+"_"+runtime.GOARCH)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(helmProvider, filepath.Join(dir, "terraform-provider-helm_v3.1.2")); err != nil {
-		t.Fatal(err)
-	}
-	overrides, err := os.ReadFile(cliConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc := filepath.Join(t.TempDir(), "terraformrc")
-	config := strings.Replace(string(overrides), "  direct {}\n", fmt.Sprintf("  filesystem_mirror {\n    path = %q\n  }\n", mirror), 1)
-	if err := os.WriteFile(rc, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-
-	w := newWorkspace(t, "moved")
-	w.bin, w.cliConfig = bin, rc
-	w.env = []string{"KUBECONFIG=" + cluster.Kubeconfig}
+	w := helmProviderWorkspace(t, "moved", cluster.Kubeconfig)
 	if err := os.MkdirAll(filepath.Join(w.dir, "charts", "app"), 0o750); err != nil {
 		t.Fatal(err)
 	}
@@ -234,6 +207,41 @@ resource "helmrelease_release" "options" {
 	}
 	w.must(0, append([]string{"plan", "-input=false", "-no-color", "-detailed-exitcode"}, vars...)...)
 	w.must(0, append([]string{"destroy", "-auto-approve", "-input=false", "-no-color"}, vars...)...)
+}
+
+// helmProviderWorkspace is a workspace whose Terraform (>= 1.8) installs
+// HashiCorp's helm provider v3.1.2 from a filesystem mirror, as `terraform
+// init` does, and this build of helmrelease by dev_overrides, against the
+// cluster of kubeconfig. It skips without them (fails in CI, unless
+// allowed).
+func helmProviderWorkspace(t *testing.T, name, kubeconfig string) *workspace {
+	t.Helper()
+	helmProvider := os.Getenv("HELMRELEASE_TEST_HELM_PROVIDER")
+	if helmProvider == "" {
+		testenv.SkipUnlessRequired(t, "needs HashiCorp's helm provider: set HELMRELEASE_TEST_HELM_PROVIDER to its binary (v3.x)")
+	}
+	bin := movedTerraform(t)
+	mirror := t.TempDir()
+	dir := filepath.Join(mirror, "registry.terraform.io", "hashicorp", "helm", "3.1.2", runtime.GOOS+"_"+runtime.GOARCH)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(helmProvider, filepath.Join(dir, "terraform-provider-helm_v3.1.2")); err != nil {
+		t.Fatal(err)
+	}
+	overrides, err := os.ReadFile(cliConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := filepath.Join(t.TempDir(), "terraformrc")
+	config := strings.Replace(string(overrides), "  direct {}\n", fmt.Sprintf("  filesystem_mirror {\n    path = %q\n  }\n", mirror), 1)
+	if err := os.WriteFile(rc, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := newWorkspace(t, name)
+	w.bin, w.cliConfig = bin, rc
+	w.env = []string{"KUBECONFIG=" + kubeconfig}
+	return w
 }
 
 // movedTerraform is a Terraform that moves resources across types (≥ 1.8):
