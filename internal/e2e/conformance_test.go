@@ -585,6 +585,9 @@ func runConformance(t *testing.T, c *conformanceWorkspace) {
 		if change.action != "" {
 			t.Errorf("%s on engine %s: the plan after the import plans a Helm action: %s", name, engine, change.action)
 		}
+		if change.statusUnknown && engine == "helm" {
+			t.Errorf("%s on engine %s: the plan after the import shows status as known after apply, though no Helm action is planned", name, engine)
+		}
 		change.readBack(t, name+" on engine "+engine)
 	}
 	w.apply()
@@ -672,6 +675,8 @@ func (c *conformanceWorkspace) adopt(t *testing.T, version string) {
 			t.Errorf("%s on engine %s: the plan of its import plans %q, want an upgrade to the digest-versioned chart", name, c.engine, change.action)
 		case !upgraded[name] && change.action != "":
 			t.Errorf("%s on engine %s: the plan of its import plans a Helm action: %s", name, c.engine, change.action)
+		case !upgraded[name] && c.engine == "helm" && change.statusUnknown:
+			t.Errorf("%s on engine %s: the plan of its import shows status as known after apply, though no Helm action is planned", name, c.engine)
 		}
 		if readBack[name] {
 			change.readBack(t, name+" on engine "+c.engine)
@@ -945,7 +950,9 @@ func TestConformanceTableInDocs(t *testing.T) {
 // plannedChange is what a plan does to a helmrelease_release.
 type plannedChange struct {
 	// action is planned_action; empty when null.
-	action                  string
+	action string
+	// statusUnknown: status is known after apply.
+	statusUnknown           bool
 	beforeChart, afterChart map[string]json.RawMessage
 }
 
@@ -976,6 +983,9 @@ func (w *workspace) plannedChanges(planFile string) map[string]plannedChange {
 					Chart         map[string]json.RawMessage `json:"chart"`
 					PlannedAction *string                    `json:"planned_action"`
 				} `json:"after"`
+				AfterUnknown struct {
+					Status json.RawMessage `json:"status"`
+				} `json:"after_unknown"`
 			} `json:"change"`
 		} `json:"resource_changes"`
 	}
@@ -987,7 +997,7 @@ func (w *workspace) plannedChanges(planFile string) map[string]plannedChange {
 		if rc.Type != "helmrelease_release" {
 			continue
 		}
-		c := plannedChange{beforeChart: rc.Change.Before.Chart, afterChart: rc.Change.After.Chart}
+		c := plannedChange{beforeChart: rc.Change.Before.Chart, afterChart: rc.Change.After.Chart, statusUnknown: string(rc.Change.AfterUnknown.Status) == "true"}
 		if a := rc.Change.After.PlannedAction; a != nil {
 			c.action = *a
 		}

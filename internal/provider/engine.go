@@ -45,6 +45,13 @@ type engine interface {
 	// as st (refreshed) records it; "" when nothing. continuing says
 	// whether this engine ran the release before the plan.
 	atWork(st *reconcile.Status, continuing bool) string
+	// inSyncStatus is the status an apply that finds the release in sync
+	// with want records, for a plan that decided no Helm action to show;
+	// nil when it cannot be told at plan. st is the refreshed status, left
+	// as it is; refreshed says whether the refresh compared the cluster
+	// under want's drift detection settings (else the engine compares it
+	// now, when they compare it at all). m is the planned model.
+	inSyncStatus(ctx context.Context, m *releaseModel, red *redactor, st *reconcile.Status, want reconcile.Desired, refreshed bool) *reconcile.Status
 	// asDeployed turns the objects a plan rendered into what the engine
 	// is known to deploy of them; nil when it deploys the render as it
 	// is.

@@ -207,6 +207,12 @@ func (fluxEngine) atWork(st *reconcile.Status, continuing bool) string {
 	return controllerAtWork(st)
 }
 
+// inSyncStatus: what helm-controller records is its own, read after the
+// apply.
+func (fluxEngine) inSyncStatus(context.Context, *releaseModel, *redactor, *reconcile.Status, reconcile.Desired, bool) *reconcile.Status {
+	return nil
+}
+
 // asDeployed renders, for a release the controller was running before the
 // plan, the fields it is known to render otherwise as it will.
 func (fluxEngine) asDeployed(ctx context.Context, private privateGetter, continuing bool, diags *diag.Diagnostics) func(types.Map) types.Map {

@@ -89,10 +89,16 @@ func (p *releasePlan) act(ctx context.Context, d decision) {
 			fmt.Sprintf("helmrelease_release %s is not applied again: %s.\n\n%s", id, d.why[0], stallRemedies(p.spec, p.st)))
 	case decideInSync:
 		p.driftCorrection(ctx)
-		if resetRequested(p.spec, p.st) {
+		switch {
+		case resetRequested(p.spec, p.st):
 			// The apply records the reset as handled, and clears the
 			// failure counters.
 			p.out.status = types.ObjectUnknown(statusAttrTypes())
+		case p.out.status.IsUnknown():
+			// Another attribute changed (an import's first plan, a
+			// setting of no Helm action): the status the apply records,
+			// when the engine can tell it.
+			p.out.status = p.inSyncStatus(ctx)
 		}
 	case decideAction:
 		p.out.status = types.ObjectUnknown(statusAttrTypes())
@@ -104,6 +110,33 @@ func (p *releasePlan) act(ctx context.Context, d decision) {
 		}
 		p.render(ctx)
 	}
+}
+
+// inSyncStatus is the status the apply of a release in sync records,
+// unknown when the engine cannot tell it at plan.
+func (p *releasePlan) inSyncStatus(ctx context.Context) types.Object {
+	unknown := types.ObjectUnknown(statusAttrTypes())
+	if len(p.key) == 0 || p.st.HasPlainDigests() || p.resolved == nil || p.resolved.Chart == nil || p.resolved.Chart.Metadata == nil {
+		return unknown
+	}
+	digests := reconcile.Digests{Key: p.key}
+	config, err := digests.Config(p.values)
+	if err != nil {
+		return unknown
+	}
+	want := reconcile.Desired{Spec: p.spec, Digests: digests, ChartName: p.resolved.Chart.Metadata.Name, ChartVersion: p.resolved.Chart.Metadata.Version,
+		ChartDigest: p.resolved.TrackedDigest, ConfigDigest: config, PostRenderersDigest: digests.PostRenderers(p.spec), OptionsDigest: reconcile.OptionsDigest(p.spec)}
+	// The refresh compared the cluster under the state's drift detection
+	// settings.
+	refreshed := p.state != nil && p.state.DriftDetection.Equal(p.m.DriftDetection)
+	st := p.engine.inSyncStatus(ctx, &p.m, p.red, p.st, want, refreshed)
+	if st == nil {
+		return unknown
+	}
+	markSourceVerified(st, p.resolved.Verified, "")
+	out, d := statusObject(ctx, st)
+	p.diags.Append(d...)
+	return out
 }
 
 // action is the planned_action of d: install for a create; for an update,

@@ -266,6 +266,19 @@ func MarkReady(st *Status, want Desired) {
 	st.RemoveCondition(ConditionStalled)
 }
 
+// InSyncStatus is the status a run records when it finds the release
+// in sync with want and runs no action (StartAttempt, MarkDrift,
+// MarkReady), for a plan to show; st is left as it is. The caller knows
+// the run will act on nothing: no test to run, no drift it cannot
+// foresee.
+func InSyncStatus(st *Status, want Desired) *Status {
+	out := st.Clone()
+	StartAttempt(out, want)
+	MarkDrift(out, want.Spec, ReleaseState{Status: StateInSync})
+	MarkReady(out, want)
+	return out
+}
+
 func (e *Reconciler) markNotReady(req *Request, err error) {
 	req.Status.SetCondition(Condition{Type: ConditionReady, Status: false, Reason: reasonOf(req.Status), Message: err.Error()})
 }

@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
@@ -88,6 +90,17 @@ type Status struct {
 
 	// History holds snapshots of the releases made, newest first.
 	History []Snapshot
+}
+
+// Clone is a deep copy of s.
+func (s *Status) Clone() *Status {
+	out := *s
+	out.Conditions = slices.Clone(s.Conditions)
+	out.History = slices.Clone(s.History)
+	for i := range out.History {
+		out.History[i].TestHooks = maps.Clone(s.History[i].TestHooks)
+	}
+	return &out
 }
 
 // Condition returns the condition of type t, or nil.
