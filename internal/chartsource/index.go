@@ -1,8 +1,12 @@
 // Package chartsource resolves charts from their sources: Helm HTTP
-// repositories, OCI registries and local paths. It is the side of the
-// Helm seam (see internal/helm) that reads chart archives, repository
-// indexes, registries and provenance with Helm's packages; a loaded chart
-// is a helm.Chart.
+// repositories, OCI registries (over TLS or plain HTTP), local directories
+// and archives, Git repositories, S3-compatible buckets and the artifacts
+// of Flux's chart_ref objects. It verifies what it fetched (pgp provenance,
+// cosign and notation signatures), keeps archives, indexes and checkouts in
+// a cache checked against their digests on every read, and versions a
+// chart as helm-controller does (build metadata from its revision). It is
+// the side of the Helm seam (see internal/helm) that reads charts with
+// Helm's packages; a loaded chart is a helm.Chart.
 package chartsource
 
 import (

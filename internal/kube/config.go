@@ -1,6 +1,12 @@
-// Package kube builds Kubernetes clients from the provider's connection
-// settings, once per configuration, and shares them safely between
-// concurrent resources.
+// Package kube is the provider's side of the Kubernetes API below Helm:
+// clients built from the provider's connection settings once per
+// configuration and shared between concurrent resources (their client-side
+// rate limit raised to a ceiling where the server throttles with API
+// Priority and Fairness); the Getter Helm's action configuration reads;
+// server-side dry runs of a release's objects; the kinds a plan will
+// create, waited for until served; namespaces created for a release and
+// deleted with it; and the explanation of why an object is not ready, for
+// failed waits.
 package kube
 
 import (
