@@ -34,10 +34,8 @@ func (f fluxEngine) read(ctx context.Context, m *releaseModel, private privateGe
 		return
 	}
 	if hr == nil {
-		if m.Status.IsNull() {
-			diags.AddError("HelmRelease not found", fmt.Sprintf("No HelmRelease %s/%s exists to import.\n\nCheck the import ID and the namespace.", spec.Namespace, spec.Name))
-			return
-		}
+		// An import (no status yet) reads through the in-process engine's
+		// read, which finds the engine: here the release was applied.
 		resp.State.RemoveResource(ctx)
 		return
 	}
