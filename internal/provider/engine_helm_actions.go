@@ -9,11 +9,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/action"
 )
 
-// helmFound is a release the provider's process runs (or no engine does):
-// one that Flux's helm-controller did not make for a HelmRelease that
-// still exists.
-type helmFound struct{}
-
 // ask records the request as a label of the release's latest revision in
 // its Helm storage: the next refresh of the helmrelease_release that
 // manages it sees it, its plan shows the action it calls for, and its

@@ -3,11 +3,14 @@ package provider
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"sigs.k8s.io/yaml"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
@@ -160,4 +163,76 @@ func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *
 	}
 	m.Chart = r.data.chartAsConfigured(m.Chart, &resp.Diagnostics)
 	resp.Diagnostics.Append(setRelease(ctx, &resp.State.Raw, m)...)
+}
+
+// secretName is a values key that holds a secret by its name. Values of
+// such keys, and everything under them, go to sensitive_values, which
+// `terraform query -generate-config-out` never writes in clear; so do lists
+// that mention one (an env list with a DB_PASSWORD entry).
+var secretName = regexp.MustCompile(`(?i)(pass(word|wd|phrase)?|pwd|secret|token|credential|private|(api|access|secret|private|client|signing|encryption)[-_]?key|auth|cert(ificate)?|tls|ssh|salt|cookie|dsn|connection[-_]?string)`)
+
+// adoptValues sets the values of m to those of a release taken over:
+// those under a key that names a secret (or a list that mentions one) in
+// sensitive_values, the others in values.
+func adoptValues(m *releaseModel, rel *helm.Release) diag.Diagnostics {
+	var diags diag.Diagnostics
+	plain, sensitive := splitSensitive(rel.Config)
+	if len(plain) > 0 {
+		m.Values = types.DynamicValue(terraformValue(plain))
+	}
+	if len(sensitive) > 0 {
+		b, err := yaml.Marshal(sensitive)
+		if err != nil {
+			diags.AddError("Release values not encodable", "The values of release "+rel.Name+" that look secret cannot be encoded.")
+			return diags
+		}
+		m.SensitiveValues = types.StringValue(string(b))
+	}
+	return diags
+}
+
+// splitSensitive parts values into the values whose key path names no
+// secret and those that do.
+func splitSensitive(values map[string]any) (plain, sensitive map[string]any) {
+	plain, sensitive = map[string]any{}, map[string]any{}
+	for k, v := range values {
+		if secretName.MatchString(k) {
+			sensitive[k] = v
+			continue
+		}
+		if l, ok := v.([]any); ok && mentionsSecret(l) {
+			sensitive[k] = v
+			continue
+		}
+		if sub, ok := v.(map[string]any); ok {
+			p, s := splitSensitive(sub)
+			if len(p) > 0 || len(s) == 0 {
+				plain[k] = p
+			}
+			if len(s) > 0 {
+				sensitive[k] = s
+			}
+			continue
+		}
+		plain[k] = v
+	}
+	return plain, sensitive
+}
+
+// mentionsSecret reports whether v holds a key or a string that names a
+// secret.
+func mentionsSecret(v any) bool {
+	switch t := v.(type) {
+	case string:
+		return secretName.MatchString(t)
+	case []any:
+		return slices.ContainsFunc(t, mentionsSecret)
+	case map[string]any:
+		for k, e := range t {
+			if secretName.MatchString(k) || mentionsSecret(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
