@@ -116,7 +116,12 @@ func (p *releasePlan) act(ctx context.Context, d decision) {
 // unknown when the engine cannot tell it at plan.
 func (p *releasePlan) inSyncStatus(ctx context.Context) types.Object {
 	unknown := types.ObjectUnknown(statusAttrTypes())
-	if len(p.key) == 0 || p.st.HasPlainDigests() || p.resolved == nil || p.resolved.Chart == nil || p.resolved.Chart.Metadata == nil {
+	if len(p.key) == 0 || p.st.HasPlainDigests() || p.resolved == nil {
+		return unknown
+	}
+	if verify, ok := p.m.Chart.Attributes()["verify"]; ok && !verify.IsNull() && p.resolved.Chart == nil {
+		// The plan read the repository's index alone; the apply verifies
+		// the chart it loads.
 		return unknown
 	}
 	digests := reconcile.Digests{Key: p.key}
@@ -124,7 +129,7 @@ func (p *releasePlan) inSyncStatus(ctx context.Context) types.Object {
 	if err != nil {
 		return unknown
 	}
-	want := reconcile.Desired{Spec: p.spec, Digests: digests, ChartName: p.resolved.Chart.Metadata.Name, ChartVersion: p.resolved.Chart.Metadata.Version,
+	want := reconcile.Desired{Spec: p.spec, Digests: digests, ChartName: p.resolved.Name(), ChartVersion: p.resolved.Version,
 		ChartDigest: p.resolved.TrackedDigest, ConfigDigest: config, PostRenderersDigest: digests.PostRenderers(p.spec), OptionsDigest: reconcile.OptionsDigest(p.spec)}
 	// The refresh compared the cluster under the state's drift detection
 	// settings.
