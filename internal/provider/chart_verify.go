@@ -271,22 +271,18 @@ func signatureError(diags *diag.Diagnostics, at path.Path, err error) {
 		"Install a chart signed as chart.verify says (cosign sign or notation sign of the digest above), or fix chart.verify: the keys or certificates, the OIDC identities of a keyless signature, the trusted root, the trust policy. A chart pushed again after signing must be signed again.")
 }
 
-// conditionSourceVerified is source-controller's condition of a source
-// whose signature was verified.
-const conditionSourceVerified = "SourceVerified"
-
 // markSourceVerified sets the SourceVerified condition of st to the
 // verification the chart passed, as source-controller sets it on the
 // source, with source-controller's own message when it verified too; a
 // chart without one drops it.
 func markSourceVerified(st *reconcile.Status, v *chartsource.Verified, controller string) {
 	if v == nil {
-		st.RemoveCondition(conditionSourceVerified)
+		st.RemoveCondition(reconcile.ConditionSourceVerified)
 		return
 	}
 	if v.Ignored {
 		// Let through by the trust policy: deployed, not verified.
-		st.SetCondition(reconcile.Condition{Type: conditionSourceVerified, Status: false, Reason: reasonVerificationIgnored,
+		st.SetCondition(reconcile.Condition{Type: reconcile.ConditionSourceVerified, Status: false, Reason: reasonVerificationIgnored,
 			Message: fmt.Sprintf(fmtVerificationIgnored, v.Digest, v.Provider, v.Warning)})
 		return
 	}
@@ -297,7 +293,7 @@ func markSourceVerified(st *reconcile.Status, v *chartsource.Verified, controlle
 	if controller != "" {
 		msg += "; source-controller: " + controller
 	}
-	st.SetCondition(reconcile.Condition{Type: conditionSourceVerified, Status: true, Reason: "Succeeded", Message: msg})
+	st.SetCondition(reconcile.Condition{Type: reconcile.ConditionSourceVerified, Status: true, Reason: "Succeeded", Message: msg})
 }
 
 // reasonVerificationIgnored is the SourceVerified reason of a chart the
@@ -321,7 +317,7 @@ func (p *releasePlan) planSourceVerified(ctx context.Context) {
 	}
 	st, d := statusOf(ctx, p.out.status)
 	p.diags.Append(d...)
-	cur, v := st.Condition(conditionSourceVerified), p.resolved.Verified
+	cur, v := st.Condition(reconcile.ConditionSourceVerified), p.resolved.Verified
 	switch {
 	case v == nil && cur == nil:
 		return
@@ -343,10 +339,10 @@ func applySourceVerified(ctx context.Context, planned types.Object, st *reconcil
 	}
 	was, d := statusOf(ctx, planned)
 	diags.Append(d...)
-	if c := was.Condition(conditionSourceVerified); c != nil {
+	if c := was.Condition(reconcile.ConditionSourceVerified); c != nil {
 		st.SetCondition(*c)
 	} else {
-		st.RemoveCondition(conditionSourceVerified)
+		st.RemoveCondition(reconcile.ConditionSourceVerified)
 	}
 }
 

@@ -18,19 +18,19 @@ func TestMarkSourceVerified(t *testing.T) {
 		says     string
 	}{
 		{"verified", &chartsource.Verified{Provider: "notation", Digest: "sha256:abc", Signer: "CN=release-team"},
-			&reconcile.Condition{Type: conditionSourceVerified, Status: true, Reason: "Succeeded"}, "signed by CN=release-team"},
+			&reconcile.Condition{Type: reconcile.ConditionSourceVerified, Status: true, Reason: "Succeeded"}, "signed by CN=release-team"},
 		{"authenticity let through (audit)", &chartsource.Verified{Provider: "notation", Digest: "sha256:abc", Signer: "CN=someone", Ignored: true,
 			Warning: "the trust policy's level audit let these checks fail: authenticity: untrusted"},
-			&reconcile.Condition{Type: conditionSourceVerified, Status: false, Reason: reasonVerificationIgnored}, "authenticity: untrusted"},
+			&reconcile.Condition{Type: reconcile.ConditionSourceVerified, Status: false, Reason: reasonVerificationIgnored}, "authenticity: untrusted"},
 		{"skip", &chartsource.Verified{Provider: "notation", Digest: "sha256:abc", Signer: "none", Ignored: true, Warning: "the trust policy's level is skip"},
-			&reconcile.Condition{Type: conditionSourceVerified, Status: false, Reason: reasonVerificationIgnored}, "not verified"},
+			&reconcile.Condition{Type: reconcile.ConditionSourceVerified, Status: false, Reason: reasonVerificationIgnored}, "not verified"},
 		{"no verification", nil, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := &reconcile.Status{}
-			st.SetCondition(reconcile.Condition{Type: conditionSourceVerified, Status: true, Reason: "Succeeded", Message: "from before"})
+			st.SetCondition(reconcile.Condition{Type: reconcile.ConditionSourceVerified, Status: true, Reason: "Succeeded", Message: "from before"})
 			markSourceVerified(st, tc.verified, "")
-			got := st.Condition(conditionSourceVerified)
+			got := st.Condition(reconcile.ConditionSourceVerified)
 			switch {
 			case tc.want == nil && got != nil:
 				t.Fatalf("condition %+v, want none", got)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -160,96 +159,6 @@ func (f fluxEngine) release(ctx context.Context, m *releaseModel, wo writeOnly, 
 		}
 	}
 	return rel
-}
-
-// requestToken is the reconcile request of an apply: a force or reset
-// token not handled yet (Flux acts on them only with a request of the same
-// value), else a new one.
-func requestToken(spec *reconcile.Spec, st *reconcile.Status) string {
-	switch {
-	case spec.ForceAt != "" && spec.ForceAt != st.LastHandledForceAt:
-		return spec.ForceAt
-	case spec.ResetAt != "" && spec.ResetAt != st.LastHandledResetAt:
-		return spec.ResetAt
-	}
-	return time.Now().UTC().Format(time.RFC3339Nano)
-}
-
-// fluxWaitTimeout is how long an apply waits for the controller: the
-// install or upgrade, the tests, a remediation, and a minute for the
-// chart source and the controller's queue.
-func fluxWaitTimeout(spec *reconcile.Spec, st *reconcile.Status) time.Duration {
-	t := spec.UpgradeTimeout()
-	if cur := st.Latest(); cur == nil {
-		t = spec.InstallTimeout()
-	}
-	if spec.Test.Enable {
-		t += spec.TestTimeout()
-	}
-	return t + max(spec.RollbackTimeout(), spec.UninstallTimeout()) + time.Minute
-}
-
-// fluxStatus is the controller's status of hr, with the digests prev
-// holds of what this provider asked: the controller's digests of values
-// are plain hashes, which would let a reader of the state test guesses of
-// secret values, and are not kept. Chart versions are written as the plan
-// resolves them (flux.Client.AsPlanned).
-func fluxStatus(hr *helmv2.HelmRelease, prev *reconcile.Status, asPlanned func(string) string) *reconcile.Status {
-	s := hr.Status
-	st := &reconcile.Status{
-		Failures:                    s.Failures,
-		InstallFailures:             s.InstallFailures,
-		UpgradeFailures:             s.UpgradeFailures,
-		LastAttemptedRevision:       asPlanned(s.LastAttemptedRevision),
-		LastAttemptedRevisionDigest: s.LastAttemptedRevisionDigest,
-		LastAttemptedReleaseAction:  reconcile.ReleaseAction(s.LastAttemptedReleaseAction),
-		LastHandledForceAt:          s.LastHandledForceAt,
-		LastHandledResetAt:          s.LastHandledResetAt,
-		StorageNamespace:            s.StorageNamespace,
-		LastAttemptedConfigDigest:   prev.LastAttemptedConfigDigest,
-		ObservedOptionsDigest:       prev.ObservedOptionsDigest,
-		ObservedPostRenderersDigest: prev.ObservedPostRenderersDigest,
-	}
-	if latest := s.History.Latest(); latest != nil && latest.Status == "deployed" {
-		st.LastAppliedRevision = asPlanned(latest.ChartVersion)
-	}
-	for _, c := range s.Conditions {
-		st.Conditions = append(st.Conditions, reconcile.Condition{Type: c.Type, Status: c.Status == "True", Reason: c.Reason, Message: c.Message})
-	}
-	if c := prev.Condition(conditionSourceVerified); c != nil {
-		// The provider's verification at the last apply: the HelmRelease
-		// has no such condition (its source has).
-		st.SetCondition(*c)
-	}
-	for _, h := range s.History {
-		snap := reconcile.Snapshot{
-			Name: h.Name, Namespace: h.Namespace, Version: h.Version, Status: h.Status, Action: reconcile.ReleaseAction(h.Action),
-			ChartName: h.ChartName, ChartVersion: asPlanned(h.ChartVersion), AppVersion: h.AppVersion,
-			FirstDeployed: h.FirstDeployed.Time, LastDeployed: h.LastDeployed.Time, Deleted: h.Deleted.Time,
-		}
-		if h.TestHooks != nil {
-			snap.TestHooks = map[string]reconcile.TestHook{}
-			for name, th := range *h.TestHooks {
-				snap.TestHooks[name] = reconcile.TestHook{LastStarted: th.LastStarted.Time, LastCompleted: th.LastCompleted.Time, Phase: th.Phase}
-			}
-		}
-		st.History = append(st.History, snap)
-	}
-	return st
-}
-
-// keepHandled keeps force_at and reset_at handled once the controller
-// handled them, when it handled a request of the helmrelease_force or
-// helmrelease_reset action after them: its status then names the
-// action's token, and the configuration's must not be asked again.
-func keepHandled(st, prev *reconcile.Status, spec *reconcile.Spec) *reconcile.Status {
-	if spec.ForceAt != "" && prev.LastHandledForceAt == spec.ForceAt {
-		st.LastHandledForceAt = spec.ForceAt
-	}
-	if spec.ResetAt != "" && prev.LastHandledResetAt == spec.ResetAt {
-		st.LastHandledResetAt = spec.ResetAt
-	}
-	return st
 }
 
 // cleanupLeft warns, and reports true, when err is only the failure to

@@ -65,7 +65,7 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 		attrError(diags, path.Root("values"), "Values not usable", err.Error()+".", "Use values that encode as JSON.")
 		return
 	}
-	rel.RequestedAt = requestToken(spec, st)
+	rel.RequestedAt = flux.RequestToken(spec, st)
 	// Without the CRD's answer (its read refused), hooks are written as
 	// the controller defaults them, and the apply says if they differ.
 	if ok, _ := fe.HasSpecField(ctx, "postRenderStrategy"); ok {
@@ -118,12 +118,12 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 	hr, waitErr := written, error(nil)
 	if !m.Suspend.ValueBool() {
 		want := flux.Want{Generation: written.Generation, RequestedAt: rel.RequestedAt, ChartVersion: resolved.Version, SourceRevision: resolved.SourceRevision, ConfigDigest: flux.ConfigDigest(composed), Since: since}
-		hr, waitErr = fe.Wait(ctx, spec.Namespace, spec.Name, want, fluxWaitTimeout(spec, st))
+		hr, waitErr = fe.Wait(ctx, spec.Namespace, spec.Name, want, flux.WaitTimeout(spec, st))
 		if hr == nil {
 			hr = written
 		}
 	}
-	st = keepHandled(fluxStatus(hr, st, fe.AsPlanned(ctx, hr)), st, spec)
+	st = flux.KeepHandled(flux.StatusOf(hr, st, fe.AsPlanned(ctx, hr)), st, spec)
 	var controller string
 	if resolved.Verified != nil && objs.Verified() && waitErr == nil {
 		// Ready, so source-controller verified it too: its words.

@@ -83,7 +83,7 @@ func (f fluxFound) adopt(ctx context.Context, m *releaseModel, e *reconcile.Reco
 	}
 	adopted, d := statusOf(ctx, m.Status)
 	diags.Append(d...)
-	status, d := statusObject(ctx, fluxStatus(hr, adopted, fe.AsPlanned(ctx, hr)))
+	status, d := statusObject(ctx, flux.StatusOf(hr, adopted, fe.AsPlanned(ctx, hr)))
 	diags.Append(d...)
 	m.Status = status
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
@@ -41,7 +42,7 @@ func (f fluxEngine) read(ctx context.Context, m *releaseModel, private privateGe
 	}
 	prev, d := statusOf(ctx, m.Status)
 	diags.Append(d...)
-	st := keepHandled(fluxStatus(hr, prev, fe.AsPlanned(ctx, hr)), prev, spec)
+	st := flux.KeepHandled(flux.StatusOf(hr, prev, fe.AsPlanned(ctx, hr)), prev, spec)
 	raw, d := private.GetKey(ctx, privateFlux)
 	diags.Append(d...)
 	var w fluxWritten

@@ -15,6 +15,10 @@ const (
 	ConditionTestSuccess = "TestSuccess"
 	ConditionRemediated  = "Remediated"
 	ConditionStalled     = "Stalled"
+	// ConditionSourceVerified is source-controller's condition of a
+	// source whose signature was verified, kept on the release for the
+	// chart it deployed.
+	ConditionSourceVerified = "SourceVerified"
 )
 
 // Condition reasons, as in helm-controller.
