@@ -40,7 +40,7 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 	if chartChangedSincePlan(m, resolved, diags) {
 		return
 	}
-	composed := r.composeValues(ctx, m, wo, red, diags)
+	composed := r.releaseValues(ctx, m, wo, red, diags)
 	ctx = red.context(ctx)
 	sensitive := sensitivePaths(composed, red.values)
 	saveSensitivePaths(ctx, private, sensitive, diags)

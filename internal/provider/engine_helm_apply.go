@@ -50,7 +50,7 @@ func (h helmEngine) apply(ctx context.Context, op *applyOp) {
 	if chartChangedSincePlan(m, resolved, diags) {
 		return
 	}
-	values := r.composeValues(ctx, m, wo, red, diags)
+	values := r.releaseValues(ctx, m, wo, red, diags)
 	ctx = red.context(ctx)
 	if diags.HasError() {
 		return

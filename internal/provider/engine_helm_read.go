@@ -40,7 +40,7 @@ func (h helmEngine) read(ctx context.Context, m *releaseModel, private privateGe
 		// Only a release that is not deployed carries an error in its
 		// description, which may quote values read from Secrets: read
 		// them for their strings (their errors are the plan's).
-		r.composeValues(ctx, m, writeOnly{}, red, &diag.Diagnostics{})
+		r.releaseValues(ctx, m, writeOnly{}, red, &diag.Diagnostics{})
 	}
 	if importing {
 		r.readImported(ctx, m, e, latest, resp)

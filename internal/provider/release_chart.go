@@ -108,16 +108,16 @@ func (r *releaseResource) chartSource(ctx context.Context, m *releaseModel, wo w
 	}
 	wo.credentials(&src)
 	if src.Verify != nil && !c.Verify.SecretRef.IsNull() {
-		if !r.verificationKeys(ctx, m, c.Verify, src.Verify, diags) {
+		if !r.releaseVerificationKeys(ctx, m, c.Verify, src.Verify, diags) {
 			return chartsource.Source{}, false
 		}
 	}
 	return src, true
 }
 
-// verificationKeys adds the keys of chart.verify.secret_ref's Secret to
-// v, read from the release's cluster.
-func (r *releaseResource) verificationKeys(ctx context.Context, m *releaseModel, verify *chartVerifyModel, v *chartsource.Verification, diags *diag.Diagnostics) bool {
+// releaseVerificationKeys adds the keys of chart.verify.secret_ref's
+// Secret to v, read from the cluster of the release m (verificationKeys).
+func (r *releaseResource) releaseVerificationKeys(ctx context.Context, m *releaseModel, verify *chartVerifyModel, v *chartsource.Verification, diags *diag.Diagnostics) bool {
 	c := r.clusterOf(m, diags)
 	return c != nil && verificationKeys(ctx, c, m.Namespace.ValueString(), verify, v, diags)
 }

@@ -53,7 +53,7 @@ func (p *releasePlan) inputs(ctx context.Context) bool {
 	if p.state != nil {
 		requestsOf(ctx, p.req.Private, p.diags).Apply(p.spec)
 	}
-	p.values = p.r.composeValues(ctx, m, p.wo, p.red, p.diags)
+	p.values = p.r.releaseValues(ctx, m, p.wo, p.red, p.diags)
 	ctx = p.red.context(ctx)
 	if p.diags.HasError() {
 		return false

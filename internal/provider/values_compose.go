@@ -135,9 +135,9 @@ func mergeSensitive(inputs []sensitiveInput, diags *diag.Diagnostics) map[string
 	return sensitive
 }
 
-// composeValues composes the values of the model, its write-only ones
-// included.
-func (r *releaseResource) composeValues(ctx context.Context, m *releaseModel, wo writeOnly, red *redactor, diags *diag.Diagnostics) map[string]any {
+// releaseValues composes the values of the release m, its write-only ones
+// included, on the release's cluster (composeValues).
+func (r *releaseResource) releaseValues(ctx context.Context, m *releaseModel, wo writeOnly, red *redactor, diags *diag.Diagnostics) map[string]any {
 	var refs []valuesFromModel
 	if !m.ValuesFrom.IsNull() {
 		diags.Append(m.ValuesFrom.ElementsAs(ctx, &refs, false)...)
