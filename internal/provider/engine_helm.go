@@ -19,10 +19,3 @@ func (helmEngine) name() string { return engineHelm }
 func (helmEngine) spec(ctx context.Context, m *releaseModel, diags *diag.Diagnostics) *reconcile.Spec {
 	return m.spec(ctx, diags)
 }
-
-// letGo leaves the release as it is: the provider's process holds nothing
-// of it between runs, and its origin labels are taken over by the next
-// engine's first upgrade.
-func (helmEngine) letGo(context.Context, *releaseModel, *diag.Diagnostics) (adopt, ok bool) {
-	return false, true
-}

@@ -136,3 +136,10 @@ func (r *releaseResource) saveSuspended(ctx context.Context, m *releaseModel, st
 	}
 	diags.Append(setRelease(ctx, &out.Raw, m)...)
 }
+
+// letGo leaves the release as it is: the provider's process holds nothing
+// of it between runs, and its origin labels are taken over by the next
+// engine's first upgrade.
+func (helmEngine) letGo(context.Context, *releaseModel, *diag.Diagnostics) (adopt, ok bool) {
+	return false, true
+}
