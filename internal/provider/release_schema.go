@@ -1,6 +1,8 @@
 package provider
 
 import (
+	"maps"
+
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -18,70 +20,9 @@ import (
 func releaseSchema() schema.Schema {
 	return schema.Schema{
 		MarkdownDescription: "A Helm release managed as Flux's helm-controller manages a `HelmRelease`: `terraform apply` installs, upgrades, tests and remediates it; `terraform plan` shows the Kubernetes objects that will change (`resources`); refresh detects drift and releases changed outside Terraform.",
-		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "`<storage_namespace>/<release_name>`, or `<cluster>:<storage_namespace>/<release_name>` on a named cluster; also the import ID.",
-				Computed:            true,
-			},
-			"cluster": schema.StringAttribute{
-				MarkdownDescription: clusterDescription("the release is installed in", "Changing it replaces the release: it is uninstalled from the old cluster and installed in the new one."),
-				Optional:            true,
-				Validators:          []validator.String{clusterNameValidator()},
-			},
-			"name": schema.StringAttribute{
-				MarkdownDescription: "Name of the release object (HelmRelease `metadata.name`): the base of the default release name and the value of the `helmrelease.terraform.io/name` label on every object. Changing it replaces the release.",
-				Required:            true,
-				Validators:          []validator.String{dnsSubdomain()},
-			},
-			"namespace": schema.StringAttribute{
-				MarkdownDescription: "Namespace of the release object (HelmRelease `metadata.namespace`): where `values_from` and `kube_config` Secrets are read, and the default target and storage namespace. Changing it replaces the release. Default: `default`.",
-				Optional:            true,
-				Computed:            true,
-				Default:             stringdefault.StaticString("default"),
-				Validators:          []validator.String{dnsLabel(63)},
-			},
-			"release_name": schema.StringAttribute{
-				MarkdownDescription: "Helm release name (HelmRelease `spec.releaseName`). Changing it replaces the release. Default: `[target_namespace-]name`, shortened when longer than 53 characters to its first 40 characters, `-` and 12 hex digits of its SHA-256.",
-				Optional:            true,
-				Computed:            true,
-				Validators:          []validator.String{dnsLabel(reconcile.MaxReleaseNameLength)},
-			},
-			"target_namespace": schema.StringAttribute{
-				MarkdownDescription: "Namespace of the release's objects (HelmRelease `spec.targetNamespace`). Changing it replaces the release (uninstall, then install). Default: `namespace`.",
-				Optional:            true,
-				Computed:            true,
-				Validators:          []validator.String{dnsLabel(63)},
-			},
-			"storage_namespace": schema.StringAttribute{
-				MarkdownDescription: "Namespace of the release's Helm storage (HelmRelease `spec.storageNamespace`). Changing it replaces the release. Default: `namespace`.",
-				Optional:            true,
-				Computed:            true,
-				Validators:          []validator.String{dnsLabel(63)},
-			},
-			"chart":     releaseChartAttribute(),
-			"chart_ref": chartRefAttribute(),
-			"values": schema.DynamicAttribute{
-				MarkdownDescription: "Inline values, any HCL object (HelmRelease `spec.values`), merged over `values_from`. Default: none.",
-				Optional:            true,
-			},
-			"sensitive_values": schema.StringAttribute{
-				MarkdownDescription: "Values merged right after `values`, as a YAML or JSON mapping, e.g. `yamlencode({ auth = { password = var.password } })` (beyond Flux). Never shown in plans or logs: a string rather than an object because Terraform itself logs object values of dynamic attributes at debug level. Default: none.",
-				Optional:            true,
-				Sensitive:           true,
-				Validators:          []validator.String{sensitiveValuesMapping()},
-			},
-			"sensitive_values_wo": schema.StringAttribute{
-				MarkdownDescription: "Values merged right after `sensitive_values`, as a YAML or JSON mapping, write-only: never stored in the plan or the state (Terraform ≥ 1.11), e.g. from an ephemeral variable or resource. Every plan reads them from the configuration, so a change of their content is planned as the upgrade of the objects it changes. Default: none.",
-				Optional:            true,
-				Sensitive:           true,
-				WriteOnly:           true,
-				Validators:          []validator.String{sensitiveValuesMapping()},
-			},
-			"sensitive_values_wo_version": schema.Int64Attribute{
-				MarkdownDescription: "A version of `sensitive_values_wo` kept in the state, Terraform's convention for write-only arguments: bump it when the write-only values change, so that the state records the change. The values themselves are compared at every plan: a new version with the same values changes no object, new values are applied whatever the version. Default: none.",
-				Optional:            true,
-			},
-			"values_from":        resourceAttribute(valuesFromAttribute()),
+		Attributes: releaseAttributes(map[string]schema.Attribute{
+			"chart":              releaseChartAttribute(),
+			"chart_ref":          chartRefAttribute(),
 			"post_renderers":     resourceAttribute(postRenderersAttribute()),
 			"common_metadata":    resourceAttribute(commonMetadataAttribute()),
 			"wait_strategy":      waitStrategyAttribute(),
@@ -115,71 +56,6 @@ func releaseSchema() schema.Schema {
 				Optional:            true,
 				Validators:          []validator.String{dnsSubdomain()},
 			},
-			"kube_config": schema.SingleNestedAttribute{
-				MarkdownDescription: "Install into another cluster, whose kubeconfig is in a Secret of `namespace` on the release's cluster (`cluster`), as Cluster API writes them (HelmRelease `spec.kubeConfig`). `values_from` still reads the release's cluster. Default: the release's cluster.",
-				Optional:            true,
-				Attributes: map[string]schema.Attribute{
-					"secret_ref": schema.SingleNestedAttribute{
-						MarkdownDescription: "The Secret (`secretRef`).",
-						Required:            true,
-						Attributes: map[string]schema.Attribute{
-							"name": schema.StringAttribute{MarkdownDescription: "Name of the Secret (`name`).", Required: true, Validators: []validator.String{dnsSubdomain()}},
-							"key": schema.StringAttribute{
-								MarkdownDescription: "Data key holding the kubeconfig (`key`). Default: `value`, else `value.yaml`.",
-								Optional:            true,
-								Validators:          []validator.String{stringvalidator.RegexMatches(dataKeyPattern, "must be a Secret data key: letters, digits, '-', '_' and '.'")},
-							},
-						},
-					},
-				},
-			},
-			"plan_detail": schema.StringAttribute{
-				MarkdownDescription: "What `resources`, `planned_hooks` and `planned_crds` show of each object, one of " + planDetails.markdown() + ". `" + planDetailFull + "`: the object as YAML; Terraform shows every line of an object that changes, the changed ones marked. `" + planDetailNames + "`: the object's key with a digest of its YAML (`sha256:<hex>`), so a plan lists the objects created, changed and deleted and stays short for large charts. `" + planDetailChanges + "`: digests as with `" + planDetailNames + "`, and `planned_changes` lists each changed field with its value before and after. Switching to `" + planDetailNames + "` changes no release; switching back to `" + planDetailFull + "` shows the objects after the apply. This provider's setting, not a HelmRelease field. Default: `" + planDetailFull + "`.",
-				Optional:            true,
-				Validators:          []validator.String{planDetails.validator()},
-			},
-			"engine": schema.StringAttribute{
-				MarkdownDescription: "What runs the release: `" + engineHelm + "` runs the HelmRelease reconciliation inside `terraform apply`; `" + engineFlux + "` writes the release as a Flux `HelmRelease` (with its `HelmRepository` or `OCIRepository`, and Secrets for credentials and sensitive values) for Flux's helm-controller in the cluster, which installs, upgrades, tests, remediates and corrects drift between Terraform runs, while the plan still shows the rendered objects and the apply waits for the controller's result. One of " + engines.markdown() + ". See the guide \"Handing releases to Flux\". Default: `" + engineHelm + "`.",
-				Optional:            true,
-				Validators:          []validator.String{engines.validator()},
-			},
-			"flux": schema.SingleNestedAttribute{
-				MarkdownDescription: "Settings only Flux's controller uses, with `engine = \"" + engineFlux + "\"` (refused otherwise). Default: every setting's default.",
-				Optional:            true,
-				Attributes: map[string]schema.Attribute{
-					"interval": schema.StringAttribute{
-						MarkdownDescription: "How often the controller checks the release and its chart source between Terraform runs (HelmRelease and source `spec.interval`). Default: `10m`.",
-						Optional:            true,
-						Validators:          []validator.String{duration()},
-					},
-					"depends_on": schema.ListNestedAttribute{
-						MarkdownDescription: "HelmReleases that must be ready before the controller installs or upgrades this one (HelmRelease `spec.dependsOn`), so that it keeps the order between Terraform runs too: after a cluster restore, a controller restart, an interval upgrade. Terraform's own `depends_on` orders the applies only. A dependency not ready holds this release back (its `Ready` condition says `DependencyNotReady`) and the apply waits for it within the timeout. Default: none.",
-						Optional:            true,
-						NestedObject: schema.NestedAttributeObject{
-							Attributes: map[string]schema.Attribute{
-								"name": schema.StringAttribute{
-									MarkdownDescription: "Name of the HelmRelease (`name`): a `helmrelease_release`'s `name` with `engine = \"flux\"`, or any HelmRelease.",
-									Required:            true,
-									Validators:          []validator.String{dnsSubdomain()},
-								},
-								"namespace": schema.StringAttribute{
-									MarkdownDescription: "Namespace of the HelmRelease (`namespace`). Default: this release's `namespace`.",
-									Optional:            true,
-									Validators:          []validator.String{dnsSubdomain()},
-								},
-								"ready_expr": schema.StringAttribute{
-									MarkdownDescription: "When the dependency counts as ready, as a CEL expression over `self` (this HelmRelease) and `dep` (the dependency), e.g. `dep.status.history[0].chartVersion == '1.2.3'` (`readyExpr`); it replaces the controller's own check (its `Ready` condition and observed generation) unless the controller's `AdditiveCELDependencyCheck` feature gate is on. Default: the controller's check.",
-									Optional:            true,
-								},
-							},
-						},
-					},
-					"uninstall_on_destroy": schema.BoolAttribute{
-						MarkdownDescription: "Whether destroying the resource uninstalls the release: `true` deletes the HelmRelease and waits until the controller has uninstalled it; `false` suspends the HelmRelease, deletes it once the controller has seen the suspension, and leaves the release installed and unmanaged. Default: `true`.",
-						Optional:            true,
-					},
-				},
-			},
 			"install":         installAttribute(),
 			"upgrade":         upgradeAttribute(),
 			"test":            testAttribute(),
@@ -194,70 +70,235 @@ func releaseSchema() schema.Schema {
 				MarkdownDescription: "A token; setting it to a new value resets the failure counters, so that a release whose retries are exhausted is tried again (Flux's `reconcile.fluxcd.io/resetAt` annotation). Default: none.",
 				Optional:            true,
 			},
-			"chart_version": schema.StringAttribute{
-				MarkdownDescription: "Chart revision resolved from `chart`: the chart version, with digests as build metadata where the version alone would not show a change (`+<12 hex>` of the OCI manifest, of a local chart's content, of the values files in use). A new revision here is an upgrade.",
-				Computed:            true,
-			},
-			"notes": schema.StringAttribute{
-				MarkdownDescription: "The chart's rendered `NOTES.txt` of the latest revision, as `helm install` prints it. Sensitive: charts may print credentials there (use `nonsensitive()` to show it). Known after apply when the plan runs a Helm action.",
-				Computed:            true,
-				Sensitive:           true,
-			},
-			"description": schema.StringAttribute{
-				MarkdownDescription: "The description Helm stores with the latest revision, e.g. `Install complete`, `Upgrade complete`, or why it failed (`helm history` shows it). Known after apply when the plan runs a Helm action.",
-				Computed:            true,
-			},
-			"planned_action": schema.StringAttribute{
-				MarkdownDescription: plannedActionDescription,
-				Computed:            true,
-			},
-			"planned_hooks": schema.MapAttribute{
-				MarkdownDescription: "Set by a plan that runs a Helm action: the chart's hooks that action runs (Jobs, Pods and any other object annotated `helm.sh/hook`, e.g. a database migration), keyed and shown as `resources` shows objects, Secret values and sensitive strings hidden the same way; their `helm.sh/hook` annotations say when each runs. The chart's tests (`helm.sh/hook: test`) are among them: they run after the action when `test.enable` is set. Secret hooks, and hooks holding sensitive strings, are known after apply in a resource's first plan. " +
-					"Like `planned_action`, a refresh sets it to null. Terraform-only (no HelmRelease field).",
-				ElementType: types.StringType,
-				Computed:    true,
-			},
-			"planned_crds": schema.MapAttribute{
-				MarkdownDescription: "Set by a plan that runs a Helm action: the CRDs of the chart's `crds/` that action applies under its CRD policy (`install.crds`, default `Create`: each is created unless it exists when the action runs, then left as it is; `upgrade.crds`, default `Skip`: none; `CreateReplace`: each, replaced). Under `Create` every CRD of the chart is listed, existing or not: another release of the same apply may create them between the plan and the apply, keyed `apiextensions.k8s.io/v1/CustomResourceDefinition/<name>`, each as YAML. " +
-					"Like `planned_action`, a refresh sets it to null. Terraform-only (no HelmRelease field).",
-				ElementType: types.StringType,
-				Computed:    true,
-			},
-			"planned_dependencies": schema.MapAttribute{
-				MarkdownDescription: "Set by a plan that runs a Helm action: the chart's dependencies (its subcharts) as that action deploys them, name → version (`redis` → `17.3.2`): those vendored in its `charts/`, those fetched from `Chart.yaml`'s repositories, and with `chart.dependency_update`, the versions it resolved. " +
-					"Like `planned_action`, a refresh sets it to null. Terraform-only (no HelmRelease field).",
-				ElementType: types.StringType,
-				Computed:    true,
-			},
-			"planned_changes": schema.MapAttribute{
-				MarkdownDescription: "With `plan_detail = \"" + planDetailChanges + "\"`, set by a plan that runs a Helm action or corrects drift: what it changes, field by field. " +
-					"Keys are `<object key> <JSON pointer>` (`apps/v1/Deployment/apps/web /spec/replicas`) with values `<before> → <after>` as JSON (`(none)` where absent; Secret values and sensitive strings as the keyed hashes `resources` shows), " +
-					"or the object key alone with `created`, `deleted`, `known after apply` or, for an object deleted in the cluster, `created again`. Before an upgrade is the current release; before a drift correction, the live object. " +
-					"Like `planned_action`, a refresh sets it to null; null with other `plan_detail` values. Terraform-only (no HelmRelease field).",
-				ElementType: types.StringType,
-				Computed:    true,
-			},
-			"app_version": schema.StringAttribute{
-				MarkdownDescription: "App version of the resolved chart.",
-				Computed:            true,
-			},
-			"chart_source_revision": schema.StringAttribute{
-				MarkdownDescription: "Where in its source the deployed chart was read, as Flux writes the artifact revision: for `chart.git`, the reference and commit (`main@sha1:<hash>`, `v1.2.0@sha1:<hash>`, `sha1:<hash>` for a commit). A plan that upgrades shows the commit it resolved, and the apply deploys that commit even if the branch moved since; a plan without a Helm action keeps the one deployed, so a new commit that leaves the chart's revision alone plans nothing. Null for other sources.",
-				Computed:            true,
-			},
-			"chart_digest": schema.StringAttribute{
-				MarkdownDescription: "SHA-256 of the chart archive (Helm repositories, `.tgz`), or the OCI manifest digest; empty for a chart directory, and for a release adopted by import or `moved` until its next install or upgrade (Helm's storage does not record the archive a release came from).",
-				Computed:            true,
-			},
-			"resources": schema.MapAttribute{
-				MarkdownDescription: "Objects of the release manifest, keyed `<group>/<version>/<Kind>/<namespace>/<name>` (core group: `v1/<Kind>/…`; no namespace segment for cluster-scoped objects), each as YAML: the plan shows here what an install or upgrade changes, and, with drift detection, the objects changed or deleted in the cluster. Hooks, tests and the chart's `crds/` are not listed. Values of Secret `data` and `stringData` are never in clear: they show as `(sensitive value) hmac-sha256:<hex>`, keyed with a random key of this resource kept in its private state, so that a change shows while a guess cannot be checked against a published plan. " +
-					"So are the strings of `sensitive_values`, `sensitive_values_wo` and of `values_from` Secrets wherever the chart copies them (a ConfigMap, an environment variable, an annotation; in clear, escaped or base64-encoded; strings of 6 characters or more): the same keyed hash takes their place. " +
-					"A new resource's Secrets, and its objects holding such strings, are known after its first apply.",
-				ElementType: types.StringType,
-				Computed:    true,
-			},
-			"status": statusAttribute(),
+		}),
+	}
+}
+
+// releaseAttributes is attrs with the attributes of each group of the
+// schema (one function per group, each a part of the HelmRelease).
+func releaseAttributes(attrs map[string]schema.Attribute) map[string]schema.Attribute {
+	for _, group := range []map[string]schema.Attribute{releaseIdentityAttributes(), releaseValuesAttributes(), releaseEngineAttributes(), releaseComputedAttributes()} {
+		maps.Copy(attrs, group)
+	}
+	return attrs
+}
+
+// releaseIdentityAttributes are the release's identity: which release of
+// which cluster the resource manages.
+func releaseIdentityAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			MarkdownDescription: "`<storage_namespace>/<release_name>`, or `<cluster>:<storage_namespace>/<release_name>` on a named cluster; also the import ID.",
+			Computed:            true,
 		},
+		"cluster": schema.StringAttribute{
+			MarkdownDescription: clusterDescription("the release is installed in", "Changing it replaces the release: it is uninstalled from the old cluster and installed in the new one."),
+			Optional:            true,
+			Validators:          []validator.String{clusterNameValidator()},
+		},
+		"name": schema.StringAttribute{
+			MarkdownDescription: "Name of the release object (HelmRelease `metadata.name`): the base of the default release name and the value of the `helmrelease.terraform.io/name` label on every object. Changing it replaces the release.",
+			Required:            true,
+			Validators:          []validator.String{dnsSubdomain()},
+		},
+		"namespace": schema.StringAttribute{
+			MarkdownDescription: "Namespace of the release object (HelmRelease `metadata.namespace`): where `values_from` and `kube_config` Secrets are read, and the default target and storage namespace. Changing it replaces the release. Default: `default`.",
+			Optional:            true,
+			Computed:            true,
+			Default:             stringdefault.StaticString("default"),
+			Validators:          []validator.String{dnsLabel(63)},
+		},
+		"release_name": schema.StringAttribute{
+			MarkdownDescription: "Helm release name (HelmRelease `spec.releaseName`). Changing it replaces the release. Default: `[target_namespace-]name`, shortened when longer than 53 characters to its first 40 characters, `-` and 12 hex digits of its SHA-256.",
+			Optional:            true,
+			Computed:            true,
+			Validators:          []validator.String{dnsLabel(reconcile.MaxReleaseNameLength)},
+		},
+		"target_namespace": schema.StringAttribute{
+			MarkdownDescription: "Namespace of the release's objects (HelmRelease `spec.targetNamespace`). Changing it replaces the release (uninstall, then install). Default: `namespace`.",
+			Optional:            true,
+			Computed:            true,
+			Validators:          []validator.String{dnsLabel(63)},
+		},
+		"storage_namespace": schema.StringAttribute{
+			MarkdownDescription: "Namespace of the release's Helm storage (HelmRelease `spec.storageNamespace`). Changing it replaces the release. Default: `namespace`.",
+			Optional:            true,
+			Computed:            true,
+			Validators:          []validator.String{dnsLabel(63)},
+		},
+	}
+}
+
+// releaseValuesAttributes are the values: inline, sensitive (write-only
+// too) and from ConfigMaps and Secrets.
+func releaseValuesAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"values": schema.DynamicAttribute{
+			MarkdownDescription: "Inline values, any HCL object (HelmRelease `spec.values`), merged over `values_from`. Default: none.",
+			Optional:            true,
+		},
+		"sensitive_values": schema.StringAttribute{
+			MarkdownDescription: "Values merged right after `values`, as a YAML or JSON mapping, e.g. `yamlencode({ auth = { password = var.password } })` (beyond Flux). Never shown in plans or logs: a string rather than an object because Terraform itself logs object values of dynamic attributes at debug level. Default: none.",
+			Optional:            true,
+			Sensitive:           true,
+			Validators:          []validator.String{sensitiveValuesMapping()},
+		},
+		"sensitive_values_wo": schema.StringAttribute{
+			MarkdownDescription: "Values merged right after `sensitive_values`, as a YAML or JSON mapping, write-only: never stored in the plan or the state (Terraform ≥ 1.11), e.g. from an ephemeral variable or resource. Every plan reads them from the configuration, so a change of their content is planned as the upgrade of the objects it changes. Default: none.",
+			Optional:            true,
+			Sensitive:           true,
+			WriteOnly:           true,
+			Validators:          []validator.String{sensitiveValuesMapping()},
+		},
+		"sensitive_values_wo_version": schema.Int64Attribute{
+			MarkdownDescription: "A version of `sensitive_values_wo` kept in the state, Terraform's convention for write-only arguments: bump it when the write-only values change, so that the state records the change. The values themselves are compared at every plan: a new version with the same values changes no object, new values are applied whatever the version. Default: none.",
+			Optional:            true,
+		},
+		"values_from": resourceAttribute(valuesFromAttribute()),
+	}
+}
+
+// releaseEngineAttributes are what runs the release, and how it reaches
+// the cluster: the engine and its Flux settings, the kubeconfig Secret, the
+// plan's detail.
+func releaseEngineAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"kube_config": schema.SingleNestedAttribute{
+			MarkdownDescription: "Install into another cluster, whose kubeconfig is in a Secret of `namespace` on the release's cluster (`cluster`), as Cluster API writes them (HelmRelease `spec.kubeConfig`). `values_from` still reads the release's cluster. Default: the release's cluster.",
+			Optional:            true,
+			Attributes: map[string]schema.Attribute{
+				"secret_ref": schema.SingleNestedAttribute{
+					MarkdownDescription: "The Secret (`secretRef`).",
+					Required:            true,
+					Attributes: map[string]schema.Attribute{
+						"name": schema.StringAttribute{MarkdownDescription: "Name of the Secret (`name`).", Required: true, Validators: []validator.String{dnsSubdomain()}},
+						"key": schema.StringAttribute{
+							MarkdownDescription: "Data key holding the kubeconfig (`key`). Default: `value`, else `value.yaml`.",
+							Optional:            true,
+							Validators:          []validator.String{stringvalidator.RegexMatches(dataKeyPattern, "must be a Secret data key: letters, digits, '-', '_' and '.'")},
+						},
+					},
+				},
+			},
+		},
+		"plan_detail": schema.StringAttribute{
+			MarkdownDescription: "What `resources`, `planned_hooks` and `planned_crds` show of each object, one of " + planDetails.markdown() + ". `" + planDetailFull + "`: the object as YAML; Terraform shows every line of an object that changes, the changed ones marked. `" + planDetailNames + "`: the object's key with a digest of its YAML (`sha256:<hex>`), so a plan lists the objects created, changed and deleted and stays short for large charts. `" + planDetailChanges + "`: digests as with `" + planDetailNames + "`, and `planned_changes` lists each changed field with its value before and after. Switching to `" + planDetailNames + "` changes no release; switching back to `" + planDetailFull + "` shows the objects after the apply. This provider's setting, not a HelmRelease field. Default: `" + planDetailFull + "`.",
+			Optional:            true,
+			Validators:          []validator.String{planDetails.validator()},
+		},
+		"engine": schema.StringAttribute{
+			MarkdownDescription: "What runs the release: `" + engineHelm + "` runs the HelmRelease reconciliation inside `terraform apply`; `" + engineFlux + "` writes the release as a Flux `HelmRelease` (with its `HelmRepository` or `OCIRepository`, and Secrets for credentials and sensitive values) for Flux's helm-controller in the cluster, which installs, upgrades, tests, remediates and corrects drift between Terraform runs, while the plan still shows the rendered objects and the apply waits for the controller's result. One of " + engines.markdown() + ". See the guide \"Handing releases to Flux\". Default: `" + engineHelm + "`.",
+			Optional:            true,
+			Validators:          []validator.String{engines.validator()},
+		},
+		"flux": schema.SingleNestedAttribute{
+			MarkdownDescription: "Settings only Flux's controller uses, with `engine = \"" + engineFlux + "\"` (refused otherwise). Default: every setting's default.",
+			Optional:            true,
+			Attributes: map[string]schema.Attribute{
+				"interval": schema.StringAttribute{
+					MarkdownDescription: "How often the controller checks the release and its chart source between Terraform runs (HelmRelease and source `spec.interval`). Default: `10m`.",
+					Optional:            true,
+					Validators:          []validator.String{duration()},
+				},
+				"depends_on": schema.ListNestedAttribute{
+					MarkdownDescription: "HelmReleases that must be ready before the controller installs or upgrades this one (HelmRelease `spec.dependsOn`), so that it keeps the order between Terraform runs too: after a cluster restore, a controller restart, an interval upgrade. Terraform's own `depends_on` orders the applies only. A dependency not ready holds this release back (its `Ready` condition says `DependencyNotReady`) and the apply waits for it within the timeout. Default: none.",
+					Optional:            true,
+					NestedObject: schema.NestedAttributeObject{
+						Attributes: map[string]schema.Attribute{
+							"name": schema.StringAttribute{
+								MarkdownDescription: "Name of the HelmRelease (`name`): a `helmrelease_release`'s `name` with `engine = \"flux\"`, or any HelmRelease.",
+								Required:            true,
+								Validators:          []validator.String{dnsSubdomain()},
+							},
+							"namespace": schema.StringAttribute{
+								MarkdownDescription: "Namespace of the HelmRelease (`namespace`). Default: this release's `namespace`.",
+								Optional:            true,
+								Validators:          []validator.String{dnsSubdomain()},
+							},
+							"ready_expr": schema.StringAttribute{
+								MarkdownDescription: "When the dependency counts as ready, as a CEL expression over `self` (this HelmRelease) and `dep` (the dependency), e.g. `dep.status.history[0].chartVersion == '1.2.3'` (`readyExpr`); it replaces the controller's own check (its `Ready` condition and observed generation) unless the controller's `AdditiveCELDependencyCheck` feature gate is on. Default: the controller's check.",
+								Optional:            true,
+							},
+						},
+					},
+				},
+				"uninstall_on_destroy": schema.BoolAttribute{
+					MarkdownDescription: "Whether destroying the resource uninstalls the release: `true` deletes the HelmRelease and waits until the controller has uninstalled it; `false` suspends the HelmRelease, deletes it once the controller has seen the suspension, and leaves the release installed and unmanaged. Default: `true`.",
+					Optional:            true,
+				},
+			},
+		},
+	}
+}
+
+// releaseComputedAttributes are what plans and applies compute: the chart
+// deployed, the planned action and objects, the release's objects and
+// status.
+func releaseComputedAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"chart_version": schema.StringAttribute{
+			MarkdownDescription: "Chart revision resolved from `chart`: the chart version, with digests as build metadata where the version alone would not show a change (`+<12 hex>` of the OCI manifest, of a local chart's content, of the values files in use). A new revision here is an upgrade.",
+			Computed:            true,
+		},
+		"notes": schema.StringAttribute{
+			MarkdownDescription: "The chart's rendered `NOTES.txt` of the latest revision, as `helm install` prints it. Sensitive: charts may print credentials there (use `nonsensitive()` to show it). Known after apply when the plan runs a Helm action.",
+			Computed:            true,
+			Sensitive:           true,
+		},
+		"description": schema.StringAttribute{
+			MarkdownDescription: "The description Helm stores with the latest revision, e.g. `Install complete`, `Upgrade complete`, or why it failed (`helm history` shows it). Known after apply when the plan runs a Helm action.",
+			Computed:            true,
+		},
+		"planned_action": schema.StringAttribute{
+			MarkdownDescription: plannedActionDescription,
+			Computed:            true,
+		},
+		"planned_hooks": schema.MapAttribute{
+			MarkdownDescription: "Set by a plan that runs a Helm action: the chart's hooks that action runs (Jobs, Pods and any other object annotated `helm.sh/hook`, e.g. a database migration), keyed and shown as `resources` shows objects, Secret values and sensitive strings hidden the same way; their `helm.sh/hook` annotations say when each runs. The chart's tests (`helm.sh/hook: test`) are among them: they run after the action when `test.enable` is set. Secret hooks, and hooks holding sensitive strings, are known after apply in a resource's first plan. " +
+				"Like `planned_action`, a refresh sets it to null. Terraform-only (no HelmRelease field).",
+			ElementType: types.StringType,
+			Computed:    true,
+		},
+		"planned_crds": schema.MapAttribute{
+			MarkdownDescription: "Set by a plan that runs a Helm action: the CRDs of the chart's `crds/` that action applies under its CRD policy (`install.crds`, default `Create`: each is created unless it exists when the action runs, then left as it is; `upgrade.crds`, default `Skip`: none; `CreateReplace`: each, replaced). Under `Create` every CRD of the chart is listed, existing or not: another release of the same apply may create them between the plan and the apply, keyed `apiextensions.k8s.io/v1/CustomResourceDefinition/<name>`, each as YAML. " +
+				"Like `planned_action`, a refresh sets it to null. Terraform-only (no HelmRelease field).",
+			ElementType: types.StringType,
+			Computed:    true,
+		},
+		"planned_dependencies": schema.MapAttribute{
+			MarkdownDescription: "Set by a plan that runs a Helm action: the chart's dependencies (its subcharts) as that action deploys them, name → version (`redis` → `17.3.2`): those vendored in its `charts/`, those fetched from `Chart.yaml`'s repositories, and with `chart.dependency_update`, the versions it resolved. " +
+				"Like `planned_action`, a refresh sets it to null. Terraform-only (no HelmRelease field).",
+			ElementType: types.StringType,
+			Computed:    true,
+		},
+		"planned_changes": schema.MapAttribute{
+			MarkdownDescription: "With `plan_detail = \"" + planDetailChanges + "\"`, set by a plan that runs a Helm action or corrects drift: what it changes, field by field. " +
+				"Keys are `<object key> <JSON pointer>` (`apps/v1/Deployment/apps/web /spec/replicas`) with values `<before> → <after>` as JSON (`(none)` where absent; Secret values and sensitive strings as the keyed hashes `resources` shows), " +
+				"or the object key alone with `created`, `deleted`, `known after apply` or, for an object deleted in the cluster, `created again`. Before an upgrade is the current release; before a drift correction, the live object. " +
+				"Like `planned_action`, a refresh sets it to null; null with other `plan_detail` values. Terraform-only (no HelmRelease field).",
+			ElementType: types.StringType,
+			Computed:    true,
+		},
+		"app_version": schema.StringAttribute{
+			MarkdownDescription: "App version of the resolved chart.",
+			Computed:            true,
+		},
+		"chart_source_revision": schema.StringAttribute{
+			MarkdownDescription: "Where in its source the deployed chart was read, as Flux writes the artifact revision: for `chart.git`, the reference and commit (`main@sha1:<hash>`, `v1.2.0@sha1:<hash>`, `sha1:<hash>` for a commit). A plan that upgrades shows the commit it resolved, and the apply deploys that commit even if the branch moved since; a plan without a Helm action keeps the one deployed, so a new commit that leaves the chart's revision alone plans nothing. Null for other sources.",
+			Computed:            true,
+		},
+		"chart_digest": schema.StringAttribute{
+			MarkdownDescription: "SHA-256 of the chart archive (Helm repositories, `.tgz`), or the OCI manifest digest; empty for a chart directory, and for a release adopted by import or `moved` until its next install or upgrade (Helm's storage does not record the archive a release came from).",
+			Computed:            true,
+		},
+		"resources": schema.MapAttribute{
+			MarkdownDescription: "Objects of the release manifest, keyed `<group>/<version>/<Kind>/<namespace>/<name>` (core group: `v1/<Kind>/…`; no namespace segment for cluster-scoped objects), each as YAML: the plan shows here what an install or upgrade changes, and, with drift detection, the objects changed or deleted in the cluster. Hooks, tests and the chart's `crds/` are not listed. Values of Secret `data` and `stringData` are never in clear: they show as `(sensitive value) hmac-sha256:<hex>`, keyed with a random key of this resource kept in its private state, so that a change shows while a guess cannot be checked against a published plan. " +
+				"So are the strings of `sensitive_values`, `sensitive_values_wo` and of `values_from` Secrets wherever the chart copies them (a ConfigMap, an environment variable, an annotation; in clear, escaped or base64-encoded; strings of 6 characters or more): the same keyed hash takes their place. " +
+				"A new resource's Secrets, and its objects holding such strings, are known after its first apply.",
+			ElementType: types.StringType,
+			Computed:    true,
+		},
+		"status": statusAttribute(),
 	}
 }
 
