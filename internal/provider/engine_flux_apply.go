@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -66,54 +67,17 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 		return
 	}
 	rel.RequestedAt = flux.RequestToken(spec, st)
-	// Without the CRD's answer (its read refused), hooks are written as
-	// the controller defaults them, and the apply says if they differ.
-	if ok, _ := fe.HasSpecField(ctx, "postRenderStrategy"); ok {
-		rel.PostRenderStrategy = spec.PostRenderStrategy
-		if rel.PostRenderStrategy == "" {
-			rel.PostRenderStrategy = reconcile.PostRenderNoHooks
-		}
-	}
-	// Reinstall is what a controller without the field does; the plan
-	// refused InPlaceUpdate for such a controller.
-	rel.ChartNameChangeStrategy = spec.Upgrade.ChartNameChangeStrategy
-	if ok, _ := fe.HasSpecField(ctx, "upgrade.chartNameChangeStrategy"); !ok {
-		rel.ChartNameChangeStrategy = ""
-	}
+	fitToController(ctx, fe, rel, spec)
 	objs, err := flux.Build(rel)
 	if err != nil {
 		attrError(diags, path.Root("chart"), "Release not writable for Flux", err.Error()+".", "Fix the chart settings named above.")
 		return
 	}
-	if spec.Install.CreateNamespace {
-		// The HelmRelease's namespace, and its target namespace when the
-		// controller installs into this cluster: marked as the release's,
-		// which uninstall.delete_namespace deletes.
-		for _, ns := range fluxCreatedNamespaces(ctx, m, spec, diags) {
-			if err := fe.CreateNamespace(ctx, ns, spec.ReleaseRef()); err != nil {
-				attrError(diags, path.Root("install").AtName("create_namespace"), "Namespace not created", err.Error()+".", "Check that the provider's credentials may create namespaces, or create the namespace first.")
-				return
-			}
-		}
-	}
 	since := time.Now()
-	written, err := fe.Apply(ctx, objs)
-	if cleanupLeft(diags, err, m.ID.ValueString(), spec.Namespace) {
-		err = nil
-	}
-	if err != nil {
-		left := ""
-		if create {
-			// Not saved: what was written before the failure goes too.
-			if cleanErr := fe.DeleteWritten(ctx, objs); cleanErr != nil {
-				left = fmt.Sprintf(" Removing the chart source and Secrets it wrote failed too (%s): delete the objects labelled %s=%s in namespace %q.", cleanErr, flux.ReleaseLabel, spec.Name, spec.Namespace)
-			}
-		}
-		diags.AddError("HelmRelease not written", fmt.Sprintf("helmrelease_release %s: %s.%s\n\nThe provider's credentials need to apply HelmReleases, HelmRepositories, HelmCharts, OCIRepositories (GitRepositories and Buckets for charts from them) and Secrets in namespace %q (see the guide \"Handing releases to Flux\"); check them and that the cluster is reachable, then apply again.", m.ID.ValueString(), err, left, spec.Namespace))
+	written, ok := f.write(ctx, fe, op, spec, objs)
+	if !ok {
 		return
 	}
-	b, _ := json.Marshal(fluxWritten{Generation: written.Generation}) // an int
-	diags.Append(private.SetKey(ctx, privateFlux, b)...)
 
 	hr, waitErr := written, error(nil)
 	if !m.Suspend.ValueBool() {
@@ -185,6 +149,61 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 		}
 		reportRenderDifferences(ctx, differences, m.ID.ValueString(), controller, create, private, diags)
 	}
+}
+
+// fitToController sets what rel writes as the controller in the cluster
+// takes it: without the CRD's answer (its read refused), hooks are written
+// as the controller defaults them, and the apply says if they differ.
+func fitToController(ctx context.Context, fe *flux.Client, rel *flux.Release, spec *reconcile.Spec) {
+	if ok, _ := fe.HasSpecField(ctx, "postRenderStrategy"); ok {
+		rel.PostRenderStrategy = spec.PostRenderStrategy
+		if rel.PostRenderStrategy == "" {
+			rel.PostRenderStrategy = reconcile.PostRenderNoHooks
+		}
+	}
+	// Reinstall is what a controller without the field does; the plan
+	// refused InPlaceUpdate for such a controller.
+	rel.ChartNameChangeStrategy = spec.Upgrade.ChartNameChangeStrategy
+	if ok, _ := fe.HasSpecField(ctx, "upgrade.chartNameChangeStrategy"); !ok {
+		rel.ChartNameChangeStrategy = ""
+	}
+}
+
+// write creates the namespaces the release asks for, then writes its
+// objects; a create that fails removes what it wrote (nothing is saved).
+// It keeps the written HelmRelease's generation in the private state, to
+// tell later edits by others.
+func (f fluxEngine) write(ctx context.Context, fe *flux.Client, op *applyOp, spec *reconcile.Spec, objs *flux.Objects) (*helmv2.HelmRelease, bool) {
+	m, create, private, diags := op.m, op.prior == nil, op.private, op.diags
+	if spec.Install.CreateNamespace {
+		// The HelmRelease's namespace, and its target namespace when the
+		// controller installs into this cluster: marked as the release's,
+		// which uninstall.delete_namespace deletes.
+		for _, ns := range fluxCreatedNamespaces(ctx, m, spec, diags) {
+			if err := fe.CreateNamespace(ctx, ns, spec.ReleaseRef()); err != nil {
+				attrError(diags, path.Root("install").AtName("create_namespace"), "Namespace not created", err.Error()+".", "Check that the provider's credentials may create namespaces, or create the namespace first.")
+				return nil, false
+			}
+		}
+	}
+	written, err := fe.Apply(ctx, objs)
+	if cleanupLeft(diags, err, m.ID.ValueString(), spec.Namespace) {
+		err = nil
+	}
+	if err != nil {
+		left := ""
+		if create {
+			// Not saved: what was written before the failure goes too.
+			if cleanErr := fe.DeleteWritten(ctx, objs); cleanErr != nil {
+				left = fmt.Sprintf(" Removing the chart source and Secrets it wrote failed too (%s): delete the objects labelled %s=%s in namespace %q.", cleanErr, flux.ReleaseLabel, spec.Name, spec.Namespace)
+			}
+		}
+		diags.AddError("HelmRelease not written", fmt.Sprintf("helmrelease_release %s: %s.%s\n\nThe provider's credentials need to apply HelmReleases, HelmRepositories, HelmCharts, OCIRepositories (GitRepositories and Buckets for charts from them) and Secrets in namespace %q (see the guide \"Handing releases to Flux\"); check them and that the cluster is reachable, then apply again.", m.ID.ValueString(), err, left, spec.Namespace))
+		return nil, false
+	}
+	b, _ := json.Marshal(fluxWritten{Generation: written.Generation}) // an int
+	diags.Append(private.SetKey(ctx, privateFlux, b)...)
+	return written, true
 }
 
 // reportFluxWait turns a failed wait for the controller into an error
