@@ -111,29 +111,7 @@ func (f fluxEngine) apply(ctx context.Context, op *applyOp) {
 	if latestErr != nil {
 		diags.AddWarning("Release objects not readable", latestErr.Error())
 	}
-	deployed := r.deployedResources(ctx, e, latest, sensitive, diags)
-	var differences renderDifferences
-	if waitErr == nil && latestErr == nil {
-		// What the controller's Helm rendered, against the plan's.
-		differences = differencesFrom(m.Resources, deployed)
-		if hooks := deployedHooks(e, latest, sensitive, diags); fullyKnown(hooks) && !m.PlannedHooks.IsUnknown() && !m.PlannedHooks.IsNull() {
-			for key, ds := range differencesFrom(m.PlannedHooks, hooks) {
-				differences["hook "+key] = ds
-			}
-			if len(differences) > 0 {
-				m.PlannedHooks = hooks
-			}
-		}
-	}
-	switch {
-	case waitErr != nil || m.Resources.IsUnknown() || len(differences) > 0:
-		m.Resources = deployed
-	case !fullyKnown(m.Resources):
-		// Objects a render cannot reproduce: as deployed; the others
-		// stay as planned (the same objects, written otherwise at most:
-		// a null field left out).
-		m.Resources = withUnknownsFrom(m.Resources, deployed)
-	}
+	differences := r.asDeployedByController(ctx, e, m, latest, sensitive, waitErr == nil, latestErr == nil, diags)
 	m.Notes, m.Description = releaseInfo(latest, latestErr, m.Notes, m.Description)
 	settlePlanned(m, e, latest, sensitive, diags)
 	diags.Append(setRelease(ctx, &out.Raw, m)...)

@@ -13,6 +13,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"sigs.k8s.io/yaml"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
 // Flux's helm-controller renders with its own Helm, whose version may
@@ -306,4 +309,36 @@ func setChild(container any, token string, v any, remove bool) bool {
 		return true
 	}
 	return false
+}
+
+// asDeployedByController sets m's resources to the objects of latest, the
+// release the controller made, where its render differs from the plan's
+// (the planned hooks too), where the wait failed (not waited), or where
+// the plan could not know them; it returns the differences to report.
+// Without latest read, nothing is compared.
+func (r *releaseResource) asDeployedByController(ctx context.Context, e *reconcile.Reconciler, m *releaseModel, latest *helm.Release, sensitive [][]string, waited, read bool, diags *diag.Diagnostics) renderDifferences {
+	deployed := r.deployedResources(ctx, e, latest, sensitive, diags)
+	var differences renderDifferences
+	if waited && read {
+		// What the controller's Helm rendered, against the plan's.
+		differences = differencesFrom(m.Resources, deployed)
+		if hooks := deployedHooks(e, latest, sensitive, diags); fullyKnown(hooks) && !m.PlannedHooks.IsUnknown() && !m.PlannedHooks.IsNull() {
+			for key, ds := range differencesFrom(m.PlannedHooks, hooks) {
+				differences["hook "+key] = ds
+			}
+			if len(differences) > 0 {
+				m.PlannedHooks = hooks
+			}
+		}
+	}
+	switch {
+	case !waited || m.Resources.IsUnknown() || len(differences) > 0:
+		m.Resources = deployed
+	case !fullyKnown(m.Resources):
+		// Objects a render cannot reproduce: as deployed; the others
+		// stay as planned (the same objects, written otherwise at most:
+		// a null field left out).
+		m.Resources = withUnknownsFrom(m.Resources, deployed)
+	}
+	return differences
 }

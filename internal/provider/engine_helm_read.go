@@ -94,26 +94,7 @@ func (h helmEngine) read(ctx context.Context, m *releaseModel, private privateGe
 			fmt.Sprintf("helmrelease_release %s: %s.\n\nThe state is kept as it is.", m.ID.ValueString(), err))
 		return
 	}
-	reconcile.MarkDrift(st, spec, state)
-	var drift *reconcile.DriftReport
-	switch state.Status {
-	case reconcile.StateUnmanaged:
-		st.SetCondition(reconcile.Condition{Type: reconcile.ConditionReady, Status: false, Reason: reasonUnmanaged, Message: state.Reason})
-	case reconcile.StateLocked, reconcile.StateUninstalling:
-		st.SetCondition(reconcile.Condition{Type: reconcile.ConditionReady, Status: false, Reason: reasonLocked, Message: state.Reason})
-	case reconcile.StateDrifted:
-		if spec.Drift.Mode == reconcile.DriftWarn {
-			resp.Diagnostics.AddWarning("Release drifted",
-				fmt.Sprintf("helmrelease_release %s: %s.\n\n%s\nDrift detection is in warn mode: nothing is corrected. Set drift_detection.mode = \"enabled\" to correct it on apply, or add ignore rules for fields other controllers own.", m.ID.ValueString(), state.Reason, driftDetails(state.Drift)))
-		} else {
-			drift = state.Drift
-		}
-	case reconcile.StateInSync:
-		if ready != nil && !ready.Status && (ready.Reason == reasonUnmanaged || ready.Reason == reasonLocked) {
-			// Back to what this resource made (e.g. rolled back by hand).
-			st.SetCondition(reconcile.Condition{Type: reconcile.ConditionReady, Status: true, Reason: string(reconcile.StateInSync), Message: "release is in sync"})
-		}
-	}
+	drift := markRefreshed(st, spec, state, ready, m.ID.ValueString(), &resp.Diagnostics)
 	sensitive := readSensitivePaths(ctx, private, latest, red, &resp.Diagnostics)
 	resources, err := displayResources(ctx, e, latest, drift, sensitive)
 	if err != nil {
@@ -135,6 +116,33 @@ func (h helmEngine) read(ctx context.Context, m *releaseModel, private privateGe
 	m.PlannedDependencies = types.MapNull(types.StringType)
 	m.PlannedChanges = types.MapNull(types.StringType)
 	resp.Diagnostics.Append(setRelease(ctx, &resp.State.Raw, m)...)
+}
+
+// markRefreshed records in st what the refresh found the release to be
+// (state): not this resource's, locked, drifted, or in sync again; ready
+// is st's Ready condition before. It returns the drift to plan back (mode
+// enabled); in warn mode the drift is a warning only.
+func markRefreshed(st *reconcile.Status, spec *reconcile.Spec, state reconcile.ReleaseState, ready *reconcile.Condition, id string, diags *diag.Diagnostics) *reconcile.DriftReport {
+	reconcile.MarkDrift(st, spec, state)
+	switch state.Status {
+	case reconcile.StateUnmanaged:
+		st.SetCondition(reconcile.Condition{Type: reconcile.ConditionReady, Status: false, Reason: reasonUnmanaged, Message: state.Reason})
+	case reconcile.StateLocked, reconcile.StateUninstalling:
+		st.SetCondition(reconcile.Condition{Type: reconcile.ConditionReady, Status: false, Reason: reasonLocked, Message: state.Reason})
+	case reconcile.StateDrifted:
+		if spec.Drift.Mode == reconcile.DriftWarn {
+			diags.AddWarning("Release drifted",
+				fmt.Sprintf("helmrelease_release %s: %s.\n\n%s\nDrift detection is in warn mode: nothing is corrected. Set drift_detection.mode = \"enabled\" to correct it on apply, or add ignore rules for fields other controllers own.", id, state.Reason, driftDetails(state.Drift)))
+		} else {
+			return state.Drift
+		}
+	case reconcile.StateInSync:
+		if ready != nil && !ready.Status && (ready.Reason == reasonUnmanaged || ready.Reason == reasonLocked) {
+			// Back to what this resource made (e.g. rolled back by hand).
+			st.SetCondition(reconcile.Condition{Type: reconcile.ConditionReady, Status: true, Reason: string(reconcile.StateInSync), Message: "release is in sync"})
+		}
+	}
+	return nil
 }
 
 // setDriftPrivate keeps the desired YAML of the drifted and missing objects
