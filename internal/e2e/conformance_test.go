@@ -709,12 +709,15 @@ func (c *conformanceWorkspace) adopt(t *testing.T, version string) {
 // row's chart named name: its HelmRelease and the sources (and their
 // Secrets) it names, or the chart_ref's object.
 func (e *conformanceEnv) gitOps(s conformanceSource, name string) (objects []map[string]any, readsBack bool) {
+	// The GitOps repository's own names: the provider refuses to write
+	// over objects of its names that it did not write.
+	own := "gitops-" + name
 	secret := func(data map[string]any) map[string]any {
-		return map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": name}, "stringData": data}
+		return map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": own}, "stringData": data}
 	}
 	source := func(kind string, spec map[string]any) map[string]any {
 		spec["interval"] = "10m"
-		return map[string]any{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": kind, "metadata": map[string]any{"name": name}, "spec": spec}
+		return map[string]any{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": kind, "metadata": map[string]any{"name": own}, "spec": spec}
 	}
 	chartSpec := func(chart, kind, source string) map[string]any {
 		return map[string]any{"spec": map[string]any{"chart": chart, "version": "*", "interval": "10m", "sourceRef": map[string]any{"kind": kind, "name": source}}}
@@ -729,7 +732,7 @@ func (e *conformanceEnv) gitOps(s conformanceSource, name string) (objects []map
 		// outside Terraform, it is imported as the chart_ref it is. (A
 		// HelmChart of an OCI HelmRepository versions the chart without
 		// its digest: the release moved to an OCIRepository is upgraded.)
-		hr["chartRef"] = map[string]any{"kind": "OCIRepository", "name": name}
+		hr["chartRef"] = map[string]any{"kind": "OCIRepository", "name": own}
 		spec := map[string]any{"url": e.oci.URL + "/svc", "ref": map[string]any{"semver": "*"},
 			"secretRef": map[string]any{"name": "m-oci-login"}, "certSecretRef": map[string]any{"name": "m-oci-ca"}}
 		if s.key == "oci-http" {
@@ -742,23 +745,23 @@ func (e *conformanceEnv) gitOps(s conformanceSource, name string) (objects []map
 		// An OCIRepository: source-controller verifies a HelmChart of an
 		// OCI HelmRepository without its certSecretRef's CA. Managed
 		// outside Terraform, it is imported as the chart_ref it is.
-		hr["chartRef"] = map[string]any{"kind": "OCIRepository", "name": name}
+		hr["chartRef"] = map[string]any{"kind": "OCIRepository", "name": own}
 		objects = append(objects, secret(map[string]any{"cosign.pub": string(e.cosign.PublicPEM)}),
 			source("OCIRepository", map[string]any{"url": e.oci.URL + "/svc", "ref": map[string]any{"semver": "*"},
 				"secretRef": map[string]any{"name": "m-oci-login"}, "certSecretRef": map[string]any{"name": "m-oci-ca"},
-				"verify":        map[string]any{"provider": "cosign", "secretRef": map[string]any{"name": name}},
+				"verify":        map[string]any{"provider": "cosign", "secretRef": map[string]any{"name": own}},
 				"layerSelector": map[string]any{"mediaType": "application/vnd.cncf.helm.chart.content.v1.tar+gzip", "operation": "copy"}}))
 		readsBack = false
 	case "git-http":
 		hr["chart"] = chartSpec("charts/svc", "GitRepository", "m-git")
 	case "git-ssh":
-		hr["chart"] = chartSpec("charts/svc", "GitRepository", name)
+		hr["chart"] = chartSpec("charts/svc", "GitRepository", own)
 		objects = append(objects, secret(map[string]any{"identity": e.git.Identity, "known_hosts": e.git.KnownHosts}),
-			source("GitRepository", map[string]any{"url": e.git.SSHURL("charts"), "ref": map[string]any{"branch": "main"}, "secretRef": map[string]any{"name": name}}))
+			source("GitRepository", map[string]any{"url": e.git.SSHURL("charts"), "ref": map[string]any{"branch": "main"}, "secretRef": map[string]any{"name": own}}))
 	case "bucket":
-		hr["chart"] = chartSpec("charts/svc", "Bucket", name)
+		hr["chart"] = chartSpec("charts/svc", "Bucket", own)
 		objects = append(objects, secret(map[string]any{"accesskey": testrepo.Username, "secretkey": testrepo.Password}),
-			source("Bucket", map[string]any{"bucketName": "charts", "endpoint": e.s3.Endpoint, "insecure": true, "region": s3server.Region, "secretRef": map[string]any{"name": name}}))
+			source("Bucket", map[string]any{"bucketName": "charts", "endpoint": e.s3.Endpoint, "insecure": true, "region": s3server.Region, "secretRef": map[string]any{"name": own}}))
 	case "ref-oci":
 		hr["chartRef"] = map[string]any{"kind": "OCIRepository", "name": "m-oci"}
 	default: // ref-hc-*: the HelmChart m-hc-*

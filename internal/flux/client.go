@@ -179,6 +179,12 @@ func (e *Client) hasSpecField(ctx context.Context, name, version, field string) 
 // longer does are let go (Release).
 func (e *Client) Apply(ctx context.Context, objs *Objects) (*helmv2.HelmRelease, error) {
 	ns, name := objs.HelmRelease.Namespace, objs.HelmRelease.Name
+	switch foreign, err := e.foreign(ctx, objs); {
+	case err != nil:
+		return nil, err
+	case len(foreign) > 0:
+		return nil, fmt.Errorf("%w: %s in namespace %q exist and are not this provider's (no %s=%s label): written over, another's chart source or Secret would change hands and be deleted with the release. Rename or delete them if they are left over, or name the release otherwise", ErrForeignObjects, strings.Join(foreign, ", "), ns, ManagedByLabel, ManagedBy)
+	}
 	var owner *metav1.OwnerReference
 	if objs.Shared {
 		cur, err := e.Get(ctx, ns, name)
@@ -240,6 +246,37 @@ func (e *Client) Apply(ctx context.Context, objs *Objects) (*helmv2.HelmRelease,
 		return hr, &CleanupError{Err: err}
 	}
 	return hr, nil
+}
+
+// ErrForeignObjects is Apply's refusal to write over objects of the
+// release's names that the provider did not write.
+var ErrForeignObjects = errors.New("objects of the release's names belong to another")
+
+// foreign names the objects objs writes for its release alone that exist
+// and are not this provider's. Its HelmRelease, which an import takes
+// over, and shared sources, which carry their own label, are not looked
+// at.
+func (e *Client) foreign(ctx context.Context, objs *Objects) ([]string, error) {
+	var out []string
+	for _, obj := range objs.List() {
+		if objs.shared(obj) || obj == client.Object(objs.HelmRelease) {
+			continue
+		}
+		gvk := obj.GetObjectKind().GroupVersionKind()
+		kind := gvk.Kind
+		cur := &unstructured.Unstructured{}
+		cur.SetGroupVersionKind(gvk)
+		if err := e.Kube.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return nil, fmt.Errorf("reading %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
+		}
+		if cur.GetLabels()[ManagedByLabel] != ManagedBy {
+			out = append(out, kind+" "+obj.GetName())
+		}
+	}
+	return out, nil
 }
 
 // CleanupError is the failure of Apply to let go the sources and Secrets

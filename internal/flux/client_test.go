@@ -23,6 +23,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
@@ -361,4 +363,47 @@ func mustValues(t *testing.T, v map[string]any) *apiextensionsv1.JSON {
 		t.Fatal(err)
 	}
 	return &apiextensionsv1.JSON{Raw: b}
+}
+
+// TestApplyRefusesForeignObjects: a chart source of the release's name
+// that another wrote (a GitOps GitRepository named as its HelmRelease) is
+// neither written over nor taken: Apply refuses before it writes anything.
+func TestApplyRefusesForeignObjects(t *testing.T) {
+	withFlux(t, func(t *testing.T) {
+		ctx := context.Background()
+		ns := newNamespace(t, kubernetes.NewForConfigOrDie(testRESTConfig))
+		e, err := New(testRESTConfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs := &sourcev1.GitRepository{
+			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.GitRepositoryKind},
+			ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
+			Spec:       sourcev1.GitRepositorySpec{URL: "https://git.example.com/theirs.git", Interval: metav1.Duration{Duration: time.Hour}},
+		}
+		if err := e.Kube.Create(ctx, theirs); err != nil {
+			t.Fatal(err)
+		}
+		objs, err := Build(&Release{
+			Spec: &reconcile.Spec{Name: "app", Namespace: ns},
+			Chart: Chart{Source: chartsource.Source{Name: "charts/app", Git: &chartsource.Git{URL: "https://git.example.com/ours.git", Ref: chartsource.GitRef{Branch: "main"}}},
+				Version: "1.0.0", SourceRevision: "main@sha1:0123456789abcdef0123456789abcdef01234567"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Apply(ctx, objs); !errors.Is(err, ErrForeignObjects) || !strings.Contains(err.Error(), "GitRepository app") {
+			t.Fatalf("Apply over another's GitRepository: %v, want it refused naming the GitRepository", err)
+		}
+		got := &sourcev1.GitRepository{}
+		if err := e.Kube.Get(ctx, client.ObjectKeyFromObject(theirs), got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Spec.URL != theirs.Spec.URL || got.Labels[ManagedByLabel] != "" {
+			t.Errorf("the GitRepository after the refusal: URL %s, labels %v; want it as its owner wrote it", got.Spec.URL, got.Labels)
+		}
+		if hr, err := e.Get(ctx, ns, "app"); err != nil || hr != nil {
+			t.Errorf("after the refusal the HelmRelease is %v (%v), want none written", hr, err)
+		}
+	})
 }
