@@ -187,7 +187,7 @@ func releaseEngineAttributes() map[string]schema.Attribute {
 			Validators:          []validator.String{planDetails.validator()},
 		},
 		"engine": schema.StringAttribute{
-			MarkdownDescription: "What runs the release: `" + engineHelm + "` runs the HelmRelease reconciliation inside `terraform apply`; `" + engineFlux + "` writes the release as a Flux `HelmRelease` (with its `HelmRepository` or `OCIRepository`, and Secrets for credentials and sensitive values) for Flux's helm-controller in the cluster, which installs, upgrades, tests, remediates and corrects drift between Terraform runs, while the plan still shows the rendered objects and the apply waits for the controller's result. One of " + engines.markdown() + ". See the guide \"Handing releases to Flux\". Default: `" + engineHelm + "`.",
+			MarkdownDescription: "What runs the release: `" + engineHelm + "` runs the HelmRelease reconciliation inside `terraform apply`; `" + engineFlux + "` writes the release as a Flux `HelmRelease` (with its chart source: a `HelmRepository` and `HelmChart`, an `OCIRepository`, a `GitRepository` or a `Bucket`; and Secrets for credentials and sensitive values) for Flux's helm-controller in the cluster, which installs, upgrades, tests, remediates and corrects drift between Terraform runs, while the plan still shows the rendered objects and the apply waits for the controller's result. One of " + engines.markdown() + ". See the guide \"Handing releases to Flux\". Default: `" + engineHelm + "`.",
 			Optional:            true,
 			Validators:          []validator.String{engines.validator()},
 		},
