@@ -26,6 +26,7 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testenv"
@@ -157,7 +158,9 @@ func TestControllerLifecycle(t *testing.T) {
 					t.Fatal(err)
 				}
 				var objs *Objects
-				apply := func(message string) {
+				st := &reconcile.Status{}
+				noRelease := func() (*helm.Release, error) { return nil, nil } // a new namespace's
+				apply := func(message string, create bool) {
 					t.Helper()
 					r := &Release{
 						Spec:            &reconcile.Spec{Name: "app", Namespace: ns},
@@ -172,13 +175,14 @@ func TestControllerLifecycle(t *testing.T) {
 					if strings.Contains(string(objs.HelmRelease.Spec.Values.Raw), "hunter2") || strings.Contains(string(objs.HelmRelease.Spec.Values.Raw), "overridden") {
 						t.Fatalf("spec.values holds what sensitive values set: %s", objs.HelmRelease.Spec.Values.Raw)
 					}
-					hr, err := e.Apply(ctx, objs)
+					composed := map[string]any{"message": message, "password": "hunter2"}
+					res, err := e.Run(ctx, r, RunOptions{Create: create, LastRelease: noRelease, Status: st, Want: Want{ChartVersion: resolved.Version, ConfigDigest: ConfigDigest(composed)}})
 					if err != nil {
 						t.Fatal(err)
 					}
-					composed := map[string]any{"message": message, "password": "hunter2"}
-					if _, err := e.Wait(ctx, ns, "app", Want{Generation: hr.Generation, ChartVersion: resolved.Version, ConfigDigest: ConfigDigest(composed)}, 3*time.Minute); err != nil {
-						t.Fatal(err)
+					st = res.Status
+					if ready := st.Condition(reconcile.ConditionReady); ready == nil || !ready.Status || st.Latest() == nil || st.Latest().Status != "deployed" {
+						t.Fatalf("status after the run: %+v, want ready with a deployed revision", st)
 					}
 					cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "app", metav1.GetOptions{})
 					if err != nil {
@@ -188,8 +192,24 @@ func TestControllerLifecycle(t *testing.T) {
 						t.Fatalf("ConfigMap data %v, want message %q and the sensitive password", cm.Data, message)
 					}
 				}
-				apply("first")
-				apply("second")
+				apply("first", true)
+				// A create of the name now finds the HelmRelease, and writes
+				// nothing.
+				before, err := e.Get(ctx, ns, "app")
+				if err != nil {
+					t.Fatal(err)
+				}
+				var exists *ExistsError
+				if _, err := e.Run(ctx, &Release{Spec: &reconcile.Spec{Name: "app", Namespace: ns}, Chart: Chart{Source: tc.src, Version: resolved.Version}}, RunOptions{Create: true, LastRelease: noRelease, Status: &reconcile.Status{}}); !errors.As(err, &exists) {
+					t.Fatalf("a second create of the name: %v, want ExistsError", err)
+				}
+				if after, err := e.Get(ctx, ns, "app"); err != nil || after.Generation != before.Generation {
+					t.Fatalf("after the refused create the HelmRelease is at generation %d (%v), want %d", after.Generation, err, before.Generation)
+				}
+				apply("second", false)
+				if len(st.History) != 2 {
+					t.Errorf("history after the upgrade: %d revisions, want 2", len(st.History))
+				}
 				if err := e.Delete(ctx, ns, "app", tc.uninstall, 2*time.Minute); err != nil {
 					t.Fatal(err)
 				}

@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
 )
 
 // gitRefFields are the fields of chart.git.ref, in GitRepository's order
@@ -178,7 +179,7 @@ func recordedGitObject(g *chartsource.RecordedGit, diags *diag.Diagnostics) type
 	refType := gitType.AttrTypes["ref"].(types.ObjectType)
 	attrs := map[string]attr.Value{}
 	for k, t := range gitType.AttrTypes {
-		attrs[k] = nullOf(t)
+		attrs[k] = tfvalue.Null(t)
 	}
 	attrs["url"] = types.StringValue(g.URL)
 	attrs["known_hosts"] = stringOrNull(g.KnownHosts)

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
 )
 
 // chartRefKinds are the kinds chart_ref names (HelmRelease
@@ -55,7 +56,7 @@ type chartRefModel struct {
 // chartRef is the object m's chart_ref names, with its namespace
 // defaulted; nil when chart_ref is null or not known.
 func (m *releaseModel) chartRef(ctx context.Context, diags *diag.Diagnostics) *chartsource.ChartRef {
-	if !fullyKnown(m.ChartRef) || m.ChartRef.IsNull() {
+	if !tfvalue.FullyKnown(m.ChartRef) || m.ChartRef.IsNull() {
 		return nil
 	}
 	c := objectAs[chartRefModel](ctx, m.ChartRef, path.Root("chart_ref"), diags)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
 )
 
 // Signature providers of chart.verify: Flux's two for OCI charts, and
@@ -364,7 +365,7 @@ func (v *chartVerifyModel) identities(ctx context.Context, diags *diag.Diagnosti
 // (chartsource.VerifyConfig); nil when part of it is not known yet.
 func (v *chartVerifyModel) config(ctx context.Context) *chartsource.VerifyConfig {
 	for _, a := range []attr.Value{v.Provider, v.Keyring, v.PublicKeys, v.SecretRef, v.MatchOIDCIdentity, v.TrustedRoot, v.TrustPolicy} {
-		if !fullyKnown(a) {
+		if !tfvalue.FullyKnown(a) {
 			return nil
 		}
 	}

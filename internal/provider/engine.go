@@ -6,7 +6,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
@@ -68,18 +67,28 @@ type engine interface {
 	// install. ok is false when the plan must stop.
 	allowCreate(ctx context.Context, plan *releaseModel, spec *reconcile.Spec, latest *helm.Release, diags *diag.Diagnostics) (asInstall, ok bool)
 
-	// apply installs or upgrades the release as planned and saves what
-	// it did, even when it fails. A create (op.prior nil) never takes over
-	// a release or HelmRelease that another state or tool manages.
-	apply(ctx context.Context, op *applyOp)
+	// loadsChart says whether an apply loads the chart (else it resolves
+	// the chart's version alone, for another to fetch).
+	loadsChart() bool
+	// runsSuspended says whether an apply of a suspended release runs
+	// (else the state records the configuration alone).
+	runsSuspended() bool
+	// run installs or upgrades the release as planned, as release_apply.go
+	// decoded it, and says what it did, even when it failed; nil when it
+	// made nothing to save (a refused create), with the diagnostics that
+	// say why. A create (run.prior nil) never takes over a release or
+	// HelmRelease that another state or tool manages.
+	run(ctx context.Context, run *releaseRun) *applied
 	// letGo hands a release this engine ran (prior) over to another
 	// engine, uninstalling nothing; ok is false with a diagnostic when it
 	// could not. adopt says whether the release is left labelled as this
 	// engine's, for the next engine to adopt.
 	letGo(ctx context.Context, prior *releaseModel, diags *diag.Diagnostics) (adopt, ok bool)
-	// read refreshes the release, writing nothing to the cluster; the
-	// resource leaves the state only when the release is confirmed gone.
-	read(ctx context.Context, m *releaseModel, private privateGetter, resp *resource.ReadResponse)
+	// read refreshes the release, as release_read.go decoded it, writing
+	// nothing to the cluster, and says what it found; nil when the state
+	// stays as it is, or the engine saved or removed it (an import, a
+	// release confirmed gone).
+	read(ctx context.Context, rf *releaseRefresh) *refreshed
 	// remove uninstalls the release (or lets it go, as configured); the
 	// resource stays when that fails.
 	remove(ctx context.Context, m *releaseModel, private privateGetter, resp *resource.DeleteResponse)
@@ -147,18 +156,4 @@ func handOver(ctx context.Context, r *releaseResource, to engine, op *applyOp) (
 // nil for a create.
 func (r *releaseResource) ranBy(prior *releaseModel, e engine) bool {
 	return prior != nil && r.engineOf(prior).name() == e.name()
-}
-
-// applyOp is what an apply is given: the plan (m), the configuration, the
-// prior state (nil for a create) and its status (empty for a create), and
-// where the result goes.
-type applyOp struct {
-	m, config    *releaseModel
-	prior        *releaseModel
-	st           *reconcile.Status
-	priorPrivate privateGetter
-	out          *tfsdk.State
-	private      privateSetter
-	identity     *tfsdk.ResourceIdentity
-	diags        *diag.Diagnostics
 }

@@ -94,9 +94,11 @@ func (f fluxEngine) client(m *releaseModel, diags *diag.Diagnostics) *flux.Clien
 	return e
 }
 
-// release is the release of m as Flux objects, with the values the
-// controller will compose.
-func (f fluxEngine) release(ctx context.Context, m *releaseModel, wo writeOnly, spec *reconcile.Spec, resolved *chartsource.Resolved, diags *diag.Diagnostics) *flux.Release {
+// release is the release of run as Flux objects, with the values as
+// configured, for the controller to compose; nil with a diagnostic when
+// it cannot be.
+func (f fluxEngine) release(ctx context.Context, run *releaseRun) *flux.Release {
+	m, resolved, diags := run.m, run.resolved, run.diags
 	var src chartsource.Source
 	var verifySecret string
 	if ref := m.chartRef(ctx, diags); ref != nil {
@@ -110,7 +112,7 @@ func (f fluxEngine) release(ctx context.Context, m *releaseModel, wo writeOnly, 
 		var d diag.Diagnostics
 		src, d = c.source(ctx, f.r.data)
 		diags.Append(d...)
-		wo.credentials(&src)
+		run.wo.credentials(&src)
 		// The controller gets the login's current token, which expires in
 		// the credentials Secret (the guide says so).
 		auth, err := src.Auth.Concrete(ctx, src.Repository)
@@ -125,25 +127,13 @@ func (f fluxEngine) release(ctx context.Context, m *releaseModel, wo writeOnly, 
 			}
 		}
 	}
-	inline, err := valuesMap(m.Values)
-	if err != nil {
-		invalidValue(diags, path.Root("values"), "values", err, "Set values to an object, e.g. values = { replicaCount = 2 }.")
-	}
-	sensitive := mergeSensitive([]sensitiveInput{{path.Root("sensitive_values"), m.SensitiveValues}, {path.Root("sensitive_values_wo"), wo.SensitiveValues}}, diags)
-	var refs []valuesFromModel
-	if !m.ValuesFrom.IsNull() {
-		diags.Append(m.ValuesFrom.ElementsAs(ctx, &refs, false)...)
-	}
-	if diags.HasError() {
-		return nil
-	}
 	interval, _ := m.fluxSettings(ctx, diags)
 	rel := &flux.Release{
-		Spec:            spec,
+		Spec:            run.spec,
 		Chart:           flux.Chart{Source: src, Version: resolved.Version, Digest: resolved.Digest, SourceRevision: resolved.SourceRevision},
-		Values:          inline,
-		SensitiveValues: sensitive,
-		ValuesFrom:      valuesReferences(refs),
+		Values:          run.input.Values,
+		SensitiveValues: run.input.SensitiveValues,
+		ValuesFrom:      run.input.References,
 		Interval:        interval,
 		Suspend:         m.Suspend.ValueBool(),
 		VerifySecret:    verifySecret,
@@ -158,6 +148,9 @@ func (f fluxEngine) release(ctx context.Context, m *releaseModel, wo writeOnly, 
 			rel.DependsOn = append(rel.DependsOn, meta.DependencyReference{Name: d.Name.ValueString(), Namespace: d.Namespace.ValueString(), ReadyExpr: d.ReadyExpr.ValueString()})
 		}
 	}
+	if diags.HasError() {
+		return nil
+	}
 	return rel
 }
 
@@ -169,7 +162,13 @@ func cleanupLeft(diags *diag.Diagnostics, err error, id, namespace string) bool 
 	if !errors.As(err, &cleanup) {
 		return false
 	}
-	diags.AddWarning("Unused chart sources left",
-		fmt.Sprintf("helmrelease_release %s: letting go the chart sources and Secrets the release no longer uses failed: %s.\n\nKubernetes' garbage collector deletes them with their last HelmRelease; the provider's credentials need list on HelmRepositories and HelmCharts in namespace %q (see the guide \"Handing releases to Flux\").", id, cleanup.Err, namespace))
+	warnCleanupLeft(diags, cleanup.Err, id, namespace)
 	return true
+}
+
+// warnCleanupLeft warns that letting go the chart sources and Secrets
+// the release no longer uses failed (err).
+func warnCleanupLeft(diags *diag.Diagnostics, err error, id, namespace string) {
+	diags.AddWarning("Unused chart sources left",
+		fmt.Sprintf("helmrelease_release %s: letting go the chart sources and Secrets the release no longer uses failed: %s.\n\nKubernetes' garbage collector deletes them with their last HelmRelease; the provider's credentials need list on HelmRepositories and HelmCharts in namespace %q (see the guide \"Handing releases to Flux\").", id, err, namespace))
 }

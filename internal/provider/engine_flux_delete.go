@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
 )
 
 // remove deletes the HelmRelease, with or without the controller's
@@ -35,25 +34,11 @@ func (f fluxEngine) remove(ctx context.Context, m *releaseModel, _ privateGetter
 	}
 	if uninstall && deleteNamespaceOf(ctx, m, diags) {
 		if g := f.getter(m, diags); g != nil {
-			deleteCreatedNamespaces(ctx, g, m, spec, fluxCreatedNamespaces(ctx, m, spec, diags), diags)
+			deleteCreatedNamespaces(ctx, g, m, spec, flux.CreatedNamespaces(spec, m.kubeConfigRef(ctx, diags) != nil), diags)
 		}
 	}
 	if !uninstall {
 		diags.AddWarning("Release left installed",
 			fmt.Sprintf("helmrelease_release %s: flux.uninstall_on_destroy is false, so the HelmRelease was suspended and deleted and the Helm release %s/%s is left installed, managed by nothing.\n\nUninstall it with helm when it is no longer needed, or import it into a helmrelease_release.", m.ID.ValueString(), spec.GetStorageNamespace(), spec.GetReleaseName()))
 	}
-}
-
-// fluxCreatedNamespaces are the namespaces install.create_namespace
-// creates for a release handed to Flux, the release's own first: its
-// target namespace when the controller installs into the provider's
-// cluster (not through kube_config), created by the provider so that it
-// is marked as the release's (the controller would create it unmarked),
-// and the HelmRelease's.
-func fluxCreatedNamespaces(ctx context.Context, m *releaseModel, spec *reconcile.Spec, diags *diag.Diagnostics) []string {
-	target := spec.GetTargetNamespace()
-	if target == spec.Namespace || m.kubeConfigRef(ctx, diags) != nil {
-		return []string{spec.Namespace}
-	}
-	return []string{target, spec.Namespace}
 }

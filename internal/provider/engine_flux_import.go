@@ -13,6 +13,7 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
 )
 
 // fluxFound is a release Flux's helm-controller made for a HelmRelease
@@ -77,7 +78,7 @@ func (f fluxFound) adopt(ctx context.Context, m *releaseModel, e *reconcile.Reco
 		settings.DependsOn = l
 	}
 	if !settings.Interval.IsNull() || !settings.DependsOn.IsNull() {
-		f, d := objectFrom(ctx, m.Flux.AttributeTypes(ctx), settings)
+		f, d := tfvalue.ObjectFrom(ctx, m.Flux.AttributeTypes(ctx), settings)
 		diags.Append(d...)
 		m.Flux = f
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
 )
 
 // fluxField is a HelmRelease field that helm-controllers before since
@@ -233,7 +234,7 @@ func (fluxEngine) settledRender() bool { return true }
 // cannot be read is left for the chart's resolve to report.
 func notationPolicyInSecret(ctx context.Context, fe *flux.Client, m *releaseModel, diags *diag.Diagnostics) bool {
 	c := objectAs[releaseChartModel](ctx, m.Chart, path.Root("chart"), diags)
-	if c == nil || c.Verify == nil || c.Verify.Provider.ValueString() != chartsource.ProviderNotation || c.Verify.SecretRef.IsNull() || !fullyKnown(c.Verify.SecretRef) {
+	if c == nil || c.Verify == nil || c.Verify.Provider.ValueString() != chartsource.ProviderNotation || c.Verify.SecretRef.IsNull() || !tfvalue.FullyKnown(c.Verify.SecretRef) {
 		return true
 	}
 	ref := c.Verify.secretRef(ctx, m.Namespace.ValueString(), diags)

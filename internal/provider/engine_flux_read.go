@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/types"
-
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
@@ -18,56 +15,44 @@ import (
 // that the plan writes it back; one deleted removes the resource (the
 // controller uninstalled the release, or will), so that the plan makes it
 // again.
-func (f fluxEngine) read(ctx context.Context, m *releaseModel, private privateGetter, resp *resource.ReadResponse) {
-	r := f.r
-	diags := &resp.Diagnostics
-	spec := f.spec(ctx, m, diags)
-	red := r.redactorFor(ctx, m, writeOnly{})
-	ctx = red.context(ctx)
-	defer red.finish(ctx, &resp.State, diags)
+func (f fluxEngine) read(ctx context.Context, rf *releaseRefresh) *refreshed {
+	m, spec, diags := rf.m, rf.spec, &rf.resp.Diagnostics
 	fe := f.client(m, diags)
 	if fe == nil {
-		return
+		return nil
 	}
 	hr, err := fe.Get(ctx, spec.Namespace, spec.Name)
 	if err != nil {
 		diags.AddError("HelmRelease not readable", fmt.Sprintf("helmrelease_release %s: %s.\n\nThe state is kept as it is; check that the cluster is reachable and the provider's credentials may read HelmReleases in namespace %q, then refresh again.", m.ID.ValueString(), err, spec.Namespace))
-		return
+		return nil
 	}
 	if hr == nil {
 		// An import (no status yet) reads through the in-process engine's
 		// read, which finds the engine: here the release was applied.
-		resp.State.RemoveResource(ctx)
-		return
+		rf.resp.State.RemoveResource(ctx)
+		return nil
 	}
 	prev, d := statusOf(ctx, m.Status)
 	diags.Append(d...)
 	st := flux.KeepHandled(flux.StatusOf(hr, prev, fe.AsPlanned(ctx, hr)), prev, spec)
-	raw, d := private.GetKey(ctx, privateFlux)
+	raw, d := rf.private.GetKey(ctx, privateFlux)
 	diags.Append(d...)
 	var w fluxWritten
 	if len(raw) > 0 && json.Unmarshal(raw, &w) == nil && w.Generation != hr.Generation {
 		st.SetCondition(reconcile.Condition{Type: reconcile.ConditionReady, Status: false, Reason: reasonChangedOutside,
 			Message: fmt.Sprintf("HelmRelease %s/%s was changed outside Terraform (generation %d, written at %d): the next apply writes it back", spec.Namespace, spec.Name, hr.Generation, w.Generation)})
 	}
-	ctx, e := r.reconciler(ctx, m, spec, red, diags)
+	ctx, e := rf.reconciler(ctx)
 	if e == nil {
-		return
+		return nil
 	}
-	e.Key = secretHashKeyOf(ctx, private, resp.Private, diags)
+	found := &refreshed{status: st}
 	latest, err := e.Helm.LastRelease(spec.GetReleaseName())
 	if err != nil {
 		diags.AddWarning("Release objects not readable", err.Error())
-	} else {
-		m.Resources = r.deployedResources(ctx, e, latest, readSensitivePaths(ctx, private, latest, red, diags), diags)
-		m.Notes, m.Description = releaseInfo(latest, nil, m.Notes, m.Description)
+		return found
 	}
-	status, d := statusObject(ctx, st)
-	diags.Append(d...)
-	m.Status = status
-	m.PlannedAction = types.StringNull()
-	m.PlannedHooks, m.PlannedCRDs = types.MapNull(types.StringType), types.MapNull(types.StringType)
-	m.PlannedDependencies = types.MapNull(types.StringType)
-	m.PlannedChanges = types.MapNull(types.StringType)
-	diags.Append(setRelease(ctx, &resp.State.Raw, m)...)
+	found.latestRead, found.latest = true, latest
+	found.resources = f.r.deployedResources(ctx, e, latest, readSensitivePaths(ctx, rf.private, latest, rf.red, diags), diags)
+	return found
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
 )
 
 func objects(kv ...string) types.Map {
@@ -38,11 +40,11 @@ func TestRenderDifferences(t *testing.T) {
 	planned = withObject(planned, emptied, "metadata:\n  annotations:\n    a: null\n  name: emptied\n")
 	deployed = withObject(deployed, emptied, "metadata:\n  annotations: {}\n  labels: {}\n  name: emptied\n")
 	ds := differencesFrom(planned, deployed)
-	want := map[string]renderDifference{
+	want := map[string]flux.RenderDifference{
 		cm + " /data/script":  {Planned: `"run\n"`, Deployed: `"run"`},
 		"v1/Secret/ns/extra ": {Planned: "(none)", Deployed: "the object"},
 	}
-	got := map[string]renderDifference{}
+	got := map[string]flux.RenderDifference{}
 	for key, fields := range ds {
 		for ptr, d := range fields {
 			got[key+" "+ptr] = d
@@ -56,7 +58,7 @@ func TestRenderDifferences(t *testing.T) {
 			t.Errorf("difference %q = %+v, want %+v", k, got[k], d)
 		}
 	}
-	if lines := ds.lines(); !strings.Contains(lines, `- v1/ConfigMap/ns/app /data/script: planned "run\n", deployed "run"`) {
+	if lines := ds.Lines(); !strings.Contains(lines, `- v1/ConfigMap/ns/app /data/script: planned "run\n", deployed "run"`) {
 		t.Errorf("lines:\n%s", lines)
 	}
 
@@ -83,38 +85,4 @@ func withObject(m types.Map, key, yaml string) types.Map {
 	elems := maps.Clone(m.Elements())
 	elems[key] = types.StringValue(yaml)
 	return types.MapValueMust(types.StringType, elems)
-}
-
-// TestWithDeployedFields: fields set, added and removed through maps and
-// list elements, each only while it still has its planned value.
-func TestWithDeployedFields(t *testing.T) {
-	const obj = "metadata:\n  name: app\nspec:\n  containers:\n  - image: app:1\n    name: app\n"
-	for _, tc := range []struct {
-		name string
-		ds   map[string]renderDifference
-		want string // "": unchanged
-	}{
-		{"a list element's field", map[string]renderDifference{"/spec/containers/0/image": {Planned: `"app:1"`, Deployed: `"app:1-controller"`}},
-			"metadata:\n  name: app\nspec:\n  containers:\n  - image: app:1-controller\n    name: app\n"},
-		{"a field the controller adds", map[string]renderDifference{"/metadata/annotations": {Planned: "(none)", Deployed: "null"}},
-			"metadata:\n  annotations: null\n  name: app\nspec:\n  containers:\n  - image: app:1\n    name: app\n"},
-		{"a field the controller drops", map[string]renderDifference{"/metadata/name": {Planned: `"app"`, Deployed: "(none)"}},
-			"metadata: {}\nspec:\n  containers:\n  - image: app:1\n    name: app\n"},
-		{"a field rendered otherwise now", map[string]renderDifference{"/spec/containers/0/image": {Planned: `"app:0"`, Deployed: `"app:0-controller"`}}, ""},
-		{"a list element the render lacks", map[string]renderDifference{"/spec/containers/1/image": {Planned: `"side:1"`, Deployed: `"side:2"`}}, ""},
-		{"the whole object", map[string]renderDifference{"": {Planned: "the object", Deployed: "(none)"}}, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, ok := withDeployedFields(obj, tc.ds)
-			if tc.want == "" {
-				if ok {
-					t.Errorf("changed to %q, want it left as rendered", got)
-				}
-				return
-			}
-			if !ok || got != tc.want {
-				t.Errorf("got %q (%t), want %q", got, ok, tc.want)
-			}
-		})
-	}
 }

@@ -11,108 +11,53 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
-// apply runs the engine's atomic loop until the release is in sync or
-// remediation is exhausted, and saves what it did: the status, failure
-// counters and history are saved even when it fails, so that the next plan
-// knows (a failed create also leaves the resource tainted, as Terraform
-// does with any failed create: the next apply installs it afresh).
-func (h helmEngine) apply(ctx context.Context, op *applyOp) {
-	r, m, config, st, diags := h.r, op.m, op.config, op.st, op.diags
-	prior, priorPrivate, out, private, identity := op.prior, op.priorPrivate, op.out, op.private, op.identity
-	diags.Append(private.SetKey(ctx, privateFlux, nil)...)
-	diags.Append(private.SetKey(ctx, privateFluxRender, nil)...)
-	takeBack, ok := handOver(ctx, r, h, op)
-	if !ok {
-		return
-	}
+func (helmEngine) loadsChart() bool { return true }
 
-	if m.Suspend.ValueBool() {
-		r.saveSuspended(ctx, m, st, out, diags)
-		diags.Append(setIdentity(ctx, identity, m)...)
-		return
-	}
-	spec := h.spec(ctx, m, diags)
-	if prior != nil && priorPrivate != nil {
-		requestsOf(ctx, priorPrivate, diags).Apply(spec)
+// runsSuspended: a suspended release is left as it is.
+func (helmEngine) runsSuspended() bool { return false }
+
+// run runs the engine's atomic loop until the release is in sync or
+// remediation is exhausted. The run's status, failure counters and
+// history are saved even when it fails; a create that made no revision
+// (refused, or another apply took the name first) is not.
+func (h helmEngine) run(ctx context.Context, run *releaseRun) *applied {
+	m, st, spec, e, diags := run.m, run.st, run.spec, run.e, run.diags
+	diags.Append(run.private.SetKey(ctx, privateFlux, nil)...)
+	diags.Append(run.private.SetKey(ctx, privateFluxRender, nil)...)
+	if run.prior != nil && run.priorPrivate != nil {
+		requestsOf(ctx, run.priorPrivate, diags).Apply(spec)
 	}
 	// Taken back from another engine (Flux's controller): the release is
 	// labelled as the controller's, and becomes this resource's with the
 	// next upgrade.
-	spec.Adopt = spec.Adopt || takeBack
-	wo := writeOnlyOf(ctx, config, diags)
-	red := r.redactorFor(ctx, m, wo)
-	ctx = red.context(ctx)
-	defer red.finish(ctx, out, diags)
-	resolved := r.resolveChart(ctx, m, wo, false, chartPin{Revision: m.ChartSourceRevision}, diags)
-	if diags.HasError() {
-		return
-	}
-	if chartChangedSincePlan(m, resolved, diags) {
-		return
-	}
-	values := r.releaseValues(ctx, m, wo, red, diags)
-	ctx = red.context(ctx)
-	if diags.HasError() {
-		return
-	}
-	sensitive := sensitivePaths(values, red.values)
-	saveSensitivePaths(ctx, private, sensitive, diags)
-	ctx, e := r.reconciler(ctx, m, spec, red, diags)
-	if e == nil {
-		return
-	}
-	e.Key = secretHashKeyOf(ctx, priorPrivate, private, diags)
+	spec.Adopt = spec.Adopt || run.takeBack
 	if st.StorageNamespace == "" {
 		st.StorageNamespace = spec.GetStorageNamespace()
 	}
-	request := &reconcile.Request{Spec: spec, Chart: resolved.Chart, ChartDigest: resolved.TrackedDigest, Values: values, Status: st}
-	loadInSync(ctx, priorPrivate, e, diags)
-	loadValidated(ctx, priorPrivate, e, diags)
+	request := &reconcile.Request{Spec: spec, Chart: run.resolved.Chart, ChartDigest: run.resolved.TrackedDigest, Values: run.values, Status: st}
+	loadInSync(ctx, run.priorPrivate, e, diags)
+	loadValidated(ctx, run.priorPrivate, e, diags)
 	runErr := e.Reconcile(ctx, request, e.DriftDetector(spec))
-	applySourceVerified(ctx, m.Status, st, resolved.Verified, "", diags)
-	saveInSync(ctx, private, e, diags)
-	saveValidated(ctx, private, nil, diags) // this plan's: used up
-	if prior == nil && runErr != nil && (errors.Is(runErr, reconcile.ErrNotOwned) || len(st.History) == 0) {
-		// Nothing was made (refused, or another apply took the name
-		// first): no resource, so that destroying it can never uninstall
-		// the release of another, and the next plan creates it again.
-		reportRun(diags, m.ID.ValueString(), request.Actions, runErr, runNotCreated, unreachable(ctx, e, runErr))
-		return
-	}
-
-	m.ChartVersion = types.StringValue(resolved.Version)
-	m.AppVersion = types.StringValue(resolved.AppVersion)
-	if m.ChartSourceRevision.IsUnknown() {
-		// Known, it is the revision the plan resolved and pinned, or the
-		// one deployed when no Helm action was planned (null after an
-		// import: Helm's storage does not record it).
-		m.ChartSourceRevision = stringOrNull(resolved.SourceRevision)
-	}
-	if m.ChartDigest.IsUnknown() {
-		// Known, it is resolved.Digest or an adopted release's empty one.
-		m.ChartDigest = types.StringValue(resolved.Digest)
-	}
-	status, d := statusObject(ctx, st)
-	diags.Append(d...)
-	m.Status = status
-	latest, latestErr := e.Helm.LastRelease(spec.GetReleaseName())
-	switch {
-	case runErr != nil || m.Resources.IsUnknown():
-		// What is deployed now; after a success, what was planned is.
-		m.Resources = r.deployedResources(ctx, e, latest, sensitive, diags)
-	case !fullyKnown(m.Resources):
-		// Objects a render cannot reproduce: as deployed.
-		m.Resources = withUnknownsFrom(m.Resources, r.deployedResources(ctx, e, latest, sensitive, diags))
-	}
-	m.Notes, m.Description = releaseInfo(latest, latestErr, m.Notes, m.Description)
-	settlePlanned(m, e, latest, sensitive, diags)
-	diags.Append(setRelease(ctx, &out.Raw, m)...)
-	diags.Append(setIdentity(ctx, identity, m)...)
+	saveInSync(ctx, run.private, e, diags)
+	saveValidated(ctx, run.private, nil, diags) // this plan's: used up
 	kind := runUpdated
-	if prior == nil {
+	if run.prior == nil {
 		kind = runCreated
 	}
-	reportRun(diags, m.ID.ValueString(), request.Actions, runErr, kind, unreachable(ctx, e, runErr))
+	if run.prior == nil && runErr != nil && (errors.Is(runErr, reconcile.ErrNotOwned) || len(st.History) == 0) {
+		// Nothing was made: no resource, so that destroying it can never
+		// uninstall the release of another, and the next plan creates it
+		// again.
+		kind = runNotCreated
+	}
+	report := func(context.Context, bool) {
+		reportRun(diags, m.ID.ValueString(), request.Actions, runErr, kind, unreachable(ctx, e, runErr))
+	}
+	if kind == runNotCreated {
+		report(ctx, false)
+		return nil
+	}
+	return &applied{status: st, asPlanned: runErr == nil, report: report}
 }
 
 // saveSuspended records the configuration of a suspended release.

@@ -14,18 +14,13 @@ import (
 )
 
 // read refreshes the release from Helm storage and the cluster (see Read).
-func (h helmEngine) read(ctx context.Context, m *releaseModel, private privateGetter, resp *resource.ReadResponse) {
-	r := h.r
+func (h helmEngine) read(ctx context.Context, rf *releaseRefresh) *refreshed {
+	r, m, spec, private, red, resp := h.r, rf.m, rf.spec, rf.private, rf.red, rf.resp
 	importing := m.Status.IsNull()
-	red := r.redactorFor(ctx, m, writeOnly{})
-	ctx = red.context(ctx)
-	defer red.finish(ctx, &resp.State, &resp.Diagnostics)
-	spec := h.spec(ctx, m, &resp.Diagnostics)
-	ctx, e := r.reconciler(ctx, m, spec, red, &resp.Diagnostics)
+	ctx, e := rf.reconciler(ctx)
 	if e == nil {
-		return
+		return nil
 	}
-	e.Key = secretHashKeyOf(ctx, private, resp.Private, &resp.Diagnostics)
 	latest, err := e.Helm.LastRelease(spec.GetReleaseName())
 	if err != nil {
 		summary := "Release not readable"
@@ -34,7 +29,7 @@ func (h helmEngine) read(ctx context.Context, m *releaseModel, private privateGe
 		}
 		resp.Diagnostics.AddError(summary,
 			fmt.Sprintf("Reading release %s from Helm storage failed: %s.\n\nThe state is kept as it is; check that the cluster is reachable and the provider's credentials may read Secrets in namespace %q, then refresh again.", m.ID.ValueString(), err, spec.GetStorageNamespace()))
-		return
+		return nil
 	}
 	if latest != nil && latest.Info.Status != helm.StatusDeployed && !isEmpty(m.ValuesFrom) {
 		// Only a release that is not deployed carries an error in its
@@ -44,22 +39,22 @@ func (h helmEngine) read(ctx context.Context, m *releaseModel, private privateGe
 	}
 	if importing {
 		r.readImported(ctx, m, e, latest, resp)
-		return
+		return nil
 	}
 	st, d := statusOf(ctx, m.Status)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
-		return
+		return nil
 	}
 	ready := st.Condition(reconcile.ConditionReady)
 	if latest == nil || latest.Info.Status == helm.StatusUninstalled {
 		if st.LastAttemptedReleaseAction == reconcile.ActionInstall && (ready == nil || !ready.Status) {
 			// A failed install, uninstalled by its remediation: the state
 			// keeps the failure counters.
-			return
+			return nil
 		}
 		resp.State.RemoveResource(ctx)
-		return
+		return nil
 	}
 
 	if st.HasPlainDigests() {
@@ -72,7 +67,7 @@ func (h helmEngine) read(ctx context.Context, m *releaseModel, private privateGe
 		if err != nil {
 			resp.Diagnostics.AddWarning("Release not fully refreshed",
 				fmt.Sprintf("helmrelease_release %s: replacing the digests an older version of the provider recorded: %s.\n\nThe state is kept as it is.", m.ID.ValueString(), err))
-			return
+			return nil
 		}
 	}
 	want := reconcile.Desired{
@@ -92,14 +87,14 @@ func (h helmEngine) read(ctx context.Context, m *releaseModel, private privateGe
 	if err != nil {
 		resp.Diagnostics.AddWarning("Release not fully refreshed",
 			fmt.Sprintf("helmrelease_release %s: %s.\n\nThe state is kept as it is.", m.ID.ValueString(), err))
-		return
+		return nil
 	}
 	drift := markRefreshed(st, spec, state, ready, m.ID.ValueString(), &resp.Diagnostics)
 	sensitive := readSensitivePaths(ctx, private, latest, red, &resp.Diagnostics)
 	resources, err := displayResources(ctx, e, latest, drift, sensitive)
 	if err != nil {
 		resp.Diagnostics.AddWarning("Release objects not readable", err.Error())
-		return
+		return nil
 	}
 	r.setDriftPrivate(ctx, resp, e, latest, drift, sensitive)
 	requests := []byte(nil)
@@ -107,15 +102,7 @@ func (h helmEngine) read(ctx context.Context, m *releaseModel, private privateGe
 		requests, _ = json.Marshal(rq) // strings
 	}
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateRequests, requests)...)
-	status, d := statusObject(ctx, st)
-	resp.Diagnostics.Append(d...)
-	m.Status, m.Resources = status, resources
-	m.Notes, m.Description = releaseInfo(latest, nil, m.Notes, m.Description)
-	m.PlannedAction = types.StringNull() // describes the last plan, not the release
-	m.PlannedHooks, m.PlannedCRDs = types.MapNull(types.StringType), types.MapNull(types.StringType)
-	m.PlannedDependencies = types.MapNull(types.StringType)
-	m.PlannedChanges = types.MapNull(types.StringType)
-	resp.Diagnostics.Append(setRelease(ctx, &resp.State.Raw, m)...)
+	return &refreshed{status: st, latestRead: true, latest: latest, resources: resources}
 }
 
 // markRefreshed records in st what the refresh found the release to be

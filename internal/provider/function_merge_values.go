@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
 )
 
@@ -58,7 +59,7 @@ func (f *mergeValuesFunction) Run(ctx context.Context, req function.RunRequest, 
 		}
 		merged = values.Merge(merged, m)
 	}
-	resp.Error = function.ConcatFuncErrors(resp.Error, resp.Result.Set(ctx, types.DynamicValue(terraformValue(merged))))
+	resp.Error = function.ConcatFuncErrors(resp.Error, resp.Result.Set(ctx, types.DynamicValue(tfvalue.FromGo(merged))))
 }
 
 // valuesDocument is one argument of merge_values as Helm values.
@@ -69,5 +70,5 @@ func valuesDocument(d types.Dynamic) (map[string]any, error) {
 	if s, ok := d.UnderlyingValue().(types.String); ok {
 		return parseSensitiveValues(s.ValueString())
 	}
-	return valuesMap(d)
+	return tfvalue.ValuesMap(d)
 }

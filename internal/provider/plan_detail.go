@@ -2,24 +2,17 @@ package provider
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"sigs.k8s.io/yaml"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
 )
-
-// objectDigestPrefix starts what plan_detail names and changes show of an
-// object; no object's YAML starts so.
-const objectDigestPrefix = "sha256:"
 
 // showsNames reports whether m shows objects as digests.
 func (m *releaseModel) showsNames() bool {
@@ -48,9 +41,8 @@ func objectDigests(objects types.Map) types.Map {
 	elems := make(map[string]attr.Value, len(objects.Elements()))
 	for k, v := range objects.Elements() {
 		s, ok := v.(types.String)
-		if ok && !s.IsNull() && !s.IsUnknown() && !strings.HasPrefix(s.ValueString(), objectDigestPrefix) {
-			sum := sha256.Sum256([]byte(s.ValueString()))
-			v = types.StringValue(objectDigestPrefix + hex.EncodeToString(sum[:]))
+		if ok && !s.IsNull() && !s.IsUnknown() && !manifest.IsDigest(s.ValueString()) {
+			v = types.StringValue(manifest.Digest(s.ValueString()))
 		}
 		elems[k] = v
 	}
@@ -64,7 +56,7 @@ func showsDigests(objects types.Map) bool {
 		return false
 	}
 	for _, v := range objects.Elements() {
-		if s, ok := v.(types.String); ok && strings.HasPrefix(s.ValueString(), objectDigestPrefix) {
+		if s, ok := v.(types.String); ok && manifest.IsDigest(s.ValueString()) {
 			return true
 		}
 	}
@@ -91,7 +83,7 @@ func plannedChanges(before map[string]string, after types.Map) types.Map {
 		case !existed:
 			entries[key] = types.StringValue("created")
 		case old != s.ValueString():
-			for ptr, change := range fieldChanges(old, s.ValueString()) {
+			for ptr, change := range manifest.FieldChanges(old, s.ValueString()) {
 				entries[key+" "+ptr] = types.StringValue(change)
 			}
 		}
@@ -103,77 +95,6 @@ func plannedChanges(before map[string]string, after types.Map) types.Map {
 	}
 	return types.MapValueMust(types.StringType, entries)
 }
-
-// fieldChanges compares two objects shown as YAML leaf by leaf: JSON
-// pointer → "<before> → <after>".
-func fieldChanges(before, after string) map[string]string {
-	oldLeaves, newLeaves := leaves(before), leaves(after)
-	out := map[string]string{}
-	for ptr, v := range newLeaves {
-		if old, ok := oldLeaves[ptr]; !ok || old != v {
-			out[ptr] = orAbsent(old, ok) + " → " + v
-		}
-	}
-	for ptr, old := range oldLeaves {
-		if _, ok := newLeaves[ptr]; !ok {
-			out[ptr] = old + " → (none)"
-		}
-	}
-	if len(out) == 0 && before != after {
-		// The same fields, written otherwise (an object's YAML key order).
-		out[""] = "formatting only"
-	}
-	return out
-}
-
-func orAbsent(s string, ok bool) string {
-	if !ok {
-		return "(none)"
-	}
-	return s
-}
-
-// leaves maps the JSON pointer of every leaf of a YAML object (scalars,
-// empty maps and lists) to its value as JSON; nothing when y is not YAML.
-func leaves(y string) map[string]string {
-	var obj any
-	if err := yaml.Unmarshal([]byte(y), &obj); err != nil {
-		return map[string]string{}
-	}
-	return leavesOf(obj)
-}
-
-// leavesOf is leaves of a decoded object.
-func leavesOf(obj any) map[string]string {
-	out := map[string]string{}
-	var walk func(ptr string, v any)
-	walk = func(ptr string, v any) {
-		switch t := v.(type) {
-		case map[string]any:
-			if len(t) == 0 {
-				out[ptr] = "{}"
-			}
-			for k, e := range t {
-				walk(ptr+"/"+pointerEscaper.Replace(k), e)
-			}
-		case []any:
-			if len(t) == 0 {
-				out[ptr] = "[]"
-			}
-			for i, e := range t {
-				walk(ptr+"/"+strconv.Itoa(i), e)
-			}
-		default:
-			b, _ := json.Marshal(t) // a decoded YAML scalar
-			out[ptr] = string(b)
-		}
-	}
-	walk("", obj)
-	return out
-}
-
-// pointerEscaper escapes a key in a JSON pointer (RFC 6901).
-var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 // privateDriftChanges is the private state key under which Read keeps the
 // drifted fields for a plan with plan_detail = "changes": entries of
@@ -211,12 +132,12 @@ func driftChanges(ctx context.Context, get privateGetter, diags *diag.Diagnostic
 // shownBefore is the current release's objects as resources shows them in
 // full: what an upgrade's planned_changes start from. Nil when the release
 // cannot be read (the changes then show every object as created).
-func (r *releaseResource) shownBefore(e *reconcile.Reconciler, spec *reconcile.Spec, values map[string]any, red *redactor, show display, diags *diag.Diagnostics) map[string]string {
+func (r *releaseResource) shownBefore(e *reconcile.Reconciler, spec *reconcile.Spec, composed map[string]any, red *redactor, show display, diags *diag.Diagnostics) map[string]string {
 	latest, err := e.Helm.LastRelease(spec.GetReleaseName())
 	if err != nil || latest == nil {
 		return nil
 	}
-	before := display{Key: show.Key, Sensitive: append(slices.Clone(show.Sensitive), stringsAt(latest.Config, sensitivePaths(values, red.values))...)}
+	before := display{Key: show.Key, Sensitive: append(slices.Clone(show.Sensitive), values.StringsAt(latest.Config, values.SensitivePaths(composed, red.values))...)}
 	shown, _, err := showManifest(latest.Manifest, spec.GetTargetNamespace(), releaseScope(e), nil, before)
 	if err != nil {
 		diags.AddWarning("Current release not shown", "planned_changes lists every object as created: "+err.Error())

@@ -40,6 +40,7 @@ import (
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
 )
 
 var (
@@ -55,7 +56,7 @@ var objectAsOptions = basetypes.ObjectAsOptions{UnhandledNullAsEmpty: true, Unha
 // providerData is what Configure hands to resources and data sources.
 type providerData struct {
 	charts     *chartsource.Repositories
-	registries []registryLogin
+	registries chartsource.RegistryLogins
 
 	// defaultCluster is the kubernetes block's cluster, of releases that
 	// name none; clusters are the named ones, unknown all together while
@@ -110,7 +111,7 @@ func (p *helmReleaseProvider) Configure(ctx context.Context, req provider.Config
 		data.registries = logins
 	}
 
-	if fullyKnown(cfg.Kubernetes) {
+	if tfvalue.FullyKnown(cfg.Kubernetes) {
 		var km kubernetesModel
 		if !cfg.Kubernetes.IsNull() {
 			resp.Diagnostics.Append(cfg.Kubernetes.As(ctx, &km, objectAsOptions)...)
@@ -158,7 +159,7 @@ func (p *helmReleaseProvider) namedClusters(ctx context.Context, v types.Map, ag
 	for name, el := range v.Elements() {
 		at := path.Root("clusters").AtMapKey(name)
 		obj, ok := el.(types.Object)
-		if !ok || !fullyKnown(obj) {
+		if !ok || !tfvalue.FullyKnown(obj) {
 			clusters[name] = unknownCluster(name)
 			continue
 		}

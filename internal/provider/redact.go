@@ -12,6 +12,7 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/redact"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
 )
 
@@ -44,9 +45,9 @@ func newRedactor(data *providerData, c *cluster) *redactor {
 		return r
 	}
 	for _, reg := range data.registries {
-		r.add(reg.auth.Password)
+		r.add(reg.Auth.Password)
 	}
-	for _, token := range data.loginTokens() {
+	for _, token := range data.registries.Tokens() {
 		r.add(token)
 	}
 	if c != nil {
@@ -99,9 +100,9 @@ func (r *releaseResource) redactorFor(ctx context.Context, m *releaseModel, wo w
 	red.addValues(wo.SensitiveValues.ValueString())
 	red.add(wo.ChartPassword.ValueString())
 	red.add(wo.GitPrivateKey.ValueString())
-	if fullyKnown(m.Chart) && !m.Chart.IsNull() {
+	if tfvalue.FullyKnown(m.Chart) && !m.Chart.IsNull() {
 		var c releaseChartModel
-		if d := objectInto(ctx, m.Chart, &c); !d.HasError() {
+		if d := tfvalue.ObjectInto(ctx, m.Chart, &c); !d.HasError() {
 			red.add(c.Password.ValueString())
 			red.addURLPassword(c.Repository.ValueString())
 			if g := gitSource(c.Git); g != nil {

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -27,97 +26,39 @@ type registryExecModel struct {
 	Env     types.Map    `tfsdk:"env"`
 }
 
-// registryLogin is a login of the provider's registries, ready to use.
-type registryLogin struct {
-	url  string
-	auth chartsource.Auth
-	// exec is auth.Login when the login runs a command.
-	exec *chartsource.ExecLogin
-}
-
-// matches reports how well the login matches repository: the length of
-// the matched prefix, 0 for none. An OCI login matches its host's
-// repositories, a Helm repository's those under its URL.
-func (l registryLogin) matches(repository string) int {
-	if chartsource.IsOCI(l.url) {
-		if chartsource.IsOCI(repository) && registryHost(l.url) == registryHost(repository) {
-			return len(l.url)
-		}
-		return 0
-	}
-	prefix := strings.TrimSuffix(l.url, "/")
-	if repository == prefix || strings.HasPrefix(repository, prefix+"/") {
-		return len(prefix)
-	}
-	return 0
-}
-
-func registryHost(u string) string {
-	host, _, _ := strings.Cut(strings.TrimPrefix(u, "oci://"), "/")
-	return host
-}
-
 // registryLogins converts the provider's registries.
-func registryLogins(ctx context.Context, models []registryModel) ([]registryLogin, diag.Diagnostics) {
+func registryLogins(ctx context.Context, models []registryModel) (chartsource.RegistryLogins, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	logins := make([]registryLogin, 0, len(models))
+	logins := make(chartsource.RegistryLogins, 0, len(models))
 	for _, m := range models {
-		l := registryLogin{url: m.URL.ValueString(), auth: chartsource.Auth{
+		l := chartsource.RegistryLogin{URL: m.URL.ValueString(), Auth: chartsource.Auth{
 			Username: m.Username.ValueString(), Password: m.Password.ValueString(), DockerConfig: m.DockerConfig.ValueBool(),
 			PlainHTTP: m.PlainHTTP.ValueBool(),
 		}}
 		if !m.Exec.IsNull() && !m.Exec.IsUnknown() {
 			var e registryExecModel
 			diags.Append(m.Exec.As(ctx, &e, objectAsOptions)...)
-			l.exec = &chartsource.ExecLogin{Command: e.Command.ValueString()}
+			l.Exec = &chartsource.ExecLogin{Command: e.Command.ValueString()}
 			if !e.Args.IsNull() {
-				diags.Append(e.Args.ElementsAs(ctx, &l.exec.Args, false)...)
+				diags.Append(e.Args.ElementsAs(ctx, &l.Exec.Args, false)...)
 			}
 			if !e.Env.IsNull() {
-				diags.Append(e.Env.ElementsAs(ctx, &l.exec.Env, false)...)
+				diags.Append(e.Env.ElementsAs(ctx, &l.Exec.Env, false)...)
 			}
-			l.auth.Login = l.exec
+			l.Auth.Login = l.Exec
 		}
 		logins = append(logins, l)
 	}
 	return logins, diags
 }
 
-// registryAuth is the login of the provider's registries for repository:
-// the one of its OCI host, or of the longest Helm repository URL
-// prefixing it; nil when none matches.
-func (d *providerData) registryAuth(repository string) *chartsource.Auth {
-	var best *registryLogin
-	bestLen := 0
-	for i := range d.registries {
-		if n := d.registries[i].matches(repository); n > bestLen {
-			best, bestLen = &d.registries[i], n
-		}
-	}
-	if best == nil {
-		return nil
-	}
-	auth := best.auth
-	return &auth
-}
-
 // withRegistryLogin completes auth, a chart's own, with the provider's
-// entry for repository: its user name and password, login command or
-// Docker configuration when the chart sets no user name, and plain HTTP
-// when the entry says so.
+// login for repository (chartsource.RegistryLogins.Complete).
 func (d *providerData) withRegistryLogin(repository string, auth chartsource.Auth) chartsource.Auth {
 	if d == nil {
 		return auth
 	}
-	login := d.registryAuth(repository)
-	if login == nil {
-		return auth
-	}
-	auth.PlainHTTP = auth.PlainHTTP || login.PlainHTTP
-	if auth.Username == "" {
-		auth.Username, auth.Password, auth.Login, auth.DockerConfig = login.Username, login.Password, login.Login, login.DockerConfig
-	}
-	return auth
+	return d.registries.Complete(repository, auth)
 }
 
 // chartAsConfigured is chart, read back from a release, as a
@@ -130,7 +71,7 @@ func (d *providerData) chartAsConfigured(chart types.Object, diags *diag.Diagnos
 	if !plain.ValueBool() || d == nil {
 		return chart
 	}
-	if login := d.registryAuth(repository.ValueString()); login == nil || !login.PlainHTTP {
+	if login := d.registries.For(repository.ValueString()); login == nil || !login.PlainHTTP {
 		return chart
 	}
 	attrs["plain_http"] = types.BoolNull()
@@ -185,17 +126,4 @@ func (registryLoginValidator) ValidateObject(ctx context.Context, req validator.
 	case !m.DockerConfig.ValueBool() && m.Username.IsNull():
 		attrError(&resp.Diagnostics, req.Path.AtName("username"), "Registry login without a user name", "The login of "+m.URL.ValueString()+" needs the user name its password or token goes with.", "Set username (ECR: AWS; GAR: oauth2accesstoken; ACR: 00000000-0000-0000-0000-000000000000).")
 	}
-}
-
-// loginTokens are the tokens the provider's login commands gave so far.
-func (d *providerData) loginTokens() []string {
-	var tokens []string
-	for _, l := range d.registries {
-		if l.exec != nil {
-			if t := l.exec.Current(); t != "" {
-				tokens = append(tokens, t)
-			}
-		}
-	}
-	return tokens
 }

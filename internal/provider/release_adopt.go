@@ -3,8 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"regexp"
-	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -17,6 +15,8 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
 )
 
 // adoptRelease fills m with latest, a release taken over as it is: the
@@ -57,7 +57,7 @@ func adoptRelease(ctx context.Context, m *releaseModel, latest *helm.Release, sc
 	if m.Chart.IsNull() && m.ChartRef.IsNull() {
 		chartAttrs := map[string]attr.Value{}
 		for k, t := range releaseChartAttribute().GetType().(types.ObjectType).AttrTypes {
-			chartAttrs[k] = nullOf(t)
+			chartAttrs[k] = tfvalue.Null(t)
 		}
 		if src, ok := chartsource.RecordedSource(latest.Chart); ok {
 			// Installed by this provider: the chart as its configuration
@@ -165,20 +165,14 @@ func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *
 	resp.Diagnostics.Append(setRelease(ctx, &resp.State.Raw, m)...)
 }
 
-// secretName is a values key that holds a secret by its name. Values of
-// such keys, and everything under them, go to sensitive_values, which
-// `terraform query -generate-config-out` never writes in clear; so do lists
-// that mention one (an env list with a DB_PASSWORD entry).
-var secretName = regexp.MustCompile(`(?i)(pass(word|wd|phrase)?|pwd|secret|token|credential|private|(api|access|secret|private|client|signing|encryption)[-_]?key|auth|cert(ificate)?|tls|ssh|salt|cookie|dsn|connection[-_]?string)`)
-
 // adoptValues sets the values of m to those of a release taken over:
 // those under a key that names a secret (or a list that mentions one) in
 // sensitive_values, the others in values.
 func adoptValues(m *releaseModel, rel *helm.Release) diag.Diagnostics {
 	var diags diag.Diagnostics
-	plain, sensitive := splitSensitive(rel.Config)
+	plain, sensitive := values.SplitSensitive(rel.Config)
 	if len(plain) > 0 {
-		m.Values = types.DynamicValue(terraformValue(plain))
+		m.Values = types.DynamicValue(tfvalue.FromGo(plain))
 	}
 	if len(sensitive) > 0 {
 		b, err := yaml.Marshal(sensitive)
@@ -189,50 +183,4 @@ func adoptValues(m *releaseModel, rel *helm.Release) diag.Diagnostics {
 		m.SensitiveValues = types.StringValue(string(b))
 	}
 	return diags
-}
-
-// splitSensitive parts values into the values whose key path names no
-// secret and those that do.
-func splitSensitive(values map[string]any) (plain, sensitive map[string]any) {
-	plain, sensitive = map[string]any{}, map[string]any{}
-	for k, v := range values {
-		if secretName.MatchString(k) {
-			sensitive[k] = v
-			continue
-		}
-		if l, ok := v.([]any); ok && mentionsSecret(l) {
-			sensitive[k] = v
-			continue
-		}
-		if sub, ok := v.(map[string]any); ok {
-			p, s := splitSensitive(sub)
-			if len(p) > 0 || len(s) == 0 {
-				plain[k] = p
-			}
-			if len(s) > 0 {
-				sensitive[k] = s
-			}
-			continue
-		}
-		plain[k] = v
-	}
-	return plain, sensitive
-}
-
-// mentionsSecret reports whether v holds a key or a string that names a
-// secret.
-func mentionsSecret(v any) bool {
-	switch t := v.(type) {
-	case string:
-		return secretName.MatchString(t)
-	case []any:
-		return slices.ContainsFunc(t, mentionsSecret)
-	case map[string]any:
-		for k, e := range t {
-			if secretName.MatchString(k) || mentionsSecret(e) {
-				return true
-			}
-		}
-	}
-	return false
 }

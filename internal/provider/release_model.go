@@ -13,6 +13,7 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
 )
 
 // releaseModel is helmrelease_release. Nested attributes are objects and
@@ -281,7 +282,7 @@ func objectAs[T any](ctx context.Context, o types.Object, p path.Path, diags *di
 		return nil
 	}
 	var out T
-	d := objectInto(ctx, o, &out)
+	d := tfvalue.ObjectInto(ctx, o, &out)
 	for _, e := range d {
 		if e.Severity() == diag.SeverityError {
 			diags.AddAttributeError(p, e.Summary(), e.Detail())
@@ -459,7 +460,7 @@ func specKnown(m *releaseModel) bool {
 		m.Install, m.Upgrade, m.Test, m.Rollback, m.Uninstall, m.DriftDetection, m.ForceAt, m.ResetAt,
 		m.WaitStrategy, m.HealthCheckExprs, m.PostRenderStrategy,
 	} {
-		if !fullyKnown(v) {
+		if !tfvalue.FullyKnown(v) {
 			return false
 		}
 	}

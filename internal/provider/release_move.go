@@ -17,6 +17,7 @@ import (
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
 )
 
 var _ resource.ResourceWithMoveState = (*releaseResource)(nil)
@@ -146,7 +147,7 @@ func movedRelease(src *helmReleaseState) (*releaseModel, diag.Diagnostics) {
 		m.PostRenderers = pr
 	}
 	if len(values) > 0 {
-		m.Values = types.DynamicValue(terraformValue(values))
+		m.Values = types.DynamicValue(tfvalue.FromGo(values))
 	}
 	if len(sensitive) > 0 {
 		b, err := json.Marshal(sensitive)
@@ -213,8 +214,8 @@ func movedRelease(src *helmReleaseState) (*releaseModel, diag.Diagnostics) {
 // nullReleaseModel is a helmrelease_release with every attribute null.
 func nullReleaseModel() *releaseModel {
 	attrs := releaseSchema().Attributes
-	object := func(name string) types.Object { return nullOf(attrs[name].GetType()).(types.Object) }
-	list := func(name string) types.List { return nullOf(attrs[name].GetType()).(types.List) }
+	object := func(name string) types.Object { return tfvalue.Null(attrs[name].GetType()).(types.Object) }
+	list := func(name string) types.List { return tfvalue.Null(attrs[name].GetType()).(types.List) }
 	return &releaseModel{
 		ID: types.StringNull(), Name: types.StringNull(), Namespace: types.StringNull(), ReleaseName: types.StringNull(),
 		TargetNamespace: types.StringNull(), StorageNamespace: types.StringNull(), Chart: object("chart"), ChartRef: object("chart_ref"),
@@ -344,7 +345,7 @@ func objectOf(t types.ObjectType, set map[string]attr.Value, diags *diag.Diagnos
 		if v, ok := set[k]; ok {
 			attrs[k] = v
 		} else {
-			attrs[k] = nullOf(at)
+			attrs[k] = tfvalue.Null(at)
 		}
 	}
 	o, d := types.ObjectValue(t.AttrTypes, attrs)

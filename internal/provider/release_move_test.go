@@ -15,6 +15,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
 )
 
 // helmReleaseFixture is the instance of helm_release in a state file the
@@ -91,7 +93,7 @@ func TestMoveState(t *testing.T) {
 			if m.MaxHistory.ValueInt64() != 3 {
 				t.Errorf("max_history = %v", m.MaxHistory)
 			}
-			values, err := valuesMap(m.Values)
+			values, err := tfvalue.ValuesMap(m.Values)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +153,7 @@ func TestMoveStateOtherShapes(t *testing.T) {
 	if !m.Timeout.IsNull() || !m.MaxHistory.IsNull() {
 		t.Errorf("the helm provider's defaults moved as settings: timeout %v, max_history %v", m.Timeout, m.MaxHistory)
 	}
-	values, err := valuesMap(m.Values)
+	values, err := tfvalue.ValuesMap(m.Values)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +219,7 @@ func TestMoveStateLiteralValues(t *testing.T) {
   ],
   "set_sensitive": [{"name": "token.value", "value": "a,b", "type": "literal"}]
 }`), 2)
-	values, err := valuesMap(m.Values)
+	values, err := tfvalue.ValuesMap(m.Values)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
 )
 
 // deployedResources is the resources attribute of the latest release (an
@@ -68,7 +70,7 @@ func withUnknownsFrom(planned, deployed types.Map) types.Map {
 // where its plan could not tell them: the hooks of the release it left
 // (none without one), no CRDs.
 func settlePlanned(m *releaseModel, e *reconcile.Reconciler, latest *helm.Release, sensitive [][]string, diags *diag.Diagnostics) {
-	if !fullyKnown(m.PlannedHooks) {
+	if !tfvalue.FullyKnown(m.PlannedHooks) {
 		deployed := deployedHooks(e, latest, sensitive, diags)
 		if m.PlannedHooks.IsUnknown() {
 			m.PlannedHooks = deployed
@@ -85,7 +87,7 @@ func settlePlanned(m *releaseModel, e *reconcile.Reconciler, latest *helm.Releas
 	}
 	if m.PlannedCRDs.IsUnknown() {
 		m.PlannedCRDs = types.MapNull(types.StringType)
-	} else if !fullyKnown(m.PlannedCRDs) {
+	} else if !tfvalue.FullyKnown(m.PlannedCRDs) {
 		m.PlannedCRDs = withUnknownsFrom(m.PlannedCRDs, types.MapValueMust(types.StringType, nil))
 	}
 }
@@ -97,7 +99,7 @@ func deployedHooks(e *reconcile.Reconciler, latest *helm.Release, sensitive [][]
 	if e == nil || latest == nil {
 		return deployed
 	}
-	shown, _, err := showManifest(hooksManifest(latest.Hooks), latest.Namespace, releaseScope(e), nil, display{Key: e.Key, Sensitive: stringsAt(latest.Config, sensitive)})
+	shown, _, err := showManifest(hooksManifest(latest.Hooks), latest.Namespace, releaseScope(e), nil, display{Key: e.Key, Sensitive: values.StringsAt(latest.Config, sensitive)})
 	if err != nil {
 		diags.AddWarning("Release hooks not readable", err.Error())
 		return deployed
@@ -118,7 +120,7 @@ func stringValues(m map[string]string) map[string]attr.Value {
 // SecretHashKey, and the strings at the sensitive paths of its values
 // hidden wherever the chart put them.
 func displayResources(ctx context.Context, e *reconcile.Reconciler, rel *helm.Release, drift *reconcile.DriftReport, sensitive [][]string) (types.Map, error) {
-	shown, _, err := showManifest(rel.Manifest, rel.Namespace, releaseScope(e), drift, display{Key: e.Key, Sensitive: stringsAt(rel.Config, sensitive)})
+	shown, _, err := showManifest(rel.Manifest, rel.Namespace, releaseScope(e), drift, display{Key: e.Key, Sensitive: values.StringsAt(rel.Config, sensitive)})
 	if err != nil {
 		return types.MapNull(types.StringType), err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
 )
 
 // inputs resolves the chart's version and composes the values, and reads
@@ -25,7 +26,7 @@ func (p *releasePlan) inputs(ctx context.Context) bool {
 	}
 	p.red = p.r.redactorFor(ctx, m, p.wo)
 	ctx = p.red.context(ctx)
-	if fullyKnown(m.Chart) && fullyKnown(m.ChartRef) {
+	if tfvalue.FullyKnown(m.Chart) && tfvalue.FullyKnown(m.ChartRef) {
 		if p.resolved = p.r.resolveChart(ctx, m, p.wo, true, chartPin{PlanToken: gitPlanToken(ctx, p.req.Private, p.diags)}, p.diags); p.resolved == nil {
 			return false
 		}
@@ -39,7 +40,7 @@ func (p *releasePlan) inputs(ctx context.Context) bool {
 	}
 
 	// Everything the release is made of must be known to say more.
-	known := p.resolved != nil && fullyKnown(m.Values) && fullyKnown(m.SensitiveValues) && fullyKnown(p.wo.SensitiveValues) && fullyKnown(m.ValuesFrom) &&
+	known := p.resolved != nil && tfvalue.FullyKnown(m.Values) && tfvalue.FullyKnown(m.SensitiveValues) && tfvalue.FullyKnown(p.wo.SensitiveValues) && tfvalue.FullyKnown(m.ValuesFrom) &&
 		specKnown(m) && (isEmpty(m.ValuesFrom) || p.cluster.known())
 	if !known {
 		p.out.unknownObjects()

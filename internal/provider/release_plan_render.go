@@ -12,6 +12,7 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
 )
 
 // render renders the release the next install or upgrade makes into the
@@ -22,7 +23,7 @@ import (
 // to deploy otherwise is planned as it deploys it (engine.asDeployed).
 // Without a known cluster, the objects are known after apply.
 func (p *releasePlan) render(ctx context.Context) {
-	r, plan, wo, spec, resolved, values, red, diags := p.r, &p.m, p.wo, p.spec, p.resolved, p.values, p.red, p.diags
+	r, plan, wo, spec, resolved, composed, red, diags := p.r, &p.m, p.wo, p.spec, p.resolved, p.values, p.red, p.diags
 	create, hashKey, private := p.state == nil, p.key, p.resp.Private
 	p.out.unknownObjects()
 	if !p.cluster.known() {
@@ -74,8 +75,8 @@ func (p *releasePlan) render(ctx context.Context) {
 		}
 		return rel.Manifest, "", nil
 	}
-	show := display{Key: hashKey, Sensitive: stringsAt(values, sensitivePaths(values, red.values))}
-	rendered, err := renderRelease(ctx, render, resolved.Chart, values, spec.GetTargetNamespace(), releaseScope(e), show)
+	show := display{Key: hashKey, Sensitive: values.StringsAt(composed, values.SensitivePaths(composed, red.values))}
+	rendered, err := renderRelease(ctx, render, resolved.Chart, composed, spec.GetTargetNamespace(), releaseScope(e), show)
 	if err != nil && unreachable(ctx, e, err) {
 		clusterUnreachable(diags, plan.ID.ValueString(), err)
 		return
@@ -99,7 +100,7 @@ func (p *releasePlan) render(ctx context.Context) {
 	if plan.showsChanges() {
 		var before map[string]string
 		if !create && !asInstall {
-			before = r.shownBefore(e, spec, values, red, show, diags)
+			before = r.shownBefore(e, spec, composed, red, show, diags)
 		}
 		p.out.changes = plannedChanges(before, p.out.resources)
 	}

@@ -7,6 +7,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
 )
 
 var (
@@ -65,10 +67,10 @@ func (r *releaseResource) ValidateConfig(ctx context.Context, req resource.Valid
 		name string
 		v    types.Dynamic
 	}{{"values", m.Values}} {
-		if !fullyKnown(a.v) {
+		if !tfvalue.FullyKnown(a.v) {
 			continue
 		}
-		if _, err := valuesMap(a.v); err != nil {
+		if _, err := tfvalue.ValuesMap(a.v); err != nil {
 			// The message names only the type, never the value.
 			invalidValue(&resp.Diagnostics, path.Root(a.name), strings.ReplaceAll(a.name, "_", " "), err, "Set "+a.name+" to an object, e.g. "+a.name+" = { replicaCount = 2 }.")
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
 )
 
 // statusModel is the status attribute: the reconciler's Status, whole, so that
@@ -125,7 +126,7 @@ func statusObject(ctx context.Context, st *reconcile.Status) (types.Object, diag
 		}
 		m.History = append(m.History, snap)
 	}
-	return objectFrom(ctx, statusAttrTypes(), m)
+	return tfvalue.ObjectFrom(ctx, statusAttrTypes(), m)
 }
 
 // statusOf reads the status attribute; null (a new resource) is a new
@@ -136,7 +137,7 @@ func statusOf(ctx context.Context, o types.Object) (*reconcile.Status, diag.Diag
 		return st, nil
 	}
 	var m statusModel
-	diags := objectInto(ctx, o, &m)
+	diags := tfvalue.ObjectInto(ctx, o, &m)
 	if diags.HasError() {
 		return st, diags
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
 )
 
 // TestStatusRoundTrip: the status attribute holds the engine's status
@@ -54,8 +55,8 @@ func TestStatusRoundTrip(t *testing.T) {
 // TestTerraformValue: release values recovered on import read as HCL
 // would write them.
 func TestTerraformValue(t *testing.T) {
-	v := terraformValue(map[string]any{"replicas": float64(2), "image": map[string]any{"tag": "1.0"}, "hosts": []any{"a", "b"}, "on": true, "none": nil})
-	back, err := goValue(v)
+	v := tfvalue.FromGo(map[string]any{"replicas": float64(2), "image": map[string]any{"tag": "1.0"}, "hosts": []any{"a", "b"}, "on": true, "none": nil})
+	back, err := tfvalue.GoValue(v)
 	if err != nil {
 		t.Fatal(err)
 	}

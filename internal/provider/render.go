@@ -136,7 +136,7 @@ func showManifest(releaseManifest, namespace string, scope manifest.Scope, drift
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the rendered manifest: %w", err)
 	}
-	mask := resourceMask(show.Key, show.Sensitive)
+	mask := manifest.Mask(show.Key, show.Sensitive)
 	drifted := map[string]reconcile.ObjectDrift{}
 	if drift != nil {
 		for _, o := range drift.Objects {

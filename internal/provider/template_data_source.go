@@ -18,6 +18,7 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
 )
 
 var (
@@ -240,7 +241,8 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 		red.addURLPassword(m.Chart.Repository.ValueString())
 	}
 	defer func() { resp.Diagnostics = red.diagnostics(resp.Diagnostics) }()
-	composed := composeValues(ctx, c, m.Namespace.ValueString(), m.Values, []sensitiveInput{{path.Root("sensitive_values"), m.SensitiveValues}}, m.ValuesFrom, red, &resp.Diagnostics)
+	in := decodeValues(m.Namespace.ValueString(), m.Values, []sensitiveInput{{path.Root("sensitive_values"), m.SensitiveValues}}, m.ValuesFrom, &resp.Diagnostics)
+	composed := composeValues(ctx, c, in, red, &resp.Diagnostics)
 	ctx = red.context(ctx)
 	if resp.Diagnostics.HasError() {
 		return
@@ -288,7 +290,7 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 	}
 	// No key to hash Secret values with (a data source keeps no private
 	// state): they show as "(sensitive value)".
-	rendered, err := renderRelease(ctx, render, chrt, composed, m.TargetNamespace.ValueString(), scope, display{Sensitive: stringsAt(composed, sensitivePaths(composed, red.values))})
+	rendered, err := renderRelease(ctx, render, chrt, composed, m.TargetNamespace.ValueString(), scope, display{Sensitive: values.StringsAt(composed, values.SensitivePaths(composed, red.values))})
 	if err != nil {
 		renderError(&resp.Diagnostics, err, "Chart rendering failed", "Fix the values or the chart so that it renders, e.g. with `helm template` locally.")
 		return

@@ -14,15 +14,16 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
 )
 
-// composeValues merges values_from (read in namespace of cluster c), values and
-// sensitive_values, reporting errors on their attributes; nil on error.
-// red receives the strings of the sensitive values and of the values read
-// from Secrets.
-func composeValues(ctx context.Context, c *cluster, namespace string, inlineValues types.Dynamic, sensitiveValues []sensitiveInput, valuesFrom []valuesFromModel, red *redactor, diags *diag.Diagnostics) map[string]any {
-	inline, err := valuesMap(inlineValues)
+// decodeValues decodes what makes a release's values (values, the
+// sensitive inputs in order, values_from read in namespace) as
+// values.Compose takes it; nil with a diagnostic on the attribute that is
+// not valid.
+func decodeValues(namespace string, inlineValues types.Dynamic, sensitiveValues []sensitiveInput, valuesFrom []valuesFromModel, diags *diag.Diagnostics) *values.Input {
+	inline, err := tfvalue.ValuesMap(inlineValues)
 	if err != nil {
 		invalidValue(diags, path.Root("values"), "values", err, "Set values to an object, e.g. values = { replicaCount = 2 }.")
 		return nil
@@ -31,25 +32,33 @@ func composeValues(ctx context.Context, c *cluster, namespace string, inlineValu
 	if sensitive == nil {
 		return nil
 	}
+	return &values.Input{Namespace: namespace, References: valuesReferences(valuesFrom), Values: inline, SensitiveValues: sensitive}
+}
+
+// composeValues merges in's values_from (read on cluster c), values and
+// sensitive values, reporting errors on their attributes; nil on error.
+// red receives the strings of the sensitive values and of the values read
+// from Secrets.
+func composeValues(ctx context.Context, c *cluster, in *values.Input, red *redactor, diags *diag.Diagnostics) map[string]any {
+	if in == nil {
+		return nil
+	}
 	var client kubernetes.Interface
-	if len(valuesFrom) > 0 {
+	if len(in.References) > 0 {
 		if c == nil {
 			clusterUnavailable(diags, path.Root("values_from"), kube.ErrNotConfigured)
 			return nil
 		}
+		var err error
 		client, err = c.clients.Clientset()
 		if err != nil {
 			clusterUnavailable(diags, path.Root("values_from"), err)
 			return nil
 		}
 	}
-	composed, err := values.Compose(ctx, client, values.Input{
-		Namespace:       namespace,
-		References:      valuesReferences(valuesFrom),
-		Values:          inline,
-		SensitiveValues: sensitive,
-		Sensitive:       red.addValue,
-	})
+	composeIn := *in
+	composeIn.Sensitive = red.addValue
+	composed, err := values.Compose(ctx, client, composeIn)
 	var refErr *values.ReferenceError
 	switch {
 	case errors.As(err, &refErr):
@@ -57,7 +66,7 @@ func composeValues(ctx context.Context, c *cluster, namespace string, inlineValu
 		remedy := ""
 		switch refErr.Reason {
 		case values.ReasonNotFound:
-			remedy = fmt.Sprintf("Create the %s in namespace %q, or set optional = true if the release may do without it.", refErr.Ref.Kind, namespace)
+			remedy = fmt.Sprintf("Create the %s in namespace %q, or set optional = true if the release may do without it.", refErr.Ref.Kind, in.Namespace)
 		case values.ReasonKeyNotFound:
 			p = p.AtName("values_key")
 			remedy = "Set values_key to a key present in the object (default values.yaml), or set optional = true."
@@ -135,9 +144,9 @@ func mergeSensitive(inputs []sensitiveInput, diags *diag.Diagnostics) map[string
 	return sensitive
 }
 
-// releaseValues composes the values of the release m, its write-only ones
-// included, on the release's cluster (composeValues).
-func (r *releaseResource) releaseValues(ctx context.Context, m *releaseModel, wo writeOnly, red *redactor, diags *diag.Diagnostics) map[string]any {
+// releaseValuesInput decodes what makes the values of the release m, its
+// write-only ones included (decodeValues).
+func releaseValuesInput(ctx context.Context, m *releaseModel, wo writeOnly, diags *diag.Diagnostics) *values.Input {
 	var refs []valuesFromModel
 	if !m.ValuesFrom.IsNull() {
 		diags.Append(m.ValuesFrom.ElementsAs(ctx, &refs, false)...)
@@ -145,9 +154,24 @@ func (r *releaseResource) releaseValues(ctx context.Context, m *releaseModel, wo
 	if diags.HasError() {
 		return nil
 	}
+	return decodeValues(m.Namespace.ValueString(), m.Values, []sensitiveInput{{path.Root("sensitive_values"), m.SensitiveValues}, {path.Root("sensitive_values_wo"), wo.SensitiveValues}}, refs, diags)
+}
+
+// releaseValues composes the values of the release m, its write-only ones
+// included, on the release's cluster (composeValues).
+func (r *releaseResource) releaseValues(ctx context.Context, m *releaseModel, wo writeOnly, red *redactor, diags *diag.Diagnostics) map[string]any {
+	return r.composeReleaseValues(ctx, m, releaseValuesInput(ctx, m, wo, diags), red, diags)
+}
+
+// composeReleaseValues composes in, the values of the release m, on the
+// release's cluster.
+func (r *releaseResource) composeReleaseValues(ctx context.Context, m *releaseModel, in *values.Input, red *redactor, diags *diag.Diagnostics) map[string]any {
+	if in == nil {
+		return nil
+	}
 	c := r.clusterOf(m, diags)
 	if c == nil {
 		return nil
 	}
-	return composeValues(ctx, c, m.Namespace.ValueString(), m.Values, []sensitiveInput{{path.Root("sensitive_values"), m.SensitiveValues}, {path.Root("sensitive_values_wo"), wo.SensitiveValues}}, refs, red, diags)
+	return composeValues(ctx, c, in, red, diags)
 }

@@ -142,8 +142,9 @@ func Compose(ctx context.Context, client kubernetes.Interface, in Input) (map[st
 	if in.Sensitive != nil {
 		Strings(in.SensitiveValues, in.Sensitive)
 	}
-	result = Merge(result, in.Values)
-	result = Merge(result, in.SensitiveValues)
+	// Copies: the target paths below set values inside the maps merged.
+	result = Merge(result, deepCopy(in.Values))
+	result = Merge(result, deepCopy(in.SensitiveValues))
 	for _, t := range targeted {
 		set := SetPath
 		if t.ref.Literal {
@@ -154,6 +155,30 @@ func Compose(ctx context.Context, client kubernetes.Interface, in Input) (map[st
 		}
 	}
 	return result, nil
+}
+
+// deepCopy copies the maps and lists of values.
+func deepCopy[T any](v T) T {
+	var walk func(any) any
+	walk = func(v any) any {
+		switch t := v.(type) {
+		case map[string]any:
+			out := make(map[string]any, len(t))
+			for k, e := range t {
+				out[k] = walk(e)
+			}
+			return out
+		case []any:
+			out := make([]any, len(t))
+			for i, e := range t {
+				out[i] = walk(e)
+			}
+			return out
+		}
+		return v
+	}
+	out, _ := walk(v).(T)
+	return out
 }
 
 type notFoundError struct{ reason Reason }

@@ -1,4 +1,4 @@
-package provider
+package tfvalue
 
 import (
 	"context"
@@ -13,13 +13,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
-// valuesMap converts a dynamic HCL value to Helm values. Null is an empty
+// ValuesMap converts a dynamic HCL value to Helm values. Null is an empty
 // map; anything but an object or map is an error, since values are a map.
-func valuesMap(d types.Dynamic) (map[string]any, error) {
+func ValuesMap(d types.Dynamic) (map[string]any, error) {
 	if d.IsNull() || d.IsUnderlyingValueNull() {
 		return map[string]any{}, nil
 	}
-	v, err := goValue(d.UnderlyingValue())
+	v, err := GoValue(d.UnderlyingValue())
 	if err != nil {
 		return nil, err
 	}
@@ -30,9 +30,9 @@ func valuesMap(d types.Dynamic) (map[string]any, error) {
 	return m, nil
 }
 
-// goValue converts a known Terraform value to what Helm expects of YAML:
+// GoValue converts a known Terraform value to what Helm expects of YAML:
 // maps, slices, strings, bools, int64 for whole numbers, float64 otherwise.
-func goValue(v attr.Value) (any, error) {
+func GoValue(v attr.Value) (any, error) {
 	if v == nil || v.IsNull() {
 		return nil, nil
 	}
@@ -41,7 +41,7 @@ func goValue(v attr.Value) (any, error) {
 	}
 	switch t := v.(type) {
 	case basetypes.DynamicValue:
-		return goValue(t.UnderlyingValue())
+		return GoValue(t.UnderlyingValue())
 	case basetypes.StringValue:
 		return t.ValueString(), nil
 	case basetypes.BoolValue:
@@ -80,7 +80,7 @@ func goValue(v attr.Value) (any, error) {
 func goMap(in map[string]attr.Value) (map[string]any, error) {
 	out := make(map[string]any, len(in))
 	for k, v := range in {
-		g, err := goValue(v)
+		g, err := GoValue(v)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", k, err)
 		}
@@ -92,7 +92,7 @@ func goMap(in map[string]attr.Value) (map[string]any, error) {
 func goList(in []attr.Value) ([]any, error) {
 	out := make([]any, len(in))
 	for i, v := range in {
-		g, err := goValue(v)
+		g, err := GoValue(v)
 		if err != nil {
 			return nil, fmt.Errorf("[%d]: %w", i, err)
 		}
@@ -101,8 +101,8 @@ func goList(in []attr.Value) ([]any, error) {
 	return out, nil
 }
 
-// fullyKnown reports whether v and everything inside it is known.
-func fullyKnown(v attr.Value) bool {
+// FullyKnown reports whether v and everything inside it is known.
+func FullyKnown(v attr.Value) bool {
 	if v == nil || v.IsNull() {
 		return true
 	}
@@ -115,7 +115,7 @@ func fullyKnown(v attr.Value) bool {
 		if t.IsUnderlyingValueUnknown() {
 			return false
 		}
-		return fullyKnown(t.UnderlyingValue())
+		return FullyKnown(t.UnderlyingValue())
 	case basetypes.ObjectValue:
 		for _, c := range t.Attributes() {
 			children = append(children, c)
@@ -132,22 +132,22 @@ func fullyKnown(v attr.Value) bool {
 		children = t.Elements()
 	}
 	for _, c := range children {
-		if !fullyKnown(c) {
+		if !FullyKnown(c) {
 			return false
 		}
 	}
 	return true
 }
 
-// terraformValue converts Helm values (decoded JSON or YAML) to the value
+// FromGo converts Helm values (decoded JSON or YAML) to the value
 // HCL would make of them: objects, tuples, strings, numbers, bools.
-func terraformValue(v any) attr.Value {
+func FromGo(v any) attr.Value {
 	switch t := v.(type) {
 	case map[string]any:
 		attrs := make(map[string]attr.Value, len(t))
 		attrTypes := make(map[string]attr.Type, len(t))
 		for k, e := range t {
-			attrs[k] = terraformValue(e)
+			attrs[k] = FromGo(e)
 			attrTypes[k] = attrs[k].Type(context.Background())
 		}
 		return types.ObjectValueMust(attrTypes, attrs)
@@ -155,7 +155,7 @@ func terraformValue(v any) attr.Value {
 		elems := make([]attr.Value, len(t))
 		elemTypes := make([]attr.Type, len(t))
 		for i, e := range t {
-			elems[i] = terraformValue(e)
+			elems[i] = FromGo(e)
 			elemTypes[i] = elems[i].Type(context.Background())
 		}
 		return types.TupleValueMust(elemTypes, elems)
@@ -182,8 +182,8 @@ func terraformValue(v any) attr.Value {
 	}
 }
 
-// nullOf is the null value of type t.
-func nullOf(t attr.Type) attr.Value {
+// Null is the null value of type t.
+func Null(t attr.Type) attr.Value {
 	v, err := t.ValueFromTerraform(context.Background(), tftypes.NewValue(t.TerraformType(context.Background()), nil))
 	if err != nil {
 		return types.DynamicNull()

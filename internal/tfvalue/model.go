@@ -1,4 +1,4 @@
-package provider
+package tfvalue
 
 import (
 	"context"
@@ -11,11 +11,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
-// The models of this package are read from and written to framework values
-// here rather than by the framework's reflection (tfsdk.Plan.Get, Set,
+// Models (structs of framework values with tfsdk tags) are read from and
+// written to framework values here rather than by the framework's reflection (tfsdk.Plan.Get, Set,
 // types.Object.As, ObjectValueFrom), which looks every struct field's tag up
 // again on each conversion and compiles a regular expression per field to
 // check it: with a 35-attribute resource converted five times per plan, a
@@ -186,7 +185,7 @@ func encodeValue(ctx context.Context, src reflect.Value, t attr.Type) (attr.Valu
 		return types.Int64Value(src.Int()), nil
 	case reflect.Pointer:
 		if src.IsNil() {
-			return nullOf(t), nil
+			return Null(t), nil
 		}
 		return encodeValue(ctx, src.Elem(), t)
 	case reflect.Struct:
@@ -271,68 +270,29 @@ func diagSummary(d diag.Diagnostics) string {
 	return strings.Join(parts, "; ")
 }
 
-// modelConversionError is the diagnostic of a model that does not match its
+// ConversionError is the diagnostic of a model that does not match its
 // schema: a defect of the provider, never of the configuration.
-func modelConversionError(what string, err error) diag.Diagnostics {
+func ConversionError(what string, err error) diag.Diagnostics {
 	var d diag.Diagnostics
 	d.AddError("Provider defect: "+what+" does not match the schema",
 		fmt.Sprintf("The provider could not convert %s: %s.\n\nThis is a defect of the provider; please report it with this message.", what, err))
 	return d
 }
 
-// objectInto reads object o into target, a pointer to a model struct.
-func objectInto(ctx context.Context, o basetypes.ObjectValue, target any) diag.Diagnostics {
+// ObjectInto reads object o into target, a pointer to a model struct.
+func ObjectInto(ctx context.Context, o basetypes.ObjectValue, target any) diag.Diagnostics {
 	if err := decodeAttributes(ctx, reflect.ValueOf(target).Elem(), o.Attributes()); err != nil {
-		return modelConversionError(fmt.Sprintf("%T", target), err)
+		return ConversionError(fmt.Sprintf("%T", target), err)
 	}
 	return nil
 }
 
-// objectFrom is the object of model struct m (a value or a pointer).
-func objectFrom(ctx context.Context, attrTypes map[string]attr.Type, m any) (types.Object, diag.Diagnostics) {
+// ObjectFrom is the object of model struct m (a value or a pointer).
+func ObjectFrom(ctx context.Context, attrTypes map[string]attr.Type, m any) (types.Object, diag.Diagnostics) {
 	rv := reflect.Indirect(reflect.ValueOf(m))
 	o, err := encodeObject(ctx, rv, attrTypes)
 	if err != nil {
-		return types.ObjectNull(attrTypes), modelConversionError(rv.Type().String(), err)
+		return types.ObjectNull(attrTypes), ConversionError(rv.Type().String(), err)
 	}
 	return o, nil
-}
-
-// releaseObjectType is helmrelease_release's object type, built once.
-var releaseObjectType = sync.OnceValue(func() basetypes.ObjectType {
-	return releaseSchema().Type().(basetypes.ObjectType)
-})
-
-// releaseModelOf reads raw plan, state or configuration data of
-// helmrelease_release into m.
-func releaseModelOf(ctx context.Context, raw tftypes.Value, m *releaseModel) diag.Diagnostics {
-	v, err := releaseObjectType().ValueFromTerraform(ctx, raw)
-	if err != nil {
-		return modelConversionError("the release data", err)
-	}
-	return objectInto(ctx, v.(basetypes.ObjectValue), m)
-}
-
-// releaseData is m as raw plan or state data, for tfsdk.Plan.Set and
-// tfsdk.State.Set (which take a tftypes.Value as it is).
-func releaseData(ctx context.Context, m *releaseModel) (tftypes.Value, diag.Diagnostics) {
-	o, diags := objectFrom(ctx, releaseObjectType().AttrTypes, m)
-	if diags.HasError() {
-		return tftypes.Value{}, diags
-	}
-	raw, err := o.ToTerraformValue(ctx)
-	if err != nil {
-		return tftypes.Value{}, modelConversionError("the release data", err)
-	}
-	return raw, nil
-}
-
-// setRelease writes m into dst, the Raw of a tfsdk.Plan or tfsdk.State.
-func setRelease(ctx context.Context, dst *tftypes.Value, m *releaseModel) diag.Diagnostics {
-	m.applyPlanDetail()
-	raw, diags := releaseData(ctx, m)
-	if !diags.HasError() {
-		*dst = raw
-	}
-	return diags
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
 )
 
 // The model conversions agree with the framework's reflection, which they
@@ -98,10 +99,14 @@ func TestModelConversionsMatchTheFramework(t *testing.T) {
 		t.Fatal(d)
 	}
 	wv, gv := reflect.ValueOf(want), reflect.ValueOf(got)
-	for _, f := range modelFields(wv.Type()) {
-		w, g := wv.FieldByIndex(f.index).Interface().(attr.Value), gv.FieldByIndex(f.index).Interface().(attr.Value)
+	for _, f := range reflect.VisibleFields(wv.Type()) {
+		name := f.Tag.Get("tfsdk")
+		if name == "" {
+			continue
+		}
+		w, g := wv.FieldByIndex(f.Index).Interface().(attr.Value), gv.FieldByIndex(f.Index).Interface().(attr.Value)
 		if !w.Equal(g) {
-			t.Errorf("%s read as %s, the framework reads %s", f.name, g, w)
+			t.Errorf("%s read as %s, the framework reads %s", name, g, w)
 		}
 	}
 	var written tftypes.Value
@@ -112,7 +117,7 @@ func TestModelConversionsMatchTheFramework(t *testing.T) {
 		t.Errorf("release written differs from the framework's:\nours   %s\ntheirs %s", written, state.Raw)
 	}
 	var c releaseChartModel
-	if d := objectInto(ctx, got.Chart, &c); d.HasError() || c.Verify == nil || c.Verify.Keyring.ValueString() != "k" || c.PasswordWOVersion.ValueInt64() != 3 || !c.Version.IsUnknown() {
+	if d := tfvalue.ObjectInto(ctx, got.Chart, &c); d.HasError() || c.Verify == nil || c.Verify.Keyring.ValueString() != "k" || c.PasswordWOVersion.ValueInt64() != 3 || !c.Version.IsUnknown() {
 		t.Errorf("chart read as %+v (%v)", c, d)
 	}
 }

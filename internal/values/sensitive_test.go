@@ -1,4 +1,4 @@
-package provider
+package values
 
 import (
 	"reflect"
@@ -8,7 +8,7 @@ import (
 // TestSplitSensitive: values under a key naming a secret, and lists that
 // mention one, go apart; the rest stays, its structure kept.
 func TestSplitSensitive(t *testing.T) {
-	plain, sensitive := splitSensitive(map[string]any{
+	plain, sensitive := SplitSensitive(map[string]any{
 		"replicas": 2,
 		"auth":     map[string]any{"enabled": true},
 		"db":       map[string]any{"host": "db", "password": "s3cret", "port": 5432},
