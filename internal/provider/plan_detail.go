@@ -11,6 +11,7 @@ import (
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/show"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
 )
 
@@ -132,13 +133,13 @@ func driftChanges(ctx context.Context, get privateGetter, diags *diag.Diagnostic
 // shownBefore is the current release's objects as resources shows them in
 // full: what an upgrade's planned_changes start from. Nil when the release
 // cannot be read (the changes then show every object as created).
-func (r *releaseResource) shownBefore(e *reconcile.Reconciler, spec *reconcile.Spec, composed map[string]any, red *redactor, show display, diags *diag.Diagnostics) map[string]string {
+func (r *releaseResource) shownBefore(e *reconcile.Reconciler, spec *reconcile.Spec, composed map[string]any, red *redactor, opts show.Options, diags *diag.Diagnostics) map[string]string {
 	latest, err := e.Helm.LastRelease(spec.GetReleaseName())
 	if err != nil || latest == nil {
 		return nil
 	}
-	before := display{Key: show.Key, Sensitive: append(slices.Clone(show.Sensitive), values.StringsAt(latest.Config, values.SensitivePaths(composed, red.values))...)}
-	shown, _, err := showManifest(latest.Manifest, spec.GetTargetNamespace(), releaseScope(e), nil, before)
+	before := show.Options{Key: opts.Key, Sensitive: append(slices.Clone(opts.Sensitive), values.StringsAt(latest.Config, values.SensitivePaths(composed, red.values))...)}
+	shown, _, err := show.Manifest(latest.Manifest, spec.GetTargetNamespace(), releaseScope(e), nil, before)
 	if err != nil {
 		diags.AddWarning("Current release not shown", "planned_changes lists every object as created: "+err.Error())
 		return nil

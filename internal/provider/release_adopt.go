@@ -15,6 +15,7 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/show"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
 )
@@ -98,7 +99,7 @@ func adoptRelease(ctx context.Context, m *releaseModel, latest *helm.Release, sc
 	}
 	m.ChartVersion, m.AppVersion, m.ChartDigest = types.StringValue(chartVersion), types.StringValue(appVersion), types.StringValue("")
 	m.Notes, m.Description = releaseInfo(latest, nil, m.Notes, m.Description)
-	shown, _, err := showManifest(latest.Manifest, latest.Namespace, scope, nil, display{Key: key})
+	shown, _, err := show.Manifest(latest.Manifest, latest.Namespace, scope, nil, show.Options{Key: key})
 	if err != nil {
 		diags.AddError("Release objects not readable", err.Error())
 		return diags

@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -13,10 +12,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"sigs.k8s.io/yaml"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helmstate"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
 )
 
@@ -30,60 +28,6 @@ const helmProvider = "hashicorp/helm"
 func (r *releaseResource) MoveState(context.Context) []resource.StateMover {
 	return []resource.StateMover{{StateMover: moveHelmRelease}}
 }
-
-// helmReleaseState is what helmrelease_release takes of a helm_release
-// state (schema versions 1, helm provider v2.x, and 2, v3.x: they differ in
-// blocks against attributes, which JSON does not show, and in metadata,
-// unused here).
-type helmReleaseState struct {
-	Name                     string         `json:"name"`
-	Namespace                string         `json:"namespace"`
-	Chart                    string         `json:"chart"`
-	Repository               *string        `json:"repository"`
-	Version                  *string        `json:"version"`
-	Devel                    *bool          `json:"devel"`
-	RepositoryUsername       *string        `json:"repository_username"`
-	RepositoryPassword       *string        `json:"repository_password"`
-	RepositoryCAFile         *string        `json:"repository_ca_file"`
-	RepositoryCertFile       *string        `json:"repository_cert_file"`
-	RepositoryKeyFile        *string        `json:"repository_key_file"`
-	PassCredentials          bool           `json:"pass_credentials"`
-	Verify                   bool           `json:"verify"`
-	Keyring                  *string        `json:"keyring"`
-	Values                   []string       `json:"values"`
-	Set                      []helmSetValue `json:"set"`
-	SetList                  []helmSetList  `json:"set_list"`
-	SetSensitive             []helmSetValue `json:"set_sensitive"`
-	CreateNamespace          bool           `json:"create_namespace"`
-	Atomic                   bool           `json:"atomic"`
-	Wait                     *bool          `json:"wait"`
-	Timeout                  int64          `json:"timeout"`
-	MaxHistory               int64          `json:"max_history"`
-	DisableWebhooks          bool           `json:"disable_webhooks"`
-	DisableOpenAPIValidation bool           `json:"disable_openapi_validation"`
-	SkipCRDs                 bool           `json:"skip_crds"`
-	ForceUpdate              bool           `json:"force_update"`
-	CleanupOnFail            bool           `json:"cleanup_on_fail"`
-	ReuseValues              bool           `json:"reuse_values"`
-	Replace                  bool           `json:"replace"`
-	RecreatePods             bool           `json:"recreate_pods"`
-	DependencyUpdate         bool           `json:"dependency_update"`
-	Postrender               any            `json:"postrender"`
-}
-
-type helmSetValue struct {
-	Name  string  `json:"name"`
-	Value *string `json:"value"`
-	Type  *string `json:"type"`
-}
-
-type helmSetList struct {
-	Name  string   `json:"name"`
-	Value []string `json:"value"`
-}
-
-// helmDefaultTimeout is the helm provider's timeout, in seconds.
-const helmDefaultTimeout = 300
 
 // moveHelmRelease turns the state of a helm_release into the state of a
 // helmrelease_release managing the same release, without touching the
@@ -104,7 +48,7 @@ func moveHelmRelease(ctx context.Context, req resource.MoveStateRequest, resp *r
 			fmt.Sprintf("The state of helm_release has schema version %d; this provider moves those of versions 1 (helm provider 2.x) and 2 (helm provider 3.x).\n\nRefresh the state with helm provider 3.x first (terraform apply -refresh-only), which upgrades it to version 2, then move it; or remove it from the state (terraform state rm) and import the release.", req.SourceSchemaVersion))
 		return
 	}
-	var src helmReleaseState
+	var src helmstate.State
 	if err := json.Unmarshal(req.SourceRawState.JSON, &src); err != nil {
 		resp.Diagnostics.AddError("Unable to move helm_release",
 			fmt.Sprintf("The state of helm_release (schema version %d) is not readable: %s.", req.SourceSchemaVersion, err))
@@ -120,7 +64,7 @@ func moveHelmRelease(ctx context.Context, req resource.MoveStateRequest, resp *r
 }
 
 // movedRelease is the helmrelease_release of a helm_release.
-func movedRelease(src *helmReleaseState) (*releaseModel, diag.Diagnostics) {
+func movedRelease(src *helmstate.State) (*releaseModel, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	if src.Name == "" {
 		diags.AddError("Unable to move helm_release", "The helm_release state has no release name.")
@@ -130,7 +74,7 @@ func movedRelease(src *helmReleaseState) (*releaseModel, diag.Diagnostics) {
 	if namespace == "" {
 		namespace = "default"
 	}
-	values, sensitive, err := helmReleaseValues(src)
+	values, sensitive, err := src.Composed()
 	if err != nil {
 		diags.AddError("Unable to move helm_release",
 			fmt.Sprintf("The values of helm_release %s/%s cannot be composed: %s.\n\nFix them with the helm provider first, or remove the helm_release from the state (terraform state rm) and import the release (terraform import helmrelease_release.<name> %s/%s).", namespace, src.Name, err, namespace, src.Name))
@@ -159,7 +103,7 @@ func movedRelease(src *helmReleaseState) (*releaseModel, diag.Diagnostics) {
 		// jsonencode({ … })` plans no change.
 		m.SensitiveValues = types.StringValue(string(b))
 	}
-	if src.Timeout != 0 && src.Timeout != helmDefaultTimeout {
+	if src.Timeout != 0 && src.Timeout != helmstate.DefaultTimeout {
 		m.Timeout = types.StringValue((time.Duration(src.Timeout) * time.Second).String())
 	}
 	if src.MaxHistory > 0 {
@@ -236,10 +180,10 @@ func nullReleaseModel() *releaseModel {
 
 // movedChart is the chart attribute of a helm_release: a chart name in a
 // repository, a full oci:// reference, or a local path.
-func movedChart(src *helmReleaseState, t attr.Type, diags *diag.Diagnostics) types.Object {
+func movedChart(src *helmstate.State, t attr.Type, diags *diag.Diagnostics) types.Object {
 	ot := t.(types.ObjectType)
 	attrs := map[string]attr.Value{"name": types.StringValue(src.Chart)}
-	repository := deref(src.Repository)
+	repository := helmstate.Deref(src.Repository)
 	if repository == "" && strings.HasPrefix(src.Chart, "oci://") {
 		// chart = "oci://host/path/name": the registry path and the name.
 		repository, attrs["name"] = path.Dir(strings.TrimPrefix(src.Chart, "oci://")), types.StringValue(path.Base(src.Chart))
@@ -257,18 +201,18 @@ func movedChart(src *helmReleaseState, t attr.Type, diags *diag.Diagnostics) typ
 		// A repository chart floats without a version: the one the state
 		// pins is the one the configuration names (a local chart's is its
 		// Chart.yaml's).
-		if v := deref(src.Version); v != "" {
+		if v := helmstate.Deref(src.Version); v != "" {
 			attrs["version"] = types.StringValue(v)
 		}
 	}
-	if src.Devel != nil && *src.Devel && deref(src.Version) == "" {
+	if src.Devel != nil && *src.Devel && helmstate.Deref(src.Version) == "" {
 		attrs["version"] = types.StringValue(">=0.0.0-0")
 	}
 	for name, v := range map[string]*string{
 		"username": src.RepositoryUsername, "password": src.RepositoryPassword,
 		"ca_file": src.RepositoryCAFile, "cert_file": src.RepositoryCertFile, "key_file": src.RepositoryKeyFile,
 	} {
-		if deref(v) != "" {
+		if helmstate.Deref(v) != "" {
 			attrs[name] = types.StringValue(*v)
 		}
 	}
@@ -276,67 +220,9 @@ func movedChart(src *helmReleaseState, t attr.Type, diags *diag.Diagnostics) typ
 		attrs["pass_credentials"] = types.BoolValue(true)
 	}
 	if src.Verify {
-		attrs["verify"] = objectOf(ot.AttrTypes["verify"].(types.ObjectType), map[string]attr.Value{"keyring": types.StringValue(deref(src.Keyring))}, diags)
+		attrs["verify"] = objectOf(ot.AttrTypes["verify"].(types.ObjectType), map[string]attr.Value{"keyring": types.StringValue(helmstate.Deref(src.Keyring))}, diags)
 	}
 	return objectOf(ot, attrs, diags)
-}
-
-// helmReleaseValues composes the values of a helm_release as the helm
-// provider does: the values documents merged in order, then set, set_list
-// and set_sensitive with Helm's --set syntax. The set_sensitive entries
-// come back apart (sensitive), as they were applied over the rest.
-func helmReleaseValues(src *helmReleaseState) (values, sensitive map[string]any, err error) {
-	values = map[string]any{}
-	for i, doc := range src.Values {
-		current, err := helm.ReadValues([]byte(doc))
-		if err != nil {
-			return nil, nil, fmt.Errorf("values[%d] is not a YAML mapping: %w", i, err)
-		}
-		values = helm.MergeTables(current, values)
-	}
-	// As the helm provider composes them: auto and string in --set
-	// syntax; a literal as the YAML value of a top-level key named by the
-	// whole name, dots included ("a.b" stays one key, "1,2" a string).
-	set := func(into map[string]any, s helmSetValue) error {
-		value := deref(s.Value)
-		switch deref(s.Type) {
-		case "auto", "":
-			return helm.ParseSet(s.Name+"="+value, into)
-		case "string":
-			return helm.ParseSetString(s.Name+"="+value, into)
-		case "literal":
-			var literal any
-			if err := yaml.Unmarshal([]byte(s.Name+": "+value), &literal); err != nil {
-				return errors.New("not a YAML value")
-			}
-			if m, ok := literal.(map[string]any); ok {
-				into[s.Name] = m[s.Name]
-			} else {
-				into[s.Name] = literal
-			}
-			return nil
-		default:
-			return fmt.Errorf("type %q is none of auto, string and literal", deref(s.Type))
-		}
-	}
-	for _, s := range src.Set {
-		if err := set(values, s); err != nil {
-			return nil, nil, fmt.Errorf("set %q: %w", s.Name, err)
-		}
-	}
-	for _, s := range src.SetList {
-		if err := helm.ParseSet(s.Name+"={"+strings.Join(s.Value, ",")+"}", values); err != nil {
-			return nil, nil, fmt.Errorf("set_list %q: %w", s.Name, err)
-		}
-	}
-	sensitive = map[string]any{}
-	for _, s := range src.SetSensitive {
-		if err := set(sensitive, s); err != nil {
-			// The value is sensitive: the name and type alone.
-			return nil, nil, fmt.Errorf("set_sensitive %q of type %q cannot be composed", s.Name, deref(s.Type))
-		}
-	}
-	return values, sensitive, nil
 }
 
 func objectOf(t types.ObjectType, set map[string]attr.Value, diags *diag.Diagnostics) types.Object {
@@ -358,14 +244,6 @@ func objectOrNull(t types.ObjectType, set map[string]attr.Value, diags *diag.Dia
 		return types.ObjectNull(t.AttrTypes)
 	}
 	return objectOf(t, set, diags)
-}
-
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
 }
 
 // movedPostrender is the post_renderers of a helm_release's postrender

@@ -14,6 +14,7 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/show"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
 )
@@ -99,7 +100,7 @@ func deployedHooks(e *reconcile.Reconciler, latest *helm.Release, sensitive [][]
 	if e == nil || latest == nil {
 		return deployed
 	}
-	shown, _, err := showManifest(hooksManifest(latest.Hooks), latest.Namespace, releaseScope(e), nil, display{Key: e.Key, Sensitive: values.StringsAt(latest.Config, sensitive)})
+	shown, _, err := show.Manifest(hooksManifest(latest.Hooks), latest.Namespace, releaseScope(e), nil, show.Options{Key: e.Key, Sensitive: values.StringsAt(latest.Config, sensitive)})
 	if err != nil {
 		diags.AddWarning("Release hooks not readable", err.Error())
 		return deployed
@@ -120,7 +121,7 @@ func stringValues(m map[string]string) map[string]attr.Value {
 // SecretHashKey, and the strings at the sensitive paths of its values
 // hidden wherever the chart put them.
 func displayResources(ctx context.Context, e *reconcile.Reconciler, rel *helm.Release, drift *reconcile.DriftReport, sensitive [][]string) (types.Map, error) {
-	shown, _, err := showManifest(rel.Manifest, rel.Namespace, releaseScope(e), drift, display{Key: e.Key, Sensitive: values.StringsAt(rel.Config, sensitive)})
+	shown, _, err := show.Manifest(rel.Manifest, rel.Namespace, releaseScope(e), drift, show.Options{Key: e.Key, Sensitive: values.StringsAt(rel.Config, sensitive)})
 	if err != nil {
 		return types.MapNull(types.StringType), err
 	}

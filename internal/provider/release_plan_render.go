@@ -12,6 +12,7 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/show"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
 )
 
@@ -75,8 +76,8 @@ func (p *releasePlan) render(ctx context.Context) {
 		}
 		return rel.Manifest, "", nil
 	}
-	show := display{Key: hashKey, Sensitive: values.StringsAt(composed, values.SensitivePaths(composed, red.values))}
-	rendered, err := renderRelease(ctx, render, resolved.Chart, composed, spec.GetTargetNamespace(), releaseScope(e), show)
+	opts := show.Options{Key: hashKey, Sensitive: values.StringsAt(composed, values.SensitivePaths(composed, red.values))}
+	rendered, err := show.Release(ctx, render, resolved.Chart, composed, spec.GetTargetNamespace(), releaseScope(e), opts)
 	if err != nil && unreachable(ctx, e, err) {
 		clusterUnreachable(diags, plan.ID.ValueString(), err)
 		return
@@ -92,7 +93,7 @@ func (p *releasePlan) render(ctx context.Context) {
 	if len(rendered.Unreproducible) > 0 {
 		logInfo(ctx, "objects not reproducible by a render are planned as known after apply", map[string]any{"release": plan.ID.ValueString(), "objects": rendered.Unreproducible})
 	}
-	p.out.resources = rendered.resources(hashKey == nil)
+	p.out.resources = renderedResources(rendered, hashKey == nil)
 	if asDeployed := p.engine.asDeployed(ctx, p.req.Private, p.continuing, diags); asDeployed != nil {
 		p.out.resources = asDeployed(p.out.resources)
 	}
@@ -100,7 +101,7 @@ func (p *releasePlan) render(ctx context.Context) {
 	if plan.showsChanges() {
 		var before map[string]string
 		if !create && !asInstall {
-			before = r.shownBefore(e, spec, composed, red, show, diags)
+			before = r.shownBefore(e, spec, composed, red, opts, diags)
 		}
 		p.out.changes = plannedChanges(before, p.out.resources)
 	}
@@ -111,12 +112,12 @@ func (p *releasePlan) render(ctx context.Context) {
 		return
 	}
 	planned := func(manifest string) types.Map {
-		shown, masked, err := showManifest(manifest, spec.GetTargetNamespace(), releaseScope(e), nil, show)
+		shown, masked, err := show.Manifest(manifest, spec.GetTargetNamespace(), releaseScope(e), nil, opts)
 		if err != nil {
 			diags.AddWarning("Hooks or CRDs not shown", err.Error())
 			return types.MapUnknown(types.StringType)
 		}
-		return (&rendering{Shown: shown, Masked: masked}).resources(hashKey == nil)
+		return renderedResources(&show.Rendering{Shown: shown, Masked: masked}, hashKey == nil)
 	}
 	p.out.hooks, p.out.crds = planned(hooksManifest(hooks)), planned(crds)
 	if rendered.SetUnreproducible || perturbedRan && hooksManifest(perturbedHooks) != hooksManifest(hooks) {

@@ -18,6 +18,7 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/show"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
 )
 
@@ -290,7 +291,7 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 	}
 	// No key to hash Secret values with (a data source keeps no private
 	// state): they show as "(sensitive value)".
-	rendered, err := renderRelease(ctx, render, chrt, composed, m.TargetNamespace.ValueString(), scope, display{Sensitive: values.StringsAt(composed, values.SensitivePaths(composed, red.values))})
+	rendered, err := show.Release(ctx, render, chrt, composed, m.TargetNamespace.ValueString(), scope, show.Options{Sensitive: values.StringsAt(composed, values.SensitivePaths(composed, red.values))})
 	if err != nil {
 		renderError(&resp.Diagnostics, err, "Chart rendering failed", "Fix the values or the chart so that it renders, e.g. with `helm template` locally.")
 		return
