@@ -98,105 +98,16 @@ func (e *Client) helmChartSource(ctx context.Context, ref chartsource.ChartRef, 
 	var err error
 	switch sref.Kind {
 	case sourcev1.HelmRepositoryKind:
-		repo := &sourcev1.HelmRepository{}
-		if err := e.getRef(ctx, sref, repo); err != nil {
-			return src, err
-		}
-		s := repo.Spec
-		oci := s.Type == sourcev1.HelmRepositoryTypeOCI
-		if hc.Spec.Verify != nil && !oci {
-			return src, verifyRefused()
-		}
-		if err := unsupported(sref, []setField{
-			{"spec.provider " + s.Provider, s.Provider != "" && s.Provider != sourcev1.GenericOCIProvider},
-		}); err != nil {
-			return src, err
-		}
-		src.Repository = s.URL
-		if oci && !strings.HasPrefix(src.Repository, "oci://") {
-			src.Repository = "oci://" + src.Repository
-		}
-		// The version the HelmChart built: without the generation
-		// source-controller appends when it merges values files.
-		src.Version = artifact.Revision
-		if len(hc.Spec.ValuesFiles) > 0 {
-			src.Version, _, _ = strings.Cut(src.Version, "+")
-		}
-		src.Version = "=" + src.Version
-		if !oci && len(hc.Spec.ValuesFiles) == 0 {
-			// source-controller stores the archive as downloaded.
-			src.Artifact.Digest = artifact.Digest
-		}
-		if src.Auth, err = e.refAuth(ctx, sref, ns, s.SecretRef, s.CertSecretRef, registryHost(src.Repository)); err != nil {
-			return src, err
-		}
-		src.Auth.PassCredentials = s.PassCredentials
-		src.Auth.PlainHTTP = oci && s.Insecure
-		if oci {
-			// As source-controller: the HelmChart's spec.verify, checked
-			// against the manifest of the version it built.
-			if src.Verify, err = e.helmChartVerification(ctx, ref, hc.Spec.Verify); err != nil {
-				return src, err
-			}
-		}
+		err = e.helmRepositoryChart(ctx, ref, sref, hc, &src, verifyRefused)
 	case sourcev1.GitRepositoryKind:
-		repo := &sourcev1.GitRepository{}
-		if err := e.getRef(ctx, sref, repo); err != nil {
-			return src, err
-		}
-		s := repo.Spec
-		if err := unsupported(sref, []setField{
-			{"spec.provider " + s.Provider, s.Provider != "" && s.Provider != sourcev1.GitProviderGeneric},
-			{"spec.serviceAccountName", s.ServiceAccountName != ""},
-			{"spec.proxySecretRef", s.ProxySecretRef != nil},
-			{"spec.recurseSubmodules", s.RecurseSubmodules},
-			{"spec.include", len(s.Include) > 0},
-		}); err != nil {
-			return src, err
-		}
-		g := &chartsource.Git{URL: s.URL, Pinned: hc.Status.ObservedSourceArtifactRevision}
-		if r := s.Reference; r != nil {
-			g.Ref = chartsource.GitRef{Branch: r.Branch, Tag: r.Tag, SemVer: r.SemVer, Name: r.Name, Commit: r.Commit}
-		}
-		if s.SecretRef != nil {
-			data, err := e.secretData(ctx, sref, ns, s.SecretRef.Name)
-			if err != nil {
-				return src, err
-			}
-			src.Auth = chartsource.Auth{Username: data["username"], Password: data["password"], CAPEM: data["ca.crt"], CertPEM: data["tls.crt"], KeyPEM: data["tls.key"]}
-			if src.Auth.CAPEM == "" {
-				src.Auth.CAPEM = data["caFile"]
-			}
-			g.Identity, g.KnownHosts = data["identity"], data["known_hosts"]
-		}
-		src.Git = g
+		err = e.gitRepositoryChart(ctx, sref, hc, &src)
 	case sourcev1.BucketKind:
-		b := &sourcev1.Bucket{}
-		if err := e.getRef(ctx, sref, b); err != nil {
-			return src, err
-		}
-		s := b.Spec
-		if err := unsupported(sref, []setField{
-			{"spec.provider " + s.Provider, s.Provider != "" && s.Provider != sourcev1.BucketProviderGeneric && s.Provider != sourcev1.BucketProviderAmazon},
-			{"spec.sts", s.STS != nil},
-			{"spec.proxySecretRef", s.ProxySecretRef != nil},
-		}); err != nil {
-			return src, err
-		}
-		src.Bucket = &chartsource.Bucket{Endpoint: s.Endpoint, BucketName: s.BucketName, Prefix: s.Prefix, Region: s.Region, Provider: s.Provider, Insecure: s.Insecure,
-			Pinned: hc.Status.ObservedSourceArtifactRevision}
-		if src.Auth, err = e.refAuth(ctx, sref, ns, nil, s.CertSecretRef, ""); err != nil {
-			return src, err
-		}
-		if s.SecretRef != nil {
-			data, err := e.secretData(ctx, sref, ns, s.SecretRef.Name)
-			if err != nil {
-				return src, err
-			}
-			src.Auth.Username, src.Auth.Password = data["accesskey"], data["secretkey"]
-		}
+		err = e.bucketChart(ctx, sref, hc, &src)
 	default:
 		return src, refError(ref, "its source is a %s: the provider reads charts from a HelmRepository, GitRepository or Bucket", sref.Kind)
+	}
+	if err != nil {
+		return src, err
 	}
 	if src.Git != nil || src.Bucket != nil {
 		// source-controller reads these from the source's root.
@@ -205,6 +116,127 @@ func (e *Client) helmChartSource(ctx context.Context, ref chartsource.ChartRef, 
 		}
 	}
 	return src, nil
+}
+
+// helmRepositoryChart completes src, the source of a HelmChart of a
+// HelmRepository (sref): its URL, the version built, credentials and,
+// for an OCI repository, the HelmChart's verification. verifyRefused,
+// when the HelmChart verifies, refuses a repository that is not OCI.
+func (e *Client) helmRepositoryChart(ctx context.Context, ref, sref chartsource.ChartRef, hc *sourcev1.HelmChart, src *chartsource.Source, verifyRefused func() error) error {
+	artifact, ns := hc.Status.Artifact, sref.Namespace
+	var err error
+	repo := &sourcev1.HelmRepository{}
+	if err := e.getRef(ctx, sref, repo); err != nil {
+		return err
+	}
+	s := repo.Spec
+	oci := s.Type == sourcev1.HelmRepositoryTypeOCI
+	if hc.Spec.Verify != nil && !oci {
+		return verifyRefused()
+	}
+	if err := unsupported(sref, []setField{
+		{"spec.provider " + s.Provider, s.Provider != "" && s.Provider != sourcev1.GenericOCIProvider},
+	}); err != nil {
+		return err
+	}
+	src.Repository = s.URL
+	if oci && !strings.HasPrefix(src.Repository, "oci://") {
+		src.Repository = "oci://" + src.Repository
+	}
+	// The version the HelmChart built: without the generation
+	// source-controller appends when it merges values files.
+	src.Version = artifact.Revision
+	if len(hc.Spec.ValuesFiles) > 0 {
+		src.Version, _, _ = strings.Cut(src.Version, "+")
+	}
+	src.Version = "=" + src.Version
+	if !oci && len(hc.Spec.ValuesFiles) == 0 {
+		// source-controller stores the archive as downloaded.
+		src.Artifact.Digest = artifact.Digest
+	}
+	if src.Auth, err = e.refAuth(ctx, sref, ns, s.SecretRef, s.CertSecretRef, registryHost(src.Repository)); err != nil {
+		return err
+	}
+	src.Auth.PassCredentials = s.PassCredentials
+	src.Auth.PlainHTTP = oci && s.Insecure
+	if oci {
+		// As source-controller: the HelmChart's spec.verify, checked
+		// against the manifest of the version it built.
+		if src.Verify, err = e.helmChartVerification(ctx, ref, hc.Spec.Verify); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gitRepositoryChart completes src, the source of a HelmChart of a
+// GitRepository (sref): its URL, reference, the revision built and
+// credentials.
+func (e *Client) gitRepositoryChart(ctx context.Context, sref chartsource.ChartRef, hc *sourcev1.HelmChart, src *chartsource.Source) error {
+	ns := sref.Namespace
+	repo := &sourcev1.GitRepository{}
+	if err := e.getRef(ctx, sref, repo); err != nil {
+		return err
+	}
+	s := repo.Spec
+	if err := unsupported(sref, []setField{
+		{"spec.provider " + s.Provider, s.Provider != "" && s.Provider != sourcev1.GitProviderGeneric},
+		{"spec.serviceAccountName", s.ServiceAccountName != ""},
+		{"spec.proxySecretRef", s.ProxySecretRef != nil},
+		{"spec.recurseSubmodules", s.RecurseSubmodules},
+		{"spec.include", len(s.Include) > 0},
+	}); err != nil {
+		return err
+	}
+	g := &chartsource.Git{URL: s.URL, Pinned: hc.Status.ObservedSourceArtifactRevision}
+	if r := s.Reference; r != nil {
+		g.Ref = chartsource.GitRef{Branch: r.Branch, Tag: r.Tag, SemVer: r.SemVer, Name: r.Name, Commit: r.Commit}
+	}
+	if s.SecretRef != nil {
+		data, err := e.secretData(ctx, sref, ns, s.SecretRef.Name)
+		if err != nil {
+			return err
+		}
+		src.Auth = chartsource.Auth{Username: data["username"], Password: data["password"], CAPEM: data["ca.crt"], CertPEM: data["tls.crt"], KeyPEM: data["tls.key"]}
+		if src.Auth.CAPEM == "" {
+			src.Auth.CAPEM = data["caFile"]
+		}
+		g.Identity, g.KnownHosts = data["identity"], data["known_hosts"]
+	}
+	src.Git = g
+	return nil
+}
+
+// bucketChart completes src, the source of a HelmChart of a Bucket
+// (sref): its endpoint and bucket, the revision built and credentials.
+func (e *Client) bucketChart(ctx context.Context, sref chartsource.ChartRef, hc *sourcev1.HelmChart, src *chartsource.Source) error {
+	ns := sref.Namespace
+	var err error
+	b := &sourcev1.Bucket{}
+	if err := e.getRef(ctx, sref, b); err != nil {
+		return err
+	}
+	s := b.Spec
+	if err := unsupported(sref, []setField{
+		{"spec.provider " + s.Provider, s.Provider != "" && s.Provider != sourcev1.BucketProviderGeneric && s.Provider != sourcev1.BucketProviderAmazon},
+		{"spec.sts", s.STS != nil},
+		{"spec.proxySecretRef", s.ProxySecretRef != nil},
+	}); err != nil {
+		return err
+	}
+	src.Bucket = &chartsource.Bucket{Endpoint: s.Endpoint, BucketName: s.BucketName, Prefix: s.Prefix, Region: s.Region, Provider: s.Provider, Insecure: s.Insecure,
+		Pinned: hc.Status.ObservedSourceArtifactRevision}
+	if src.Auth, err = e.refAuth(ctx, sref, ns, nil, s.CertSecretRef, ""); err != nil {
+		return err
+	}
+	if s.SecretRef != nil {
+		data, err := e.secretData(ctx, sref, ns, s.SecretRef.Name)
+		if err != nil {
+			return err
+		}
+		src.Auth.Username, src.Auth.Password = data["accesskey"], data["secretkey"]
+	}
+	return nil
 }
 
 // getRef reads the object ref names into obj.

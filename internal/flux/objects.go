@@ -305,124 +305,172 @@ func Build(r *Release) (*Objects, error) {
 	}
 	out.Credentials = credentials
 	version, _, _ := strings.Cut(r.Chart.Version, "+")
+	sources := sourceBuild{r: r, out: out, hr: hr, objectMeta: objectMeta, credentials: credentials, interval: interval, version: version, sourceName: sourceName}
 	switch {
 	case src.Git != nil:
-		repo := &sourcev1.GitRepository{
-			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.GitRepositoryKind},
-			ObjectMeta: objectMeta(SourceName(s.Name)),
-			Spec: sourcev1.GitRepositorySpec{
-				URL:       src.Git.URL,
-				Reference: gitReference(src.Git.Ref, r.Chart.SourceRevision),
-				Interval:  metav1.Duration{Duration: interval},
-			},
-		}
-		if credentials != nil {
-			repo.Spec.SecretRef = &meta.LocalObjectReference{Name: credentials.Name}
-		}
-		out.Source = repo
-		hr.Spec.Chart = chartTemplate(src, sourcev1.GitRepositoryKind, repo.Name)
+		sources.gitRepository()
 	case src.Bucket != nil:
-		b := src.Bucket
-		bucket := &sourcev1.Bucket{
-			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.BucketKind},
-			ObjectMeta: objectMeta(SourceName(s.Name)),
-			Spec: sourcev1.BucketSpec{
-				Provider: b.Provider, BucketName: b.BucketName, Endpoint: b.Endpoint, Insecure: b.Insecure,
-				Region: b.Region, Prefix: b.Prefix, Interval: metav1.Duration{Duration: interval},
-			},
-		}
-		if credentials != nil {
-			if credentials.Data["accesskey"] != nil {
-				bucket.Spec.SecretRef = &meta.LocalObjectReference{Name: credentials.Name}
-			}
-			if credentials.Data[corev1.TLSCertKey] != nil || credentials.Data["ca.crt"] != nil {
-				bucket.Spec.CertSecretRef = &meta.LocalObjectReference{Name: credentials.Name}
-			}
-		}
-		if r.RequestedAt != "" {
-			// source-controller lists the bucket at its interval: asked
-			// now, it builds the planned objects (flux reconcile source
-			// bucket does the same).
-			bucket.Annotations = map[string]string{RequestedAtAnnotation: r.RequestedAt}
-		}
-		out.Source = bucket
-		hr.Spec.Chart = chartTemplate(src, sourcev1.BucketKind, bucket.Name)
+		sources.bucket()
 	case chartsource.IsOCI(src.Repository):
-		repo := &sourcev1.OCIRepository{
-			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.OCIRepositoryKind},
-			ObjectMeta: objectMeta(SourceName(s.Name)),
-			Spec: sourcev1.OCIRepositorySpec{
-				URL:           strings.TrimSuffix(src.Repository, "/") + "/" + src.Name,
-				Reference:     &sourcev1.OCIRepositoryRef{Tag: version, Digest: r.Chart.Digest},
-				LayerSelector: &sourcev1.OCILayerSelector{MediaType: helmChartLayer, Operation: sourcev1.OCILayerCopy},
-				Interval:      metav1.Duration{Duration: interval},
-				Insecure:      src.Auth.PlainHTTP,
-			},
-		}
-		if credentials != nil {
-			if credentials.Data[corev1.DockerConfigJsonKey] != nil {
-				repo.Spec.SecretRef = &meta.LocalObjectReference{Name: credentials.Name}
-			}
-			if credentials.Data[corev1.TLSCertKey] != nil || credentials.Data["ca.crt"] != nil {
-				repo.Spec.CertSecretRef = &meta.LocalObjectReference{Name: credentials.Name}
-			}
-		}
-		if src.Verify != nil {
-			repo.Spec.Verify, out.Verification = ociVerify(src.Verify, r.VerifySecret, objectMeta(VerificationName(s.Name)))
-		}
-		out.Source = repo
-		hr.Spec.ChartRef = &helmv2.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: repo.Name}
+		sources.ociRepository()
 	default:
-		repo := &sourcev1.HelmRepository{
-			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.HelmRepositoryKind},
-			ObjectMeta: objectMeta(sourceName),
-			Spec: sourcev1.HelmRepositorySpec{
-				URL:             src.Repository,
-				PassCredentials: src.Auth.PassCredentials,
-				Interval:        metav1.Duration{Duration: interval},
-			},
-		}
-		if r.RequestedAt != "" {
-			// source-controller fetches the index at its interval: asked
-			// now, it has the version the plan resolved (a HelmChart of a
-			// version its index lacks stalls). Requests of a namespace's
-			// releases come together in its queue.
-			repo.Annotations = map[string]string{RequestedAtAnnotation: r.RequestedAt}
-		}
-		if credentials != nil {
-			if credentials.Data["username"] != nil {
-				repo.Spec.SecretRef = &meta.LocalObjectReference{Name: credentials.Name}
-			}
-			if credentials.Data[corev1.TLSCertKey] != nil || credentials.Data["ca.crt"] != nil {
-				repo.Spec.CertSecretRef = &meta.LocalObjectReference{Name: credentials.Name}
-			}
-		}
-		out.Source = repo
-		// One HelmChart for the namespace's releases of the same chart,
-		// version and values files: source-controller builds it once,
-		// instead of once per release from the same index.
-		chart := &sourcev1.HelmChart{
-			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.HelmChartKind},
-			ObjectMeta: objectMeta(sourceName),
-			Spec: sourcev1.HelmChartSpec{
-				Chart:                    src.Name,
-				Version:                  version,
-				SourceRef:                sourcev1.LocalHelmChartSourceReference{Kind: sourcev1.HelmRepositoryKind, Name: repo.Name},
-				Interval:                 metav1.Duration{Duration: interval},
-				ReconcileStrategy:        string(src.ReconcileStrategy),
-				ValuesFiles:              src.ValuesFiles,
-				IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles,
-			},
-		}
-		chart.Name = sharedChartName(chart.Spec)
-		out.Chart = chart
-		hr.Spec.ChartRef = &helmv2.CrossNamespaceSourceReference{Kind: sourcev1.HelmChartKind, Name: chart.Name}
+		sources.helmRepository()
 	}
-
 	if err := release(r, out, hr, objectMeta, interval); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// sourceBuild is what Build writes a release's chart source with: the
+// release, the objects so far and its HelmRelease, how the objects of a
+// name are labelled, the credentials Secret (nil for none), the interval,
+// the chart version without build metadata, and the name of a shared
+// source.
+type sourceBuild struct {
+	r           *Release
+	out         *Objects
+	hr          *helmv2.HelmRelease
+	objectMeta  func(string) metav1.ObjectMeta
+	credentials *corev1.Secret
+	interval    time.Duration
+	version     string
+	sourceName  string
+}
+
+// gitRepository writes a GitRepository of the release's own, at the
+// revision the plan resolved.
+func (sb sourceBuild) gitRepository() {
+	r, out, hr, objectMeta, credentials, interval := sb.r, sb.out, sb.hr, sb.objectMeta, sb.credentials, sb.interval
+	src, s := r.Chart.Source, r.Spec
+	repo := &sourcev1.GitRepository{
+		TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.GitRepositoryKind},
+		ObjectMeta: objectMeta(SourceName(s.Name)),
+		Spec: sourcev1.GitRepositorySpec{
+			URL:       src.Git.URL,
+			Reference: gitReference(src.Git.Ref, r.Chart.SourceRevision),
+			Interval:  metav1.Duration{Duration: interval},
+		},
+	}
+	if credentials != nil {
+		repo.Spec.SecretRef = &meta.LocalObjectReference{Name: credentials.Name}
+	}
+	out.Source = repo
+	hr.Spec.Chart = chartTemplate(src, sourcev1.GitRepositoryKind, repo.Name)
+}
+
+// bucket writes a Bucket of the release's own.
+func (sb sourceBuild) bucket() {
+	r, out, hr, objectMeta, credentials, interval := sb.r, sb.out, sb.hr, sb.objectMeta, sb.credentials, sb.interval
+	src, s := r.Chart.Source, r.Spec
+	b := src.Bucket
+	bucket := &sourcev1.Bucket{
+		TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.BucketKind},
+		ObjectMeta: objectMeta(SourceName(s.Name)),
+		Spec: sourcev1.BucketSpec{
+			Provider: b.Provider, BucketName: b.BucketName, Endpoint: b.Endpoint, Insecure: b.Insecure,
+			Region: b.Region, Prefix: b.Prefix, Interval: metav1.Duration{Duration: interval},
+		},
+	}
+	if credentials != nil {
+		if credentials.Data["accesskey"] != nil {
+			bucket.Spec.SecretRef = &meta.LocalObjectReference{Name: credentials.Name}
+		}
+		if credentials.Data[corev1.TLSCertKey] != nil || credentials.Data["ca.crt"] != nil {
+			bucket.Spec.CertSecretRef = &meta.LocalObjectReference{Name: credentials.Name}
+		}
+	}
+	if r.RequestedAt != "" {
+		// source-controller lists the bucket at its interval: asked
+		// now, it builds the planned objects (flux reconcile source
+		// bucket does the same).
+		bucket.Annotations = map[string]string{RequestedAtAnnotation: r.RequestedAt}
+	}
+	out.Source = bucket
+	hr.Spec.Chart = chartTemplate(src, sourcev1.BucketKind, bucket.Name)
+}
+
+// ociRepository writes an OCIRepository of the release's own, at the
+// version and digest the plan resolved, with its verification.
+func (sb sourceBuild) ociRepository() {
+	r, out, hr, objectMeta, credentials, interval := sb.r, sb.out, sb.hr, sb.objectMeta, sb.credentials, sb.interval
+	src, s := r.Chart.Source, r.Spec
+	repo := &sourcev1.OCIRepository{
+		TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.OCIRepositoryKind},
+		ObjectMeta: objectMeta(SourceName(s.Name)),
+		Spec: sourcev1.OCIRepositorySpec{
+			URL:           strings.TrimSuffix(src.Repository, "/") + "/" + src.Name,
+			Reference:     &sourcev1.OCIRepositoryRef{Tag: sb.version, Digest: r.Chart.Digest},
+			LayerSelector: &sourcev1.OCILayerSelector{MediaType: helmChartLayer, Operation: sourcev1.OCILayerCopy},
+			Interval:      metav1.Duration{Duration: interval},
+			Insecure:      src.Auth.PlainHTTP,
+		},
+	}
+	if credentials != nil {
+		if credentials.Data[corev1.DockerConfigJsonKey] != nil {
+			repo.Spec.SecretRef = &meta.LocalObjectReference{Name: credentials.Name}
+		}
+		if credentials.Data[corev1.TLSCertKey] != nil || credentials.Data["ca.crt"] != nil {
+			repo.Spec.CertSecretRef = &meta.LocalObjectReference{Name: credentials.Name}
+		}
+	}
+	if src.Verify != nil {
+		repo.Spec.Verify, out.Verification = ociVerify(src.Verify, r.VerifySecret, objectMeta(VerificationName(s.Name)))
+	}
+	out.Source = repo
+	hr.Spec.ChartRef = &helmv2.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: repo.Name}
+}
+
+// helmRepository writes the namespace's shared HelmRepository of the
+// URL and credentials, and the shared HelmChart of the chart, version and
+// values files.
+func (sb sourceBuild) helmRepository() {
+	r, out, hr, objectMeta, credentials, interval := sb.r, sb.out, sb.hr, sb.objectMeta, sb.credentials, sb.interval
+	src := r.Chart.Source
+	repo := &sourcev1.HelmRepository{
+		TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.HelmRepositoryKind},
+		ObjectMeta: objectMeta(sb.sourceName),
+		Spec: sourcev1.HelmRepositorySpec{
+			URL:             src.Repository,
+			PassCredentials: src.Auth.PassCredentials,
+			Interval:        metav1.Duration{Duration: interval},
+		},
+	}
+	if r.RequestedAt != "" {
+		// source-controller fetches the index at its interval: asked
+		// now, it has the sb.version the plan resolved (a HelmChart of a
+		// sb.version its index lacks stalls). Requests of a namespace's
+		// releases come together in its queue.
+		repo.Annotations = map[string]string{RequestedAtAnnotation: r.RequestedAt}
+	}
+	if credentials != nil {
+		if credentials.Data["username"] != nil {
+			repo.Spec.SecretRef = &meta.LocalObjectReference{Name: credentials.Name}
+		}
+		if credentials.Data[corev1.TLSCertKey] != nil || credentials.Data["ca.crt"] != nil {
+			repo.Spec.CertSecretRef = &meta.LocalObjectReference{Name: credentials.Name}
+		}
+	}
+	out.Source = repo
+	// One HelmChart for the namespace's releases of the same chart,
+	// sb.version and values files: source-controller builds it once,
+	// instead of once per release from the same index.
+	chart := &sourcev1.HelmChart{
+		TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.HelmChartKind},
+		ObjectMeta: objectMeta(sb.sourceName),
+		Spec: sourcev1.HelmChartSpec{
+			Chart:                    src.Name,
+			Version:                  sb.version,
+			SourceRef:                sourcev1.LocalHelmChartSourceReference{Kind: sourcev1.HelmRepositoryKind, Name: repo.Name},
+			Interval:                 metav1.Duration{Duration: interval},
+			ReconcileStrategy:        string(src.ReconcileStrategy),
+			ValuesFiles:              src.ValuesFiles,
+			IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles,
+		},
+	}
+	chart.Name = sharedChartName(chart.Spec)
+	out.Chart = chart
+	hr.Spec.ChartRef = &helmv2.CrossNamespaceSourceReference{Kind: sourcev1.HelmChartKind, Name: chart.Name}
 }
 
 // release completes hr, the HelmRelease of r, and puts it and its values
