@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -725,4 +726,84 @@ func helmChartOf(t *testing.T, dyn dynamic.Interface, hr *unstructured.Unstructu
 		t.Fatal(err)
 	}
 	return hc
+}
+
+// TestFluxNoWait: with flux.wait = false the apply returns once
+// helm-controller has taken up the HelmRelease, before its outcome; the
+// next plan reports the outcome: a failed install as the stall it is,
+// with the controller's reason, and, once fixed, an upgrade the
+// controller finishes after the apply, then an empty plan.
+func TestFluxNoWait(t *testing.T) {
+	withNewestFluxControllers(t, func(t *testing.T, run *fluxRun) {
+		c := run.config(t, newRepository(t))
+		w := newWorkspace(t, "no-wait")
+		release := func(values string) string {
+			return "  engine = \"flux\"\n  timeout = \"20s\"\n  flux = { wait = false }\n  values = " + values
+		}
+		hrStatus := func() (ready, stalled *metav1.Condition, hr *unstructured.Unstructured) {
+			t.Helper()
+			got, err := dynamic.NewForConfigOrDie(run.rest).Resource(helmReleases).Namespace(run.ns).Get(context.Background(), "app", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			conditions, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+			for _, raw := range conditions {
+				m, _ := raw.(map[string]any)
+				c := &metav1.Condition{Type: fmt.Sprint(m["type"]), Status: metav1.ConditionStatus(fmt.Sprint(m["status"])), Reason: fmt.Sprint(m["reason"]), Message: fmt.Sprint(m["message"])}
+				switch c.Type {
+				case "Ready":
+					ready = c
+				case "Stalled":
+					stalled = c
+				}
+			}
+			return ready, stalled, got
+		}
+		waitFor := func(what string, done func(ready, stalled *metav1.Condition) bool) {
+			t.Helper()
+			if err := wait.PollUntilContextTimeout(context.Background(), time.Second, 2*time.Minute, true, func(context.Context) (bool, error) {
+				ready, stalled, _ := hrStatus()
+				return done(ready, stalled), nil
+			}); err != nil {
+				ready, stalled, _ := hrStatus()
+				t.Fatalf("waiting for %s: %v (Ready %+v, Stalled %+v)", what, err, ready, stalled)
+			}
+		}
+
+		// An install the controller's Helm waits 20 s for, and fails.
+		w.write(c.hcl(map[string]string{"app": release("{ stuck = true }")}))
+		w.apply()
+		st := w.statuses()["app"]
+		if st.Ready || len(st.History) > 0 {
+			t.Errorf("the apply waited for the outcome: status %+v, want the controller at work with no revision yet", st)
+		}
+		if ready, _, _ := hrStatus(); ready != nil && ready.Status == metav1.ConditionFalse && ready.Reason == "InstallFailed" {
+			t.Errorf("the apply returned after the controller's failed install (%s), not once it took the HelmRelease up", ready.Message)
+		}
+		waitFor("the failed install", func(_, stalled *metav1.Condition) bool {
+			return stalled != nil && stalled.Status == metav1.ConditionTrue
+		})
+		res := w.must(0, "plan", "-input=false", "-no-color", "-detailed-exitcode")
+		if out := res.stdout + res.stderr; !has(out, "Release stalled: retries exhausted") {
+			t.Errorf("the plan after the failed install does not report it:\n%s", out)
+		}
+
+		// Fixed: the apply writes the HelmRelease and returns; the
+		// controller upgrades after it, and the plan then is empty.
+		w.write(c.hcl(map[string]string{"app": release(`{ message = "fixed" }`)}))
+		res = w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
+		if !has(res.stdout, "values changed") {
+			t.Errorf("the fix plans no upgrade:\n%s", res.stdout)
+		}
+		w.apply()
+		waitFor("the fixed release", func(ready, _ *metav1.Condition) bool { return ready != nil && ready.Status == metav1.ConditionTrue })
+		w.planIsEmpty()
+		if got := configMessageOn(t, run.cs, run.ns, "app"); got != "fixed" {
+			t.Errorf("message %q after the controller's upgrade, want fixed", got)
+		}
+		w.must(0, "apply", "-refresh-only", "-auto-approve", "-input=false", "-no-color")
+		if st := w.statuses()["app"]; !st.Ready || len(st.History) == 0 || st.History[0].Status != "deployed" {
+			t.Errorf("after a refresh the state's status is %+v, want ready with a deployed revision", st)
+		}
+	})
 }

@@ -94,7 +94,8 @@ type RunResult struct {
 // HelmRelease is fitted to the controller in the cluster, built with its
 // source and Secrets, and written (a failed create removes what it wrote);
 // then, unless suspended, Run waits as the flux CLI does for the
-// controller's outcome of the written generation and request. The result
+// controller's outcome of the written generation and request (with
+// opts.Want.TakenUp, only until the controller has taken them up). The result
 // holds what was written and the controller's status even when the wait
 // fails; the error is then the wait's (*NotReadyError, or the context's),
 // else a *RunError.
@@ -144,7 +145,7 @@ func (e *Client) Run(ctx context.Context, rel *Release, opts RunOptions) (*RunRe
 		}
 	}
 	res.Status = KeepHandled(StatusOf(hr, opts.Status, e.AsPlanned(ctx, hr)), opts.Status, spec)
-	if opts.Verified && objs.Verified() && waitErr == nil {
+	if opts.Verified && objs.Verified() && waitErr == nil && !opts.Want.TakenUp {
 		// Ready, so source-controller verified it too: its words.
 		res.SourceVerified = e.SourceVerified(ctx, spec.Namespace, SourceName(spec.Name))
 	}

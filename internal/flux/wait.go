@@ -38,12 +38,15 @@ type Want struct {
 	// Since is when the write began: errors name the controller's events
 	// from then on.
 	Since time.Time
+	// TakenUp ends the wait once the controller has taken up the
+	// generation and request written (TakenUp), before their outcome.
+	TakenUp bool
 }
 
 // Wait waits, as the flux CLI does, until the controller has observed the
 // HelmRelease's generation (and handled RequestedAt), and reports it
 // Ready with the newest history entry at the wanted chart version and
-// values. Stalled ends the wait at once; so does a failure the controller
+// values; with want.TakenUp, only until it has taken them up. Stalled ends the wait at once; so does a failure the controller
 // retries after an interval (RetryOnFailure), and Ready with another
 // revision. On timeout or failure the error is a *NotReadyError saying
 // why, from the HelmRelease's conditions, its source's and the events the
@@ -87,6 +90,9 @@ func (e *Client) Wait(ctx context.Context, namespace, name string, want Want, ti
 			nr := e.notReady(ctx, hr, want, timeout, false)
 			nr.Grace = e.graceOf()
 			return hr, nr
+		}
+		if want.TakenUp && TakenUp(hr, want) {
+			return hr, nil
 		}
 		if !apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.ReadyCondition) && (hr.Spec.ChartRef != nil || hr.Status.ObservedGeneration >= want.Generation) {
 			// source-controller gave up on the chart since the write (a
@@ -196,6 +202,20 @@ func observed(hr *helmv2.HelmRelease, want Want) bool {
 		return false
 	}
 	return want.RequestedAt == "" || hr.Status.LastHandledReconcileAt == want.RequestedAt
+}
+
+// TakenUp reports whether the controller has taken up the generation and
+// request want names: it marked them Reconciling since the write (it does
+// so, and writes the status, before it looks at dependencies and the
+// chart), or it has already ended a reconcile of them.
+func TakenUp(hr *helmv2.HelmRelease, want Want) bool {
+	if observed(hr, want) {
+		return true
+	}
+	c := apimeta.FindStatusCondition(hr.Status.Conditions, meta.ReconcilingCondition)
+	// The condition's time is in seconds.
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration >= want.Generation &&
+		!c.LastTransitionTime.Time.Before(want.Since.Truncate(time.Second))
 }
 
 // historyMismatch says how the newest history entry differs from want.

@@ -36,7 +36,7 @@
 // time (from the HelmRelease written to Ready, the slowest release) beside
 // the apply's wall time.
 //
-//	go run ./internal/planbench -n 1,10,30 [-parallelism 10] [-repositories 1] [-clusters 1] [-profile DIR] [-skip-helm] [-engine flux]
+//	go run ./internal/planbench -n 1,10,30 [-parallelism 10] [-repositories 1] [-clusters 1] [-profile DIR] [-skip-helm] [-engine flux [-flux-wait=false]]
 //	go run ./internal/planbench -objects 1000 [-profile DIR]
 //	go run ./internal/planbench -compare -objects 1000 [-chart ../shared/charts/argo-cd]
 //
@@ -95,6 +95,7 @@ func main() {
 	chartFlag := flag.String("chart", "", "with -compare: a local chart directory to compare on too")
 	chartValues := flag.String("chart-values", "{ commonLabels = { bench = var.message } }", "with -chart: the values, an HCL expression of var.message that changes every object with it")
 	engine := flag.String("engine", "helm", "with -n: the releases' engine, helm or flux")
+	fluxWait := flag.Bool("flux-wait", true, "with -engine flux: the releases' flux.wait (false: each apply returns once helm-controller has taken its HelmRelease up)")
 	fluxArgs := flag.String("flux-args", "", "with -engine flux: flags added to the controllers', as controller=flags;controller=flags, e.g. \"source-controller=--helm-cache-max-size=10 --helm-cache-ttl=60m;helm-controller=--concurrent=10\"")
 	repoURL := flag.String("repo", "", "internal: repository of -helm-child")
 	kubeconfig := flag.String("kubeconfig", "", "internal: cluster of -helm-child")
@@ -108,7 +109,7 @@ func main() {
 		if *compareFlag {
 			cmp = &comparison{chart: *chartFlag, values: *chartValues}
 		}
-		err = run(*counts, *objects, *repositories, max(*clusters, 1), *parallelism, *profile, *skipHelm || *engine == "flux", *engine, parseFluxArgs(*fluxArgs), cmp)
+		err = run(*counts, *objects, *repositories, max(*clusters, 1), *parallelism, *profile, *skipHelm || *engine == "flux", releaseEngine{name: *engine, fluxWait: *fluxWait}, parseFluxArgs(*fluxArgs), cmp)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "planbench:", err)
@@ -132,7 +133,23 @@ func parseFluxArgs(s string) map[string][]string {
 	return out
 }
 
-func run(counts string, objects, repositories, clusters, parallelism int, profile string, skipHelm bool, engine string, fluxArgs map[string][]string, cmp *comparison) error {
+// releaseEngine is the releases' engine, and with Flux's, whether each
+// apply waits for the controller's outcome (flux.wait).
+type releaseEngine struct {
+	name     string
+	fluxWait bool
+}
+
+// settings are the resource's settings of e.
+func (e releaseEngine) settings() string {
+	s := fmt.Sprintf("engine          = %q", e.name)
+	if e.name == "flux" && !e.fluxWait {
+		s += "\n  flux            = { wait = false }"
+	}
+	return s
+}
+
+func run(counts string, objects, repositories, clusters, parallelism int, profile string, skipHelm bool, engine releaseEngine, fluxArgs map[string][]string, cmp *comparison) error {
 	if _, err := os.Stat("go.mod"); err != nil {
 		return errors.New("run from the repository root")
 	}
@@ -198,7 +215,7 @@ func run(counts string, objects, repositories, clusters, parallelism int, profil
 		return err
 	}
 	var handed *fluxReleases
-	if engine == "flux" {
+	if engine.name == "flux" {
 		if handed, err = startFlux(ctx, kc, work, fluxArgs); err != nil {
 			return err
 		}
@@ -272,7 +289,7 @@ func run(counts string, objects, repositories, clusters, parallelism int, profil
 
 // runCounts measures each count of releases of -n on the clusters of
 // kubeconfigs (see run).
-func runCounts(ctx context.Context, counts, work string, kubeconfigs, urls []string, servers []*testrepo.IndexServer, rc, provider string, api *apiCounter, parallelism int, profile string, skipHelm bool, engine string, handed *fluxReleases) error {
+func runCounts(ctx context.Context, counts, work string, kubeconfigs, urls []string, servers []*testrepo.IndexServer, rc, provider string, api *apiCounter, parallelism int, profile string, skipHelm bool, engine releaseEngine, handed *fluxReleases) error {
 	kc := kubeconfigs[0]
 	for _, f := range strings.Split(counts, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -367,7 +384,7 @@ func runCounts(ctx context.Context, counts, work string, kubeconfigs, urls []str
 
 // configuration is N releases of the chart, drift detection on; with
 // more than one kubeconfig, spread over clusters of those names c0, c1, ….
-func configuration(n int, namespace string, kubeconfigs, repoURLs []string, dir, engine string) string {
+func configuration(n int, namespace string, kubeconfigs, repoURLs []string, dir string, engine releaseEngine) string {
 	repos, _ := json.Marshal(repoURLs) // strings, as an HCL list
 	connection, cluster := fmt.Sprintf("kubernetes = { config_path = %q }", kubeconfigs[0]), "null"
 	if len(kubeconfigs) > 1 {
@@ -408,9 +425,9 @@ resource "helmrelease_release" "r" {
   values          = { message = var.message }
   install         = { create_namespace = true }
   drift_detection = { mode = "enabled" }
-  engine          = %q
+  %s
 }
-`, repos, connection, filepath.Join(dir, "cache"), n, cluster, namespace, engine)
+`, repos, connection, filepath.Join(dir, "cache"), n, cluster, namespace, engine.settings())
 }
 
 type measure struct {

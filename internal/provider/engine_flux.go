@@ -39,19 +39,29 @@ type fluxWritten struct {
 }
 
 // fluxSettings are the flux block's settings, defaulted.
-func (m *releaseModel) fluxSettings(ctx context.Context, diags *diag.Diagnostics) (interval time.Duration, uninstall bool) {
-	interval, uninstall = flux.DefaultInterval, true
+type fluxSettings struct {
+	interval  time.Duration
+	uninstall bool
+	wait      bool
+}
+
+// fluxSettings are m's flux block's settings, defaulted.
+func (m *releaseModel) fluxSettings(ctx context.Context, diags *diag.Diagnostics) fluxSettings {
+	out := fluxSettings{interval: flux.DefaultInterval, uninstall: true, wait: true}
 	f := objectAs[fluxModel](ctx, m.Flux, path.Root("flux"), diags)
 	if f == nil {
-		return interval, uninstall
+		return out
 	}
 	if d := parseDuration(f.Interval); d > 0 {
-		interval = d
+		out.interval = d
 	}
 	if !f.UninstallOnDestroy.IsNull() {
-		uninstall = f.UninstallOnDestroy.ValueBool()
+		out.uninstall = f.UninstallOnDestroy.ValueBool()
 	}
-	return interval, uninstall
+	if !f.Wait.IsNull() {
+		out.wait = f.Wait.ValueBool()
+	}
+	return out
 }
 
 // client is the Flux client of m's cluster; nil with a diagnostic when
@@ -127,14 +137,14 @@ func (f fluxEngine) release(ctx context.Context, run *releaseRun) *flux.Release 
 			}
 		}
 	}
-	interval, _ := m.fluxSettings(ctx, diags)
+	settings := m.fluxSettings(ctx, diags)
 	rel := &flux.Release{
 		Spec:            run.spec,
 		Chart:           flux.Chart{Source: src, Version: resolved.Version, Digest: resolved.Digest, SourceRevision: resolved.SourceRevision},
 		Values:          run.input.Values,
 		SensitiveValues: run.input.SensitiveValues,
 		ValuesFrom:      run.input.References,
-		Interval:        interval,
+		Interval:        settings.interval,
 		Suspend:         m.Suspend.ValueBool(),
 		VerifySecret:    verifySecret,
 	}

@@ -43,11 +43,12 @@ func (f fluxEngine) run(ctx context.Context, run *releaseRun) *applied {
 		attrError(diags, path.Root("values"), "Values not usable", err.Error()+".", "Use values that encode as JSON.")
 		return nil
 	}
+	wait := m.fluxSettings(ctx, diags).wait
 	res, err := fe.Run(ctx, rel, flux.RunOptions{
 		Create:      run.prior == nil,
 		LastRelease: func() (*helm.Release, error) { return e.Helm.LastRelease(spec.GetReleaseName()) },
 		Status:      run.st,
-		Want:        flux.Want{ChartVersion: resolved.Version, SourceRevision: resolved.SourceRevision, ConfigDigest: flux.ConfigDigest(run.values)},
+		Want:        flux.Want{ChartVersion: resolved.Version, SourceRevision: resolved.SourceRevision, ConfigDigest: flux.ConfigDigest(run.values), TakenUp: !wait},
 		Verified:    resolved.Verified != nil,
 	})
 	var notRun *flux.RunError
@@ -64,6 +65,10 @@ func (f fluxEngine) run(ctx context.Context, run *releaseRun) *applied {
 	st.LastAttemptedConfigDigest = configDigest
 	st.ObservedOptionsDigest, st.ObservedPostRenderersDigest = reconcile.OptionsDigest(spec), e.Digests().PostRenderers(spec)
 	waitErr := err
+	if !wait && !m.Suspend.ValueBool() && waitErr == nil {
+		// Taken up, not deployed yet: the next refresh reads the outcome.
+		return &applied{status: st, asPlanned: true, pending: true, report: func(context.Context, bool) {}}
+	}
 	var differences flux.RenderDifferences
 	return &applied{
 		status: st, asPlanned: waitErr == nil, sourceVerified: res.SourceVerified,

@@ -15,7 +15,7 @@ import (
 func (f fluxEngine) remove(ctx context.Context, m *releaseModel, _ privateGetter, resp *resource.DeleteResponse) {
 	diags := &resp.Diagnostics
 	spec := f.spec(ctx, m, diags)
-	_, uninstall := m.fluxSettings(ctx, diags)
+	uninstall := m.fluxSettings(ctx, diags).uninstall
 	if diags.HasError() {
 		return
 	}

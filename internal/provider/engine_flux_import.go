@@ -64,7 +64,7 @@ func (f fluxFound) adopt(ctx context.Context, m *releaseModel, e *reconcile.Reco
 		f.adoptChart(ctx, m, chart, diags)
 	}
 	m.Engine = types.StringValue(engineFlux)
-	settings := fluxModel{Interval: types.StringNull(), UninstallOnDestroy: types.BoolNull(), DependsOn: types.ListNull(dependencyType)}
+	settings := fluxModel{Interval: types.StringNull(), UninstallOnDestroy: types.BoolNull(), Wait: types.BoolNull(), DependsOn: types.ListNull(dependencyType)}
 	if iv := hr.Spec.Interval.Duration; iv != flux.DefaultInterval && iv > 0 {
 		settings.Interval = types.StringValue(iv.String())
 	}

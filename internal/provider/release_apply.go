@@ -2,8 +2,10 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"sync"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
@@ -64,8 +66,13 @@ type releaseRun struct {
 // the plan as rendered), which reports true when the state must record the
 // deployed objects; and its report of the run, once the state is saved.
 type applied struct {
-	status         *reconcile.Status
-	asPlanned      bool
+	status    *reconcile.Status
+	asPlanned bool
+	// pending says the engine returned before the release was deployed
+	// (flux.wait = false): the state records the plan's objects, those the
+	// plan did not know null, until the next refresh reads what was
+	// deployed.
+	pending        bool
 	sourceVerified string
 	compare        func(ctx context.Context, latest *helm.Release, deployed types.Map) bool
 	report         func(ctx context.Context, latestRead bool)
@@ -177,6 +184,12 @@ func (r *releaseResource) record(ctx context.Context, run *releaseRun, a *applie
 	status, d := statusObject(ctx, a.status)
 	diags.Append(d...)
 	m.Status = status
+	if a.pending {
+		m.Resources, m.PlannedHooks = knownOrNull(m.Resources), knownOrNull(m.PlannedHooks)
+		m.Notes, m.Description = releaseInfo(nil, errPending, m.Notes, m.Description)
+		settlePlanned(m, nil, nil, nil, diags)
+		return false
+	}
 	latest, latestErr := e.Helm.LastRelease(run.spec.GetReleaseName())
 	if latestErr != nil && a.asPlanned {
 		diags.AddWarning("Release objects not readable", latestErr.Error())
@@ -196,4 +209,27 @@ func (r *releaseResource) record(ctx context.Context, run *releaseRun, a *applie
 	m.Notes, m.Description = releaseInfo(latest, latestErr, m.Notes, m.Description)
 	settlePlanned(m, e, latest, run.sensitive, diags)
 	return latestErr == nil
+}
+
+// errPending is a release not deployed yet when its apply returned
+// (applied.pending): nothing of it can be read.
+var errPending = errors.New("not deployed yet")
+
+// knownOrNull is objects with the elements a plan did not know null, and
+// null when it knew none.
+func knownOrNull(objects types.Map) types.Map {
+	if objects.IsUnknown() {
+		return types.MapNull(types.StringType)
+	}
+	if tfvalue.FullyKnown(objects) {
+		return objects
+	}
+	elems := make(map[string]attr.Value, len(objects.Elements()))
+	for k, v := range objects.Elements() {
+		if v.IsUnknown() {
+			v = types.StringNull()
+		}
+		elems[k] = v
+	}
+	return types.MapValueMust(types.StringType, elems)
 }

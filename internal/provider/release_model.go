@@ -133,6 +133,7 @@ type fluxModel struct {
 	Interval           types.String `tfsdk:"interval"`
 	DependsOn          types.List   `tfsdk:"depends_on"`
 	UninstallOnDestroy types.Bool   `tfsdk:"uninstall_on_destroy"`
+	Wait               types.Bool   `tfsdk:"wait"`
 }
 
 // dependencyType is the type of an element of flux.depends_on.

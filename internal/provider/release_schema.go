@@ -222,6 +222,10 @@ func releaseEngineAttributes() map[string]schema.Attribute {
 						},
 					},
 				},
+				"wait": schema.BoolAttribute{
+					MarkdownDescription: "Whether the apply waits for helm-controller's outcome (not a HelmRelease field). `true` waits, as `flux reconcile` does, until the controller reports the planned revision ready, and fails naming what it reported otherwise. `false` returns once the controller has taken up the HelmRelease written (marked it `Reconciling`, or already reconciled it): the state records the plan's objects and the controller's status at that moment, and the next refresh reads the outcome, so a failure is reported by the next plan (the release not ready, planned again, or stalled) and its objects as deployed. For fleets whose outcome the controller's own alerts report; the controller's render differences are then not named at apply. Helm's own wait for the release's objects is `install.disable_wait` / `upgrade.disable_wait`. Default: `true`.",
+					Optional:            true,
+				},
 				"uninstall_on_destroy": schema.BoolAttribute{
 					MarkdownDescription: "Whether destroying the resource uninstalls the release: `true` deletes the HelmRelease and waits until the controller has uninstalled it; `false` suspends the HelmRelease, deletes it once the controller has seen the suspension, and leaves the release installed and unmanaged. Default: `true`.",
 					Optional:            true,
