@@ -732,7 +732,8 @@ func helmChartOf(t *testing.T, dyn dynamic.Interface, hr *unstructured.Unstructu
 // helm-controller has taken up the HelmRelease, before its outcome; the
 // next plan reports the outcome: a failed install as the stall it is,
 // with the controller's reason, and, once fixed, an upgrade the
-// controller finishes after the apply, then an empty plan.
+// controller finishes after the apply, then an empty plan; a plan made
+// while the controller holds a release back plans nothing and says so.
 func TestFluxNoWait(t *testing.T) {
 	withNewestFluxControllers(t, func(t *testing.T, run *fluxRun) {
 		c := run.config(t, newRepository(t))
@@ -804,6 +805,17 @@ func TestFluxNoWait(t *testing.T) {
 		w.must(0, "apply", "-refresh-only", "-auto-approve", "-input=false", "-no-color")
 		if st := w.statuses()["app"]; !st.Ready || len(st.History) == 0 || st.History[0].Status != "deployed" {
 			t.Errorf("after a refresh the state's status is %+v, want ready with a deployed revision", st)
+		}
+
+		// A release the controller holds back (a dependency that never
+		// comes): taken up, never finished. A plan meanwhile says the
+		// controller is at work and plans nothing, not the install again.
+		w.write(c.hcl(map[string]string{"app": release(`{ message = "fixed" }`), "late": `  engine = "flux"
+  flux = { wait = false, depends_on = [{ name = "missing" }] }`}))
+		w.apply()
+		res = w.must(0, "plan", "-input=false", "-no-color", "-detailed-exitcode")
+		if out := res.stdout + res.stderr; !has(out, "helm-controller is at work") {
+			t.Errorf("a plan while the controller holds the release back does not say it is at work:\n%s", out)
 		}
 	})
 }

@@ -1,9 +1,11 @@
 package flux
 
 import (
+	"fmt"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
@@ -56,6 +58,33 @@ func StatusOf(hr *helmv2.HelmRelease, prev *reconcile.Status, asPlanned func(str
 		st.History = append(st.History, snap)
 	}
 	return st
+}
+
+// Finished reports whether the controller has ended a reconcile of hr's
+// generation and reconcile request; until then it is at work on them
+// (waiting for dependencies or the chart included).
+func Finished(hr *helmv2.HelmRelease) bool {
+	requested, _ := meta.ReconcileAnnotationValue(hr.GetAnnotations())
+	return hr.Status.ObservedGeneration >= hr.Generation && (requested == "" || hr.Status.LastHandledReconcileAt == requested)
+}
+
+// Unfinished completes st, the status of hr, a HelmRelease handed to the
+// controller without waiting for it (flux.wait = false) that it has not
+// finished (Finished): marked Reconciling, as the controller marks a
+// release it is at work on, and, until the controller attempts the
+// generation, with prev's last attempted revision, the one handed over.
+func Unfinished(st, prev *reconcile.Status, hr *helmv2.HelmRelease) {
+	if hr.Status.LastAttemptedGeneration < hr.Generation && prev.LastAttemptedRevision != "" {
+		st.LastAttemptedRevision, st.LastAttemptedRevisionDigest = prev.LastAttemptedRevision, prev.LastAttemptedRevisionDigest
+	}
+	if c := st.Condition(meta.ReconcilingCondition); c != nil && c.Status && c.Reason == meta.ProgressingReason {
+		return
+	}
+	msg := fmt.Sprintf("helm-controller has not finished reconciling generation %d of the HelmRelease", hr.Generation)
+	if ready := st.Condition(reconcile.ConditionReady); ready != nil && ready.Message != "" {
+		msg += " (" + ready.Reason + ": " + ready.Message + ")"
+	}
+	st.SetCondition(reconcile.Condition{Type: meta.ReconcilingCondition, Status: true, Reason: meta.ProgressingReason, Message: msg})
 }
 
 // KeepHandled keeps spec's force and reset tokens handled in st once prev

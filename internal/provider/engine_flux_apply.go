@@ -67,6 +67,9 @@ func (f fluxEngine) run(ctx context.Context, run *releaseRun) *applied {
 	waitErr := err
 	if !wait && !m.Suspend.ValueBool() && waitErr == nil {
 		// Taken up, not deployed yet: the next refresh reads the outcome.
+		// The revision handed over is the one the controller attempts
+		// (flux.Unfinished); its digest is the controller's to tell.
+		st.LastAttemptedRevision, st.LastAttemptedRevisionDigest = resolved.Version, ""
 		return &applied{status: st, asPlanned: true, pending: true, report: func(context.Context, bool) {}}
 	}
 	var differences flux.RenderDifferences

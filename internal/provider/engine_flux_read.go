@@ -38,9 +38,14 @@ func (f fluxEngine) read(ctx context.Context, rf *releaseRefresh) *refreshed {
 	raw, d := rf.private.GetKey(ctx, privateFlux)
 	diags.Append(d...)
 	var w fluxWritten
-	if len(raw) > 0 && json.Unmarshal(raw, &w) == nil && w.Generation != hr.Generation {
+	switch {
+	case len(raw) > 0 && json.Unmarshal(raw, &w) == nil && w.Generation != hr.Generation:
 		st.SetCondition(reconcile.Condition{Type: reconcile.ConditionReady, Status: false, Reason: reasonChangedOutside,
 			Message: fmt.Sprintf("HelmRelease %s/%s was changed outside Terraform (generation %d, written at %d): the next apply writes it back", spec.Namespace, spec.Name, hr.Generation, w.Generation)})
+	case !m.fluxSettings(ctx, diags).wait && !flux.Finished(hr):
+		// Handed over without waiting: the plan says the controller is
+		// at work, and plans nothing until it is done.
+		flux.Unfinished(st, prev, hr)
 	}
 	ctx, e := rf.reconciler(ctx)
 	if e == nil {
