@@ -52,7 +52,10 @@ func (f fluxEngine) run(ctx context.Context, run *releaseRun) *applied {
 		Verified:    resolved.Verified != nil,
 	})
 	var notRun *flux.RunError
-	if errors.As(err, &notRun) {
+	if !errors.As(err, &notRun) && res == nil {
+		notRun = &flux.RunError{Step: flux.StepWrite, Err: err}
+	}
+	if notRun != nil {
 		reportNotRun(diags, m, spec, notRun)
 		return nil
 	}

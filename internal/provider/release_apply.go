@@ -122,7 +122,7 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	run.red = r.redactorFor(ctx, m, run.wo)
 	ctx = run.red.context(ctx)
 	defer run.red.finish(ctx, out, diags)
-	if ctx = r.decodeRun(ctx, eng, run); diags.HasError() {
+	if ctx = r.decodeRun(ctx, eng, run); diags.HasError() || run.e == nil {
 		return
 	}
 	a := eng.run(ctx, run)
