@@ -79,15 +79,25 @@ data:
 
 // withFlux runs f against each helm-controller version of
 // testcluster.FluxVersions, one at a time, each with source-controller.
-func withFlux(t *testing.T, f func(t *testing.T)) {
+func withFlux(t *testing.T, f func(t *testing.T)) { withFluxVersions(t, false, f) }
+
+// withNewestFlux runs f against the newest helm-controller only, for what
+// is source-controller's or the provider's alone.
+func withNewestFlux(t *testing.T, f func(t *testing.T)) { withFluxVersions(t, true, f) }
+
+func withFluxVersions(t *testing.T, newest bool, f func(t *testing.T)) {
 	if testing.Short() {
 		t.Skip("needs the test cluster")
 	}
-	versions, err := testcluster.FluxVersions()
+	all, err := testcluster.FluxVersions()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, version := range versions[testcluster.HelmController] {
+	versions := all[testcluster.HelmController]
+	if newest {
+		versions = versions[len(versions)-1:]
+	}
+	for _, version := range versions {
 		t.Run("helm-controller "+version, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 			defer cancel()

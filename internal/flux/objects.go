@@ -438,9 +438,9 @@ func (sb sourceBuild) helmRepository() {
 	}
 	if r.RequestedAt != "" {
 		// source-controller fetches the index at its interval: asked
-		// now, it has the sb.version the plan resolved (a HelmChart of a
-		// sb.version its index lacks stalls). Requests of a namespace's
-		// releases come together in its queue.
+		// now, it has the version the plan resolved (a HelmChart of a
+		// version its index lacks stalls). Run asks only for a version
+		// whose shared HelmChart is not built (indexRequest).
 		repo.Annotations = map[string]string{RequestedAtAnnotation: r.RequestedAt}
 	}
 	if credentials != nil {

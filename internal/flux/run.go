@@ -92,7 +92,8 @@ type RunResult struct {
 // does: a create is checked first (nothing written when refused); the
 // namespaces rel creates are created, marked as the release's; the
 // HelmRelease is fitted to the controller in the cluster, built with its
-// source and Secrets, and written (a failed create removes what it wrote);
+// source and Secrets (a shared HelmRepository asked to fetch its index only
+// for a version not built yet), and written (a failed create removes what it wrote);
 // then, unless suspended, Run waits as the flux CLI does for the
 // controller's outcome of the written generation and request (with
 // opts.Want.TakenUp, only until the controller has taken them up). The result
@@ -111,6 +112,13 @@ func (e *Client) Run(ctx context.Context, rel *Release, opts RunOptions) (*RunRe
 	objs, err := Build(rel)
 	if err != nil {
 		return nil, &RunError{Step: StepBuild, Err: err}
+	}
+	if objs.Shared && objs.Chart != nil && rel.RequestedAt != "" {
+		token, err := e.indexRequest(ctx, objs, rel.RequestedAt)
+		if err != nil {
+			return nil, &RunError{Step: StepWrite, Err: err}
+		}
+		setRequest(objs.Source, token)
 	}
 	if spec.Install.CreateNamespace {
 		for _, ns := range CreatedNamespaces(spec, rel.KubeConfig != nil) {

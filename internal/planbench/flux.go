@@ -48,13 +48,33 @@ func startFlux(ctx context.Context, kubeconfig, work string, args map[string][]s
 func (f *fluxReleases) stop() { f.flux.Stop() }
 
 // reconcileTime is the longest time a HelmRelease of namespace took from
-// since (the apply's start) to the controller's Ready.
-func (f *fluxReleases) reconcileTime(ctx context.Context, namespace string, since time.Time) (time.Duration, error) {
+// since (the apply's start) to the controller's Ready. It waits until n
+// HelmReleases are Ready: an apply with flux.wait = false returns before.
+func (f *fluxReleases) reconcileTime(ctx context.Context, namespace string, since time.Time, n int) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
+	defer cancel()
+	for {
+		slowest, ready, err := f.readyTimes(ctx, namespace, since)
+		if err != nil || ready >= n {
+			return slowest, err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("%d of %d HelmReleases ready: %w", ready, n, ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// readyTimes is the longest time from since to a Ready HelmRelease of
+// namespace, and how many are Ready.
+func (f *fluxReleases) readyTimes(ctx context.Context, namespace string, since time.Time) (time.Duration, int, error) {
 	list, err := f.dyn.Resource(helmReleases).Namespace(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return 0, fmt.Errorf("listing HelmReleases: %w", err)
+		return 0, 0, fmt.Errorf("listing HelmReleases: %w", err)
 	}
 	var slowest time.Duration
+	ready := 0
 	for _, hr := range list.Items {
 		conds, _, _ := unstructured.NestedSlice(hr.Object, "status", "conditions")
 		for _, c := range conds {
@@ -64,10 +84,11 @@ func (f *fluxReleases) reconcileTime(ctx context.Context, namespace string, sinc
 			}
 			at, err := time.Parse(time.RFC3339, fmt.Sprint(m["lastTransitionTime"]))
 			if err != nil {
-				return 0, fmt.Errorf("HelmRelease %s: Ready time: %w", hr.GetName(), err)
+				return 0, 0, fmt.Errorf("HelmRelease %s: Ready time: %w", hr.GetName(), err)
 			}
 			slowest = max(slowest, at.Sub(since))
+			ready++
 		}
 	}
-	return slowest, nil
+	return slowest, ready, nil
 }
