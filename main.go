@@ -17,6 +17,10 @@ import (
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
+// newProvider is the provider served: provider.New, unless built with
+// -tags floor (main_floor.go).
+var newProvider = provider.New
+
 // memoryLimit is the heap size the garbage collector works to stay under
 // unless GOMEMLIMIT says otherwise: a plan of many releases renders them in
 // parallel, and without a limit the heap grows to twice what is live.
@@ -40,7 +44,7 @@ func main() {
 		}
 	}
 
-	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
+	err := providerserver.Serve(context.Background(), newProvider(version), providerserver.ServeOpts{
 		Address:         "registry.terraform.io/helmrelease/helmrelease",
 		Debug:           debug,
 		ProtocolVersion: 6,

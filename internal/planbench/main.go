@@ -88,6 +88,7 @@ func main() {
 	profile := flag.String("profile", "", "write the provider's CPU and heap profiles of each no-change plan to this directory (n<N>-c<clusters>/cpu-<pid>.pprof, heap-<pid>.pprof)")
 	helmChild := flag.Int("helm-child", 0, "internal: install this many releases with the Helm SDK and print the peak RSS")
 	skipHelm := flag.Bool("skip-helm", false, "leave out the Helm SDK installs")
+	floorFlag := flag.Bool("floor", true, "with -n: after the no-change plan, the same plan of the same states with the floor provider (the provider built with -tags floor: its schemas, no work in plan or read)")
 	objects := flag.Int("objects", 0, "instead of -n: one release of a chart of this many objects (1 MB of CRDs among them)")
 	repositories := flag.Int("repositories", 1, "spread the releases over this many repositories, each serving its own ≈20 MB index")
 	clusters := flag.Int("clusters", 1, "with -n: spread the releases over this many clusters, named in the provider's clusters")
@@ -109,7 +110,7 @@ func main() {
 		if *compareFlag {
 			cmp = &comparison{chart: *chartFlag, values: *chartValues}
 		}
-		err = run(*counts, *objects, *repositories, max(*clusters, 1), *parallelism, *profile, *skipHelm || *engine == "flux", releaseEngine{name: *engine, fluxWait: *fluxWait}, parseFluxArgs(*fluxArgs), cmp)
+		err = run(*counts, *objects, *repositories, max(*clusters, 1), *parallelism, *profile, *skipHelm || *engine == "flux", *floorFlag, releaseEngine{name: *engine, fluxWait: *fluxWait}, parseFluxArgs(*fluxArgs), cmp)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "planbench:", err)
@@ -149,7 +150,7 @@ func (e releaseEngine) settings() string {
 	return s
 }
 
-func run(counts string, objects, repositories, clusters, parallelism int, profile string, skipHelm bool, engine releaseEngine, fluxArgs map[string][]string, cmp *comparison) error {
+func run(counts string, objects, repositories, clusters, parallelism int, profile string, skipHelm, floorFlag bool, engine releaseEngine, fluxArgs map[string][]string, cmp *comparison) error {
 	if _, err := os.Stat("go.mod"); err != nil {
 		return errors.New("run from the repository root")
 	}
@@ -162,12 +163,14 @@ func run(counts string, objects, repositories, clusters, parallelism int, profil
 	fmt.Fprintln(os.Stderr, "building the provider")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Hour)
 	defer cancel()
-	// As the release archives build it (.goreleaser.yml): a static binary
-	// without symbol tables, whose pages the provider's RSS counts.
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", provider, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the provider: %w: %s", err, out)
+	if err := buildProvider(ctx, provider); err != nil {
+		return err
+	}
+	var floor *floorBuild
+	if floorFlag && objects == 0 && cmp == nil {
+		if floor, err = buildFloor(ctx, work); err != nil {
+			return err
+		}
 	}
 	overrides := fmt.Sprintf("    \"helmrelease/helmrelease\" = %q\n", filepath.Dir(provider))
 	helmProvider := ""
@@ -280,7 +283,7 @@ func run(counts string, objects, repositories, clusters, parallelism int, profil
 		if len(kubeconfigs) > 1 {
 			fmt.Printf("-- on %d of the %d clusters\n", len(layout), len(kubeconfigs))
 		}
-		if err := runCounts(ctx, counts, work, layout, urls, servers, rc, provider, api, parallelism, profile, skipHelm, engine, handed); err != nil {
+		if err := runCounts(ctx, counts, work, layout, urls, servers, rc, provider, api, parallelism, profile, skipHelm, engine, handed, floor); err != nil {
 			return err
 		}
 	}
@@ -289,7 +292,7 @@ func run(counts string, objects, repositories, clusters, parallelism int, profil
 
 // runCounts measures each count of releases of -n on the clusters of
 // kubeconfigs (see run).
-func runCounts(ctx context.Context, counts, work string, kubeconfigs, urls []string, servers []*testrepo.IndexServer, rc, provider string, api *apiCounter, parallelism int, profile string, skipHelm bool, engine releaseEngine, handed *fluxReleases) error {
+func runCounts(ctx context.Context, counts, work string, kubeconfigs, urls []string, servers []*testrepo.IndexServer, rc, provider string, api *apiCounter, parallelism int, profile string, skipHelm bool, engine releaseEngine, handed *fluxReleases, schemaFloor *floorBuild) error {
 	kc := kubeconfigs[0]
 	for _, f := range strings.Split(counts, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -358,6 +361,20 @@ func runCounts(ctx context.Context, counts, work string, kubeconfigs, urls []str
 				return fmt.Errorf("%s with %d releases: %w", step.name, n, err)
 			}
 			m.row(n, step.name)
+			if schemaFloor != nil && step.name == "plan, no change" {
+				// The same plan of the same states with the floor provider.
+				t := tf
+				t.rc, t.provider = schemaFloor.rc, schemaFloor.binary
+				m, err := t.run(step.args, 0)
+				if err != nil {
+					return fmt.Errorf("the floor provider's plan of %d releases: %w", n, err)
+				}
+				m.row(n, "plan, schema floor")
+				if m, err = leanFloor(tf, schemaFloor, filepath.Join(work, fmt.Sprintf("lean%d-c%d", n, len(kubeconfigs))), configuration(n, ns, kubeconfigs, urls, dir, engine), step.args); err != nil {
+					return fmt.Errorf("the lean floor's plan of %d releases: %w", n, err)
+				}
+				m.row(n, "plan, lean floor")
+			}
 			if handed != nil && step.name == "apply (install)" {
 				slowest, err := handed.reconcileTime(ctx, ns, started, n)
 				if err != nil {
@@ -464,7 +481,8 @@ type terraform struct {
 	dir, rc, provider string
 	srvs              []*testrepo.IndexServer // whose index downloads count
 	api               *apiCounter
-	profileDir        string // where the provider writes its profiles, if set
+	profileDir        string   // where the provider writes its profiles, if set
+	env               []string // added to terraform's environment
 }
 
 // run runs terraform, polling the provider processes' peak RSS.
@@ -472,6 +490,7 @@ func (t terraform) run(args []string, wantExit int) (measure, error) {
 	cmd := exec.CommandContext(t.ctx, "terraform", args...)
 	cmd.Dir = t.dir
 	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+t.rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
+	cmd.Env = append(cmd.Env, t.env...)
 	if t.profileDir != "" {
 		cmd.Env = append(cmd.Env, "HELMRELEASE_PROFILE_DIR="+t.profileDir)
 	}
