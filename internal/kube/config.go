@@ -178,6 +178,7 @@ func (c Config) RESTConfig(getenv func(string) string) (*rest.Config, error) {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = DefaultUserAgent
 	}
+	LimitInFlight(cfg)
 	return cfg, nil
 }
 

@@ -84,7 +84,9 @@ resource "helmrelease_release" "big" {
 	if err != nil {
 		return err
 	}
-	m, err := tf.run([]string{"apply", "-auto-approve", "-input=false"}, 0)
+	install := tf
+	install.profileDir = profileDir("install")
+	m, err := install.run([]string{"apply", "-auto-approve", "-input=false"}, 0)
 	if err != nil {
 		return fmt.Errorf("installing: %w", err)
 	}

@@ -64,6 +64,7 @@ func New(ctx context.Context, s *Spec, o Options) (*Reconciler, error) {
 		}
 		// Limited as the provider's own cluster is when qps is unset.
 		kube.ThrottleByServer(cfg)
+		kube.LimitInFlight(cfg)
 	}
 	impersonate := ""
 	if s.ServiceAccountName != "" {
