@@ -62,9 +62,10 @@ func New(ctx context.Context, s *Spec, o Options) (*Reconciler, error) {
 		if cfg, err = kubeConfigFromSecret(ctx, o.Config, s.Namespace, *o.KubeConfig); err != nil {
 			return nil, err
 		}
-		// Limited as the provider's own cluster is when qps is unset.
-		kube.ThrottleByServer(cfg)
+		// Limited as the provider's own cluster is when qps is unset;
+		// ThrottleByServer's probe reads cfg, so it comes last.
 		kube.LimitInFlight(cfg)
+		kube.ThrottleByServer(cfg)
 	}
 	impersonate := ""
 	if s.ServiceAccountName != "" {
