@@ -92,9 +92,9 @@ type RunResult struct {
 // does: a create is checked first (nothing written when refused); the
 // namespaces rel creates are created, marked as the release's; the
 // HelmRelease is fitted to the controller in the cluster, built with its
-// source and Secrets (a shared HelmRepository asked to fetch its index only
-// for a version not built yet), and written (a failed create removes what it wrote);
-// then, unless suspended, Run waits as the flux CLI does for the
+// source and Secrets (a shared HelmRepository asked to fetch its index
+// only for a version not built yet), and written (a failed create removes
+// what it wrote); then, unless suspended, Run waits as the flux CLI does for the
 // controller's outcome of the written generation and request (with
 // opts.Want.TakenUp, only until the controller has taken them up). The result
 // holds what was written and the controller's status even when the wait
