@@ -7,10 +7,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/fluxcd/pkg/git"
@@ -248,16 +250,7 @@ func (r *Repositories) clone(ctx context.Context, repoURL string, opts *git.Auth
 		return nil, fmt.Errorf("git cache: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	clientOpts := []gogit.ClientOption{gogit.WithDiskStorage()}
-	if opts.Transport == git.HTTP {
-		clientOpts = append(clientOpts, gogit.WithInsecureCredentialsOverHTTP())
-	}
-	client, err := gogit.NewClient(tmp, opts, clientOpts...)
-	if err != nil {
-		return nil, err
-	}
-	commit, err := client.Clone(ctx, repoURL, cfg)
-	client.Close()
+	commit, err := cloneRetrying(ctx, tmp, repoURL, opts, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -282,6 +275,65 @@ func (r *Repositories) clone(ctx context.Context, repoURL string, opts *git.Auth
 		_ = os.WriteFile(refFile, []byte(last), 0o600) // a cache: without it, the next resolve clones
 	}
 	return out, nil
+}
+
+// cloneAttempts is how many times a clone is tried while its connection
+// drops. go-git reports a server that sent everything and closed its SSH
+// channel before the client closed its side as "closing input: EOF": a
+// race on the client, not a refusal. A clone starts over in an empty
+// directory, so another attempt is safe.
+const cloneAttempts = 3
+
+// cloneRetrying clones repoURL into dir, again while the connection drops
+// (droppedConnection), at most cloneAttempts times.
+func cloneRetrying(ctx context.Context, dir, repoURL string, opts *git.AuthOptions, cfg repository.CloneConfig) (*git.Commit, error) {
+	clientOpts := []gogit.ClientOption{gogit.WithDiskStorage()}
+	if opts.Transport == git.HTTP {
+		clientOpts = append(clientOpts, gogit.WithInsecureCredentialsOverHTTP())
+	}
+	for attempt := 1; ; attempt++ {
+		client, err := gogit.NewClient(dir, opts, clientOpts...)
+		if err != nil {
+			return nil, err
+		}
+		commit, err := client.Clone(ctx, repoURL, cfg)
+		client.Close()
+		if err == nil || attempt == cloneAttempts || !droppedConnection(err) {
+			return commit, err
+		}
+		if err := emptyDir(dir); err != nil {
+			return nil, fmt.Errorf("git cache: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (then: %w)", err, ctx.Err())
+		case <-time.After(time.Duration(attempt) * 250 * time.Millisecond):
+		}
+	}
+}
+
+// droppedConnection says whether err is a connection that ended early
+// (EOF, reset); go-git formats some of them with %s, so the text decides.
+func droppedConnection(err error) bool {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+		return true
+	}
+	msg := err.Error()
+	return strings.HasSuffix(msg, ": EOF") || strings.Contains(msg, "unexpected EOF") || strings.Contains(msg, "connection reset by peer")
+}
+
+// emptyDir removes what dir holds, keeping dir.
+func emptyDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // resolveGit checks out src's repository and loads the chart at src.Name;

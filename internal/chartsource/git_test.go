@@ -3,7 +3,10 @@ package chartsource_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	chart "helm.sh/helm/v4/pkg/chart/v2"
@@ -300,5 +303,91 @@ func TestGitDependencyUpdate(t *testing.T) {
 		if len(got.Dependencies) != 1 || got.Dependencies[0] != (chartsource.Dependency{Name: "sub", Version: tc.want}) {
 			t.Errorf("dependency update %v: dependencies %v, want sub %s", tc.update, got.Dependencies, tc.want)
 		}
+	}
+}
+
+// droppingProxy forwards connections on loopback to target, closing the
+// first drop of them at once; it counts the connections it accepted.
+type droppingProxy struct {
+	addr     string
+	accepted atomic.Int64
+}
+
+func newDroppingProxy(t *testing.T, target string, drop int64) *droppingProxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	p := &droppingProxy{addr: l.Addr().String()}
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			if p.accepted.Add(1) <= drop {
+				_ = conn.Close()
+				continue
+			}
+			go func() {
+				defer conn.Close()
+				up, err := net.Dial("tcp", target)
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				go func() { _, _ = io.Copy(up, conn); _ = up.(*net.TCPConn).CloseWrite() }()
+				_, _ = io.Copy(conn, up)
+			}()
+		}
+	}()
+	return p
+}
+
+// TestGitCloneRetriesDroppedConnections: a clone over SSH whose connection
+// the server side drops (as when it closes its channel before the client
+// closed its input) is tried again, at most three times; a refused key is
+// tried once.
+func TestGitCloneRetriesDroppedConnections(t *testing.T) {
+	srv := testrepo.NewGit(t)
+	srv.Commit(t, "charts", "main", gitChart("charts/app", "0.1.0", "one"))
+	sshAddr := strings.TrimPrefix(strings.TrimSuffix(srv.SSHURL("charts"), "/charts.git"), "ssh://git@")
+	_, port, _ := strings.Cut(sshAddr, ":")
+	source := func(p *droppingProxy, identity string) chartsource.Source {
+		_, proxyPort, _ := strings.Cut(p.addr, ":")
+		return chartsource.Source{Name: "charts/app", Git: &chartsource.Git{
+			URL: "ssh://git@" + p.addr + "/charts.git", Ref: chartsource.GitRef{Branch: "main"}, Identity: identity,
+			KnownHosts: strings.Replace(srv.KnownHosts, "]:"+port+" ", "]:"+proxyPort+" ", 1),
+		}}
+	}
+	for _, tc := range []struct {
+		name     string
+		drop     int64
+		identity string
+		wantErr  bool
+		accepted int64
+	}{
+		{name: "two dropped connections", drop: 2, identity: srv.Identity, accepted: 3},
+		{name: "every connection dropped", drop: 100, identity: srv.Identity, wantErr: true, accepted: 3},
+		{name: "a refused key", identity: testrepo.NewSSHKey(t, false), wantErr: true, accepted: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newDroppingProxy(t, sshAddr, tc.drop)
+			got, err := chartsource.NewRepositories(t.TempDir(), 0).Resolve(context.Background(), source(p, tc.identity))
+			if tc.wantErr != (err != nil) {
+				t.Fatalf("resolve: %v, want an error: %v", err, tc.wantErr)
+			}
+			if err == nil && got.Version != "0.1.0" {
+				t.Errorf("resolved %s, want 0.1.0", got.Version)
+			}
+			if err != nil && !errors.Is(err, chartsource.ErrGit) {
+				t.Errorf("error %v is not ErrGit", err)
+			}
+			if n := p.accepted.Load(); n != tc.accepted {
+				t.Errorf("%d connections, want %d (err: %v)", n, tc.accepted, err)
+			}
+		})
 	}
 }
