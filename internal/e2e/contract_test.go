@@ -424,8 +424,14 @@ func contractFailedCreate(t *testing.T, env *engineEnv) {
 		t.Errorf("ConfigMap %s after the failed create: %v, want not found", name, err)
 	}
 	if env.flux() {
-		// The namespace holds the other rows' releases.
-		if left := sourcesOf(t, env.rest, env.ns, env.c.repo.URL); len(left) > 0 {
+		// The namespace holds the other rows' releases. A deleted
+		// HelmRepository goes once source-controller has removed its
+		// finalizer, which under load takes a moment.
+		left := sourcesOf(t, env.rest, env.ns, env.c.repo.URL)
+		for deadline := time.Now().Add(time.Minute); len(left) > 0 && time.Now().Before(deadline); left = sourcesOf(t, env.rest, env.ns, env.c.repo.URL) {
+			time.Sleep(500 * time.Millisecond)
+		}
+		if len(left) > 0 {
 			t.Errorf("the chart source and Secrets written before the failed create are left: %v", left)
 		}
 	}
