@@ -6,9 +6,9 @@
 //	go run ./internal/testcluster/cmd/testcluster build-flux
 //
 // "build-flux" builds (cached) the Flux controllers the tests of the Flux
-// engine run: those the Go module proxy serves (testcluster.FluxModules)
-// and every archive of the directory $HELMRELEASE_TEST_FLUX_SOURCES names,
-// when set.
+// engine run: the newest source-controller, and every helm-controller of
+// the Go module proxy (testcluster.FluxModules) and of the archives in the
+// directory $HELMRELEASE_TEST_FLUX_SOURCES names, when set.
 //
 // "up" prints the path of the cluster's kubeconfig on its last line.
 package main
@@ -91,8 +91,12 @@ func run() error {
 		if err != nil {
 			return err
 		}
+		// The tests run every helm-controller beside the newest
+		// source-controller (StartFluxWith): the older ones are not built.
+		sources := versions[testcluster.SourceController]
+		builds := map[string][]string{testcluster.SourceController: sources[len(sources)-1:], testcluster.HelmController: versions[testcluster.HelmController]}
 		for _, name := range []string{testcluster.SourceController, testcluster.HelmController} {
-			for _, version := range versions[name] {
+			for _, version := range builds[name] {
 				start := time.Now()
 				c, err := testcluster.BuildFlux(ctx, name, version, os.Stderr)
 				if err != nil {
