@@ -41,7 +41,7 @@
 //	go run ./internal/planbench -compare -objects 1000 [-chart ../shared/charts/argo-cd]
 //
 // -profile writes the provider's CPU and allocation profiles and its
-// garbage collector's figures of the plans (see main.go's
+// garbage collector's figures of the installs and plans (see profile.go's
 // HELMRELEASE_PROFILE_DIR). Run it from the repository root; it needs
 // terraform on PATH.
 package main
@@ -85,7 +85,7 @@ const chartDir = "internal/provider/testdata/charts/web"
 func main() {
 	counts := flag.String("n", "1,10,30", "numbers of releases, comma-separated")
 	parallelism := flag.Int("parallelism", 10, "terraform's -parallelism (its default is 10)")
-	profile := flag.String("profile", "", "write the provider's CPU and heap profiles of each no-change plan to this directory (n<N>-c<clusters>/cpu-<pid>.pprof, heap-<pid>.pprof)")
+	profile := flag.String("profile", "", "write the provider's CPU and heap profiles of each install and no-change plan to this directory (n<N>-c<clusters>/[install/]cpu-<pid>.pprof, heap-<pid>.pprof, heap-peak-<pid>.pprof)")
 	helmChild := flag.Int("helm-child", 0, "internal: install this many releases with the Helm SDK and print the peak RSS")
 	skipHelm := flag.Bool("skip-helm", false, "leave out the Helm SDK installs")
 	floorFlag := flag.Bool("floor", true, "with -n: after the no-change plan, the same plan of the same states with the floor provider (the provider built with -tags floor: its schemas, no work in plan or read)")
@@ -308,12 +308,13 @@ func runCounts(ctx context.Context, counts, work string, kubeconfigs, urls []str
 			return err
 		}
 		tf := terraform{ctx: ctx, dir: dir, rc: rc, provider: provider, srvs: servers, api: api}
-		var profileDir string
+		var profileDir, installProfileDir string
 		if profile != "" {
 			if profileDir, err = filepath.Abs(filepath.Join(profile, fmt.Sprintf("n%d-c%d", n, len(kubeconfigs)))); err != nil {
 				return err
 			}
-			if err := os.MkdirAll(profileDir, 0o750); err != nil {
+			installProfileDir = filepath.Join(profileDir, "install")
+			if err := os.MkdirAll(installProfileDir, 0o750); err != nil {
 				return err
 			}
 		}
@@ -343,7 +344,7 @@ func runCounts(ctx context.Context, counts, work string, kubeconfigs, urls []str
 			profile string
 			before  func() error
 		}{
-			{"apply (install)", []string{"apply", "-auto-approve", "-input=false", par}, 0, "", nil},
+			{"apply (install)", []string{"apply", "-auto-approve", "-input=false", par}, 0, installProfileDir, nil},
 			{"plan, no change", []string{"plan", "-input=false", "-detailed-exitcode", par}, 0, profileDir, nil},
 			{"plan, one value", []string{"plan", "-input=false", "-detailed-exitcode", "-var", "message=changed", par}, 2, "", nil},
 			{"plan, empty cache_dir", []string{"plan", "-input=false", "-detailed-exitcode", par}, 0, "", emptyCache},
