@@ -75,8 +75,9 @@ func run(m *testing.M) (int, error) {
 	}
 	defer os.RemoveAll(work)
 
-	// The two provider builds and the cluster's start, side by side: the
-	// race build alone is minutes of a run's critical path.
+	// The two provider builds, Flux's controllers and the cluster's
+	// start, side by side: the race build alone is minutes of a run's
+	// critical path.
 	var bin string
 	var builds errgroup.Group
 	builds.Go(func() (err error) {
@@ -86,6 +87,17 @@ func run(m *testing.M) (int, error) {
 	builds.Go(func() (err error) {
 		raceCLIConfig, err = buildProvider(ctx, work, "race-bin", "-race")
 		return err
+	})
+	builds.Go(func() error {
+		// Flux's controllers, so that a first build does not spend a
+		// Flux test's deadline; a test retries a failed build and says
+		// why it cannot run.
+		ctx, cancel := context.WithTimeout(context.Background(), testcluster.FluxBuildTimeout)
+		defer cancel()
+		if err := testcluster.BuildFluxForTests(ctx, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: building Flux's controllers before the tests:", err)
+		}
+		return nil
 	})
 	builds.Go(func() error {
 		// A cluster of its own: the matrix stops its API server.

@@ -58,7 +58,20 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	prebuildFlux()
 	return m.Run()
+}
+
+// prebuildFlux builds the controllers the tests start before any test
+// runs, so that a first build does not spend a test's deadline. A build
+// that fails is tried again by the test that needs it, which then says
+// why it cannot run.
+func prebuildFlux() {
+	ctx, cancel := context.WithTimeout(context.Background(), testcluster.FluxBuildTimeout)
+	defer cancel()
+	if err := testcluster.BuildFluxForTests(ctx, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "flux: building the controllers before the tests:", err)
+	}
 }
 
 // configMapChart renders a ConfigMap of the values message and password.

@@ -481,6 +481,38 @@ func waitEstablished(ctx context.Context, dyn dynamic.Interface, name string) er
 	}
 }
 
+// FluxBuildTimeout bounds BuildFluxForTests: a first build of every
+// controller takes many minutes on 2 busy cores, and is cached after.
+const FluxBuildTimeout = 45 * time.Minute
+
+// BuildFluxForTests builds (or finds cached) the controllers the tests
+// start with StartFluxWith: the newest source-controller and every
+// helm-controller of FluxVersions, one at a time, logging each. A test
+// package calls it before its tests, so that no test's own deadline is
+// spent on a first build.
+func BuildFluxForTests(ctx context.Context, log io.Writer) error {
+	if log == nil {
+		log = io.Discard
+	}
+	versions, err := FluxVersions()
+	if err != nil {
+		return err
+	}
+	sources := versions[SourceController]
+	builds := map[string][]string{SourceController: sources[len(sources)-1:], HelmController: versions[HelmController]}
+	for _, name := range []string{SourceController, HelmController} {
+		for _, version := range builds[name] {
+			start := time.Now()
+			c, err := BuildFlux(ctx, name, version, log)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(log, "testcluster: %s %s in %s (%s)\n", name, version, c.Bin, time.Since(start).Round(time.Second))
+		}
+	}
+	return nil
+}
+
 // StartFluxWith builds (or takes from the cache) the newest
 // source-controller of FluxVersions and the helm-controller at version,
 // and starts both as opts says (its Controllers are set here).

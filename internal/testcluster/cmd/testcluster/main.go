@@ -87,25 +87,7 @@ func run() error {
 		}
 		return testcluster.Stop(abs)
 	case "build-flux":
-		versions, err := testcluster.FluxVersions()
-		if err != nil {
-			return err
-		}
-		// The tests run every helm-controller beside the newest
-		// source-controller (StartFluxWith): the older ones are not built.
-		sources := versions[testcluster.SourceController]
-		builds := map[string][]string{testcluster.SourceController: sources[len(sources)-1:], testcluster.HelmController: versions[testcluster.HelmController]}
-		for _, name := range []string{testcluster.SourceController, testcluster.HelmController} {
-			for _, version := range builds[name] {
-				start := time.Now()
-				c, err := testcluster.BuildFlux(ctx, name, version, os.Stderr)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(os.Stderr, "testcluster: %s %s in %s (%s)\n", name, version, c.Bin, time.Since(start).Round(time.Second))
-			}
-		}
-		return nil
+		return testcluster.BuildFluxForTests(ctx, os.Stderr)
 	default:
 		return fmt.Errorf("unknown command %q: use build, up, down or build-flux", os.Args[1])
 	}
