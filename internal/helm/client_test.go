@@ -282,3 +282,58 @@ func TestDryRunInstallReadsNoObject(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestWaitReadsItsOwnObjects: the wait for a release of a few objects in
+// a namespace that holds many others reads the release's objects, not
+// every object of their kinds in the namespace (as kstatus's caching
+// reader does each poll): in a namespace many releases share, each
+// release's wait would decode them all.
+func TestWaitReadsItsOwnObjects(t *testing.T) {
+	ns := fmt.Sprintf("helm-client-wait-reads-%d", time.Now().UnixNano()%1e6)
+	newTestClient(t, ns) // the namespace
+	ctx := context.Background()
+	cs := kubernetes.NewForConfigOrDie(testRESTConfig)
+	for i := range 3 {
+		var d appsv1.Deployment
+		d.Name = fmt.Sprintf("other-%d", i)
+		d.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": d.Name}}
+		d.Spec.Template.Labels = map[string]string{"app": d.Name}
+		d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "c", Image: "busybox:1.36"}}
+		if _, err := cs.AppsV1().Deployments(ns).Create(ctx, &d, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	var namespaceLists []string
+	cfg := rest.CopyConfig(testRESTConfig)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			// A list of a kind in the namespace with no label selector.
+			if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/namespaces/"+ns+"/") &&
+				!strings.Contains(r.URL.Path, "/secrets") && r.URL.Query().Get("labelSelector") == "" {
+				if kind := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]; kind == "deployments" || kind == "replicasets" || kind == "pods" {
+					mu.Lock()
+					namespaceLists = append(namespaceLists, r.URL.Path)
+					mu.Unlock()
+				}
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	c, err := NewClient(ClientOptions{Getter: kube.NewGetter(cfg, ns, ""), StorageNamespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := c.Install(ctx, testChart("1.0.0"), nil, InstallOptions{ReleaseName: "web", Namespace: ns, Wait: true, Timeout: 2 * time.Minute, Poller: &Poller{Context: ctx}})
+	if err != nil {
+		t.Fatalf("install with the poller's wait: %v", err)
+	}
+	if rel.Info.Status != "deployed" {
+		t.Fatalf("release %s, want deployed", rel.Info.Status)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(namespaceLists) > 0 {
+		t.Errorf("the wait for one Deployment listed every object of its kinds in the namespace %d times: %v", len(namespaceLists), namespaceLists[:min(len(namespaceLists), 5)])
+	}
+}
