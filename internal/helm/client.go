@@ -72,6 +72,7 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		logs = opts.Log.Handler()
 	}
 	kc := kube.New(opts.Getter)
+	kc.Factory = withSharedValidation(kc.Factory, opts.Getter)
 	kc.SetLogger(logs)
 	cs, err := kc.Factory.KubernetesClientSet()
 	if err != nil {

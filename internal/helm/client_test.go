@@ -337,3 +337,48 @@ func TestWaitReadsItsOwnObjects(t *testing.T) {
 		t.Errorf("the wait for one Deployment listed every object of its kinds in the namespace %d times: %v", len(namespaceLists), namespaceLists[:min(len(namespaceLists), 5)])
 	}
 }
+
+// TestValidationLearntOncePerCluster: the clients of one cluster's
+// releases learn once which kinds the API server validates: the first
+// release's install reads the OpenAPI documents of its group-versions,
+// the next release's reads none (kubectl's validator, made for every
+// Build, parsed them for each release). That the server still refuses an
+// unknown field is reconcile's TestInstallValidatedByTheServer.
+func TestValidationLearntOncePerCluster(t *testing.T) {
+	ns := fmt.Sprintf("helm-client-validation-%d", time.Now().UnixNano()%1e6)
+	newTestClient(t, ns) // the namespace
+	var documents atomic.Int64
+	cfg := rest.CopyConfig(testRESTConfig)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if strings.HasPrefix(r.URL.Path, "/openapi/v3/api") {
+				documents.Add(1)
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	shared := kube.NewDiscovery(cfg, "")
+	ctx := context.Background()
+	install := func(name string, c *chart.Chart) error {
+		t.Helper()
+		client, err := NewClient(ClientOptions{Getter: kube.NewGetter(cfg, ns, "", shared), StorageNamespace: ns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = client.Install(ctx, c, nil, InstallOptions{ReleaseName: name, Namespace: ns})
+		return err
+	}
+	if err := install("first", testChart("1.0.0")); err != nil {
+		t.Fatal(err)
+	}
+	first := documents.Load()
+	if first == 0 {
+		t.Fatal("the first install read no OpenAPI document: the check below proves nothing")
+	}
+	if err := install("second", testChart("1.0.0")); err != nil {
+		t.Fatal(err)
+	}
+	if n := documents.Load() - first; n != 0 {
+		t.Errorf("the second release's install read %d OpenAPI documents, want 0 (the first read %d)", n, first)
+	}
+}
