@@ -14,10 +14,12 @@ import (
 	"k8s.io/kubectl/pkg/validation"
 )
 
-// fieldValidationSupport holds, per cluster (its shared discovery client),
-// the kinds whose API server validates fields itself (the fieldValidation
-// query parameter): a set of schema.GroupVersionKind.
-var fieldValidationSupport sync.Map // its discovery.CachedDiscoveryInterface â†’ *sync.Map
+// fieldValidationKinds is a getter that keeps, for its cluster, the kinds
+// whose API server validates fields itself (the fieldValidation query
+// parameter): kube.Getter.
+type fieldValidationKinds interface {
+	FieldValidationKinds() *sync.Map
+}
 
 // sharedValidation is Helm's factory with a Validator that learns once per
 // cluster which kinds the API server validates. kubectl's Validator is
@@ -29,16 +31,18 @@ var fieldValidationSupport sync.Map // its discovery.CachedDiscoveryInterface â†
 type sharedValidation struct {
 	kube.Factory
 	getter genericclioptions.RESTClientGetter
+	kinds  *sync.Map
 }
 
-// withSharedValidation wraps f when it can read OpenAPI schemas (for the
-// client-side validation of a server without field validation), else
-// keeps it.
+// withSharedValidation wraps f when the getter keeps what is learnt and f
+// can read OpenAPI schemas (for the client-side validation of a server
+// without field validation), else keeps it.
 func withSharedValidation(f kube.Factory, getter genericclioptions.RESTClientGetter) kube.Factory {
-	if _, ok := f.(openapi.OpenAPIResourcesGetter); !ok {
+	kinds, ok := getter.(fieldValidationKinds)
+	if _, reads := f.(openapi.OpenAPIResourcesGetter); !ok || !reads {
 		return f
 	}
-	return sharedValidation{Factory: f, getter: getter}
+	return sharedValidation{Factory: f, getter: getter, kinds: kinds.FieldValidationKinds()}
 }
 
 // Validator is kubectl's (cmd/util's factory) with the verifier shared.
@@ -54,9 +58,8 @@ func (f sharedValidation) Validator(directive string) (validation.Schema, error)
 	if err != nil {
 		return nil, fmt.Errorf("creating the validator: %w", err)
 	}
-	supported, _ := fieldValidationSupport.LoadOrStore(disc, &sync.Map{})
 	verifier := supportCache{
-		supported: supported.(*sync.Map),
+		supported: f.kinds,
 		next: resource.NewFallbackQueryParamVerifier(
 			resource.NewQueryParamVerifierV3(dyn, cachedopenapi.NewClient(disc.OpenAPIV3()), resource.QueryParamFieldValidation),
 			resource.NewQueryParamVerifier(dyn, disc, resource.QueryParamFieldValidation)),

@@ -30,6 +30,10 @@ type Discovery struct {
 	// identity whole (DryRunApply), by digest.
 	mu        sync.Mutex
 	validated map[string]*ValidatedSet
+
+	// fieldValidation are the kinds (schema.GroupVersionKind) the API
+	// server was found to validate fields of (FieldValidationKinds).
+	fieldValidation sync.Map
 }
 
 // NewDiscovery returns the discovery of cfg, impersonating impersonate
@@ -94,6 +98,12 @@ func NewGetter(cfg *rest.Config, namespace, impersonate string, shared ...*Disco
 	}
 	return g
 }
+
+// FieldValidationKinds is the set of kinds (schema.GroupVersionKind keys)
+// the API server was found to validate fields of, shared by the getters
+// of this discovery: Helm's validator checks a kind once per cluster, not
+// once per release.
+func (g *Getter) FieldValidationKinds() *sync.Map { return &g.discovery.fieldValidation }
 
 // ServiceAccountUser is the user name of a service account, for impersonation.
 func ServiceAccountUser(namespace, name string) string {
