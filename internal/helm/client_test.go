@@ -235,14 +235,10 @@ func TestDryRunInstallReadsNoObject(t *testing.T) {
 	ns := fmt.Sprintf("helm-client-dry-run-%d", time.Now().UnixNano()%1e6)
 	newTestClient(t, ns) // the namespace
 	var reads atomic.Int64
-	cfg := rest.CopyConfig(testRESTConfig)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/deployments") {
-				reads.Add(1)
-			}
-			return rt.RoundTrip(r)
-		})
+	cfg := seeingRequests(func(r *http.Request) {
+		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/deployments") {
+			reads.Add(1)
+		}
 	})
 	c, err := NewClient(ClientOptions{Getter: kube.NewGetter(cfg, ns, ""), StorageNamespace: ns})
 	if err != nil {
@@ -279,6 +275,19 @@ func TestDryRunInstallReadsNoObject(t *testing.T) {
 	}
 }
 
+// seeingRequests is the test cluster's configuration, calling see with
+// every request before it is sent.
+func seeingRequests(see func(*http.Request)) *rest.Config {
+	cfg := rest.CopyConfig(testRESTConfig)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			see(r)
+			return rt.RoundTrip(r)
+		})
+	})
+	return cfg
+}
+
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
@@ -305,20 +314,15 @@ func TestWaitReadsItsOwnObjects(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var namespaceLists []string
-	cfg := rest.CopyConfig(testRESTConfig)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			// A list of a kind in the namespace with no label selector.
-			if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/namespaces/"+ns+"/") &&
-				!strings.Contains(r.URL.Path, "/secrets") && r.URL.Query().Get("labelSelector") == "" {
-				if kind := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]; kind == "deployments" || kind == "replicasets" || kind == "pods" {
-					mu.Lock()
-					namespaceLists = append(namespaceLists, r.URL.Path)
-					mu.Unlock()
-				}
+	cfg := seeingRequests(func(r *http.Request) {
+		// A list of a kind in the namespace with no label selector.
+		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/namespaces/"+ns+"/") && r.URL.Query().Get("labelSelector") == "" {
+			if kind := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]; kind == "deployments" || kind == "replicasets" || kind == "pods" {
+				mu.Lock()
+				namespaceLists = append(namespaceLists, r.URL.Path)
+				mu.Unlock()
 			}
-			return rt.RoundTrip(r)
-		})
+		}
 	})
 	c, err := NewClient(ClientOptions{Getter: kube.NewGetter(cfg, ns, ""), StorageNamespace: ns})
 	if err != nil {
@@ -348,14 +352,10 @@ func TestValidationLearntOncePerCluster(t *testing.T) {
 	ns := fmt.Sprintf("helm-client-validation-%d", time.Now().UnixNano()%1e6)
 	newTestClient(t, ns) // the namespace
 	var documents atomic.Int64
-	cfg := rest.CopyConfig(testRESTConfig)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if strings.HasPrefix(r.URL.Path, "/openapi/v3/api") {
-				documents.Add(1)
-			}
-			return rt.RoundTrip(r)
-		})
+	cfg := seeingRequests(func(r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/openapi/v3/api") {
+			documents.Add(1)
+		}
 	})
 	shared := kube.NewDiscovery(cfg, "")
 	ctx := context.Background()
