@@ -76,13 +76,7 @@ func TestManyClusters(t *testing.T) {
 			cs[name] = map[string]any{"kubeconfig": clusters[name].kubeconfig, "apps": on}
 		}
 		vars["clusters"] = cs
-		b, err := json.Marshal(vars)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(w.dir, "terraform.tfvars.json"), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		writeJSON(t, filepath.Join(w.dir, "terraform.tfvars.json"), vars)
 	}
 	// installed checks the podinfo release of each cluster named: revision
 	// 1, deployed, with its cluster's message; and none on the others.

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,12 +13,14 @@ import (
 	"time"
 
 	chart "helm.sh/helm/v4/pkg/chart/v2"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/kube"
@@ -62,6 +65,10 @@ func TestExamples(t *testing.T) {
 		invokeChanges bool
 		// invokeNoHelmAction: that plan plans no install or upgrade.
 		invokeNoHelmAction bool
+		// tfvars are the variables a platform sets (written as
+		// terraform.tfvars.json); with them, KUBECONFIG is unset, so that
+		// the example reaches the cluster with what they give alone.
+		tfvars func(t *testing.T) map[string]any
 	}{
 		{dir: "examples/provider", vars: []string{"kubeconfig=" + cluster.Kubeconfig}},
 		{dir: "examples/resources/helmrelease_release"},
@@ -106,6 +113,7 @@ func TestExamples(t *testing.T) {
 		{dir: "examples/data-sources/helmrelease_template"},
 		{dir: "examples/functions/merge_values", newer: true},
 		{dir: "examples/demo"},
+		{dir: "examples/guides/hcp_kubernetes_credentials", tfvars: hcpKubernetesCredentials},
 	} {
 		t.Run(strings.TrimPrefix(ex.dir, "examples/"), func(t *testing.T) {
 			namespaces(t, "apps", "team-a", "fleet")
@@ -118,6 +126,10 @@ func TestExamples(t *testing.T) {
 				w.bin = newer
 			}
 			w.env = []string{"KUBECONFIG=" + cluster.Kubeconfig}
+			if ex.tfvars != nil {
+				w.env = []string{"KUBECONFIG="}
+				writeJSON(t, filepath.Join(w.dir, "terraform.tfvars.json"), ex.tfvars(t))
+			}
 			var args []string
 			if strings.Contains(readAll(t, w.dir), "var.chart_repository") {
 				args = append(args, "-var", "chart_repository="+repo.URL)
@@ -152,6 +164,69 @@ func TestExamples(t *testing.T) {
 			w.must(0, append([]string{"plan", "-input=false", "-no-color", "-detailed-exitcode"}, args...)...)
 			w.must(0, append([]string{"destroy", "-auto-approve", "-input=false", "-no-color"}, args...)...)
 		})
+	}
+}
+
+// hcpKubernetesCredentials are the variables of the HCP Terraform
+// dynamic credentials guide as HCP Terraform sets them: token files, by
+// alias, of an identity the cluster's RBAC lets deploy podinfo in apps
+// and team-a (here a ServiceAccount's token, where HCP Terraform's is its
+// run's workload identity token), and the clusters' addresses.
+func hcpKubernetesCredentials(t *testing.T) map[string]any {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	create(t, "apps", &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "hcp-workspace"}})
+	for _, ns := range []string{"apps", "team-a"} {
+		create(t, ns, &rbacv1.Role{
+			ObjectMeta: metav1.ObjectMeta{Name: "hcp-workspace"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"", "apps"}, Verbs: []string{"*"},
+				Resources: []string{"deployments", "replicasets", "services", "configmaps", "secrets", "pods", "pods/log"}}},
+		})
+		create(t, ns, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "hcp-workspace"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "hcp-workspace"},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "hcp-workspace", Namespace: "apps"}},
+		})
+	}
+	tr, err := clientset.CoreV1().ServiceAccounts("apps").CreateToken(ctx, "hcp-workspace", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	paths := map[string]any{}
+	for _, alias := range []string{"default", "STAGING"} {
+		path := filepath.Join(dir, alias+".token")
+		if err := os.WriteFile(path, []byte(tr.Status.Token), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		paths[alias] = map[string]any{"token_path": path}
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := cfg.CAData
+	if len(ca) == 0 {
+		if ca, err = os.ReadFile(cfg.CAFile); err != nil {
+			t.Fatal(err)
+		}
+	}
+	api := map[string]any{"host": cfg.Host, "cluster_ca_certificate": string(ca)}
+	return map[string]any{
+		"tfc_kubernetes_dynamic_credentials": map[string]any{"default": paths["default"], "aliases": map[string]any{"STAGING": paths["STAGING"]}},
+		"clusters":                           map[string]any{"default": api, "staging": api},
+	}
+}
+
+// writeJSON writes v as JSON into the file path (terraform.tfvars.json).
+func writeJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 

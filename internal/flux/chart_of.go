@@ -26,8 +26,15 @@ func (e *Client) ChartOf(ctx context.Context, hr *helmv2.HelmRelease) (chartsour
 		return hr.Namespace
 	}
 	switch {
+	case templateKind(hr) == sourcev1.OCIRepositoryKind:
+		// helm-controller v1.7 generates the OCIRepository of this spec.
+		return e.ociChartOf(ctx, hr, hr.Spec.Chart.Spec.OCIRepositorySpec)
 	case hr.Spec.Chart != nil:
-		return e.templateChartOf(ctx, hr.Spec.Chart.Spec, ns(hr.Spec.Chart.Spec.SourceRef.Namespace))
+		ref := hr.Spec.Chart.Spec.SourceRef
+		if ref == nil {
+			return chartsource.Source{}, errors.New("its chart template names no sourceRef")
+		}
+		return e.templateChartOf(ctx, hr.Spec.Chart.Spec, ns(ref.Namespace))
 	case hr.Spec.ChartRef != nil:
 		ref := hr.Spec.ChartRef
 		named := &chartsource.ChartRef{Kind: ref.Kind, Name: ref.Name, Namespace: ns(ref.Namespace)}
@@ -44,7 +51,7 @@ func (e *Client) ChartOf(ctx context.Context, hr *helmv2.HelmRelease) (chartsour
 			// its configuration named.
 			s := hc.Spec
 			return e.templateChartOf(ctx, helmv2.HelmChartTemplateSpec{
-				Chart: s.Chart, Version: s.Version, SourceRef: helmv2.CrossNamespaceObjectReference{Kind: s.SourceRef.Kind, Name: s.SourceRef.Name},
+				Chart: s.Chart, Version: s.Version, SourceRef: &helmv2.CrossNamespaceObjectReference{Kind: s.SourceRef.Kind, Name: s.SourceRef.Name},
 				ReconcileStrategy: s.ReconcileStrategy, ValuesFiles: s.ValuesFiles, IgnoreMissingValuesFiles: s.IgnoreMissingValuesFiles,
 			}, named.Namespace)
 		}
@@ -59,25 +66,34 @@ func (e *Client) ChartOf(ctx context.Context, hr *helmv2.HelmRelease) (chartsour
 			// Managed elsewhere: the configuration names it.
 			return chartsource.Source{Name: ref.Name, ChartRef: named}, nil
 		}
-		i := strings.LastIndex(repo.Spec.URL, "/")
-		if i <= len("oci://") {
-			return chartsource.Source{}, fmt.Errorf("its OCIRepository URL %q names no chart", repo.Spec.URL)
-		}
-		version := ""
-		if r := repo.Spec.Reference; r != nil {
-			version = r.SemVer
-			if version == "" {
-				version = r.Tag
-			}
-		}
-		verify, err := e.verifyConfigOf(ctx, hr, repo.Spec.Verify)
-		if err != nil {
-			return chartsource.Source{}, err
-		}
-		return chartsource.Source{Name: repo.Spec.URL[i+1:], Repository: repo.Spec.URL[:i], Version: version, Auth: chartsource.Auth{PlainHTTP: repo.Spec.Insecure},
-			VerifyConfig: verify}, nil
+		return e.ociChartOf(ctx, hr, repo.Spec)
 	}
 	return chartsource.Source{}, errors.New("it names no chart")
+}
+
+// ociChartOf is the chart of an OCIRepository spec: the provider's own
+// OCIRepository, or the chart template helm-controller v1.7 makes one of.
+// The chart is the URL's last path segment, its repository the rest; the
+// version its semver or tag reference (a digest alone leaves it to the
+// plan to resolve the newest); its verification as chart.verify.
+func (e *Client) ociChartOf(ctx context.Context, hr *helmv2.HelmRelease, spec sourcev1.OCIRepositorySpec) (chartsource.Source, error) {
+	i := strings.LastIndex(spec.URL, "/")
+	if !strings.HasPrefix(spec.URL, "oci://") || i <= len("oci://") {
+		return chartsource.Source{}, fmt.Errorf("its OCIRepository URL %q names no chart", spec.URL)
+	}
+	version := ""
+	if r := spec.Reference; r != nil {
+		version = r.SemVer
+		if version == "" {
+			version = r.Tag
+		}
+	}
+	verify, err := e.verifyConfigOf(ctx, hr, spec.Verify)
+	if err != nil {
+		return chartsource.Source{}, err
+	}
+	return chartsource.Source{Name: spec.URL[i+1:], Repository: spec.URL[:i], Version: version, Auth: chartsource.Auth{PlainHTTP: spec.Insecure},
+		VerifyConfig: verify}, nil
 }
 
 // templateChartOf is the chart of a HelmChart template (or of a HelmChart

@@ -402,7 +402,7 @@ func (sb sourceBuild) ociRepository() {
 			URL:           strings.TrimSuffix(src.Repository, "/") + "/" + src.Name,
 			Reference:     &sourcev1.OCIRepositoryRef{Tag: sb.version, Digest: r.Chart.Digest},
 			LayerSelector: &sourcev1.OCILayerSelector{MediaType: helmChartLayer, Operation: sourcev1.OCILayerCopy},
-			Interval:      metav1.Duration{Duration: interval},
+			Interval:      &metav1.Duration{Duration: interval},
 			Insecure:      src.Auth.PlainHTTP,
 		},
 	}
@@ -617,7 +617,7 @@ func credentialsSecret(src chartsource.Source, m metav1.ObjectMeta) (*corev1.Sec
 func chartTemplate(src chartsource.Source, kind, name string) *helmv2.HelmChartTemplate {
 	return &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
 		Chart:                    src.Name,
-		SourceRef:                helmv2.CrossNamespaceObjectReference{Kind: kind, Name: name},
+		SourceRef:                &helmv2.CrossNamespaceObjectReference{Kind: kind, Name: name},
 		ReconcileStrategy:        string(src.ReconcileStrategy),
 		ValuesFiles:              rootValuesFiles(src.Name, src.ValuesFiles),
 		IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles,

@@ -150,7 +150,7 @@ func (e *Client) Wait(ctx context.Context, namespace, name string, want Want, ti
 func (e *Client) AsPlanned(ctx context.Context, hr *helmv2.HelmRelease) func(string) string {
 	same := func(v string) string { return v }
 	planned := hr.Annotations[PlannedVersionAnnotation]
-	namespace, name, ok := strings.Cut(hr.Status.HelmChart, "/")
+	namespace, name, ok := generatedHelmChart(hr)
 	if ref := hr.Spec.ChartRef; ref != nil && ref.Kind == sourcev1.HelmChartKind {
 		// The HelmChart the provider shares among a namespace's releases.
 		namespace, name, ok = hr.Namespace, ref.Name, true
@@ -321,7 +321,7 @@ func (e *Client) notReady(ctx context.Context, hr *helmv2.HelmRelease, want Want
 	names := []string{hr.Name}
 	if kind, name := sourceOf(hr); kind != "" {
 		err.Source = e.sourceState(ctx, hr.Namespace, kind, name)
-		if chartNamespace, chartName, ok := strings.Cut(hr.Status.HelmChart, "/"); ok && (kind == sourcev1.GitRepositoryKind || kind == sourcev1.BucketKind) {
+		if chartNamespace, chartName, ok := generatedHelmChart(hr); ok && (kind == sourcev1.GitRepositoryKind || kind == sourcev1.BucketKind) {
 			// The chart helm-controller deploys is the HelmChart's build.
 			err.Source += "\n  - " + e.sourceState(ctx, chartNamespace, sourcev1.HelmChartKind, chartName) + e.artifactOf(ctx, chartNamespace, chartName)
 		}
@@ -377,7 +377,7 @@ func (e *Client) chartBehind(ctx context.Context, hr *helmv2.HelmRelease, want W
 		return false
 	}
 	ref := hr.Spec.Chart.Spec.SourceRef
-	if ref.Kind != sourcev1.GitRepositoryKind && ref.Kind != sourcev1.BucketKind {
+	if templateKind(hr) != sourcev1.HelmChartKind || ref == nil || ref.Kind != sourcev1.GitRepositoryKind && ref.Kind != sourcev1.BucketKind {
 		return false
 	}
 	src := &unstructured.Unstructured{}
@@ -398,7 +398,7 @@ func (e *Client) chartBehind(ctx context.Context, hr *helmv2.HelmRelease, want W
 		requested := src.GetAnnotations()[RequestedAtAnnotation]
 		return observed < src.GetGeneration() || requested != "" && handled != requested || working(conditions)
 	}
-	namespace, name, ok := strings.Cut(hr.Status.HelmChart, "/")
+	namespace, name, ok := generatedHelmChart(hr)
 	if !ok {
 		return true // the HelmChart is not made yet
 	}
@@ -432,12 +432,18 @@ func working(conditions []any) bool {
 	return false
 }
 
-// sourceOf is the kind and name of the HelmRelease's chart source.
+// sourceOf is the kind and name of the HelmRelease's chart source: of
+// spec.chartRef, of its chart template's sourceRef, or the OCIRepository
+// helm-controller generates from a template of that kind (v1.7), named
+// as the controller names it, in the HelmRelease's namespace.
 func sourceOf(hr *helmv2.HelmRelease) (kind, name string) {
 	switch {
 	case hr.Spec.ChartRef != nil:
 		return hr.Spec.ChartRef.Kind, hr.Spec.ChartRef.Name
-	case hr.Spec.Chart != nil:
+	case templateKind(hr) == sourcev1.OCIRepositoryKind:
+		ref := hr.GetHelmChartTemplateReference()
+		return ref.Kind, ref.Name
+	case hr.Spec.Chart != nil && hr.Spec.Chart.Spec.SourceRef != nil:
 		return hr.Spec.Chart.Spec.SourceRef.Kind, hr.Spec.Chart.Spec.SourceRef.Name
 	}
 	return "", ""
@@ -457,11 +463,11 @@ func (e *Client) chartStalled(ctx context.Context, hr *helmv2.HelmRelease, since
 		namespace = hr.Spec.ChartRef.Namespace
 	}
 	if hr.Spec.Chart != nil {
-		ns, n, ok := strings.Cut(hr.Status.HelmChart, "/")
+		k, ns, n, ok := generatedObject(hr)
 		if !ok {
 			return ""
 		}
-		kind, namespace, name = sourcev1.HelmChartKind, ns, n
+		kind, namespace, name = k, ns, n
 	}
 	if kind == "" {
 		return ""

@@ -49,20 +49,21 @@ const (
 
 // FluxModules are the Flux controllers that build from the Go module
 // proxy, by name: the version each is built at when the sources directory
-// holds no archive of it. Their go.mod needs two edits to build outside
-// Flux's repository (fluxModuleEdits).
+// holds no archive of it, the newest whose every dependency the proxy
+// serves (source-controller v1.9.4 and later, and helm-controller v1.6.5
+// and v1.7, need module versions it does not serve). Their go.mod needs
+// an edit to build outside Flux's repository (fluxModuleEdits).
 var FluxModules = map[string]string{
-	SourceController: "v1.9.0",
-	HelmController:   "v1.6.3",
+	SourceController: "v1.9.3",
+	HelmController:   "v1.6.4",
 }
 
 // fluxModuleEdits are the go.mod edits that make a controller's module
 // build on its own: its nested ./api module, not in the module zip, comes
-// from the proxy at the required version; helm-controller v1.6's fork of
-// Helm (not served) is upstream Helm of the same release.
+// from the proxy at the required version.
 var fluxModuleEdits = map[string][]string{
 	SourceController: {"-dropreplace=github.com/fluxcd/source-controller/api"},
-	HelmController:   {"-dropreplace=github.com/fluxcd/helm-controller/api", "-dropreplace=helm.sh/helm/v4", "-require=helm.sh/helm/v4@v4.2.4"},
+	HelmController:   {"-dropreplace=github.com/fluxcd/helm-controller/api"},
 }
 
 // FluxController is a Flux controller built from its source archive or
@@ -95,7 +96,8 @@ func FluxArchives(dir string) (map[string][]string, error) {
 
 // FluxVersions are the controller versions the tests can run, by name,
 // oldest first: FluxModules' and those of the archives in the directory
-// FluxSourcesEnv names (when set).
+// FluxSourcesEnv names (when set), the newest patch release of each minor
+// version only (a patch release fixes what the one before it tested).
 func FluxVersions() (map[string][]string, error) {
 	out := map[string][]string{}
 	if dir := os.Getenv(FluxSourcesEnv); dir != "" {
@@ -110,10 +112,23 @@ func FluxVersions() (map[string][]string, error) {
 			out[name] = append(out[name], version)
 		}
 	}
-	for _, versions := range out {
+	for name, versions := range out {
 		semver.Sort(versions)
+		out[name] = newestPatches(versions)
 	}
 	return out, nil
+}
+
+// newestPatches keeps, of versions sorted oldest first, the last of each
+// minor version.
+func newestPatches(versions []string) []string {
+	var out []string
+	for i, v := range versions {
+		if i+1 == len(versions) || semver.MajorMinor(versions[i+1]) != semver.MajorMinor(v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // archiveName splits "helm-controller-v1.5.5.tar.gz".
@@ -430,6 +445,22 @@ func spawnEnv(bin string, args, env []string, logPath string) (int, error) {
 }
 
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// ApplyCRDs applies the CRD manifests files to the cluster of kubeconfig
+// and waits until each is established: for the CRDs of an API version no
+// controller here runs, generated from its API module, to test what its
+// API server accepts.
+func ApplyCRDs(ctx context.Context, kubeconfig string, files ...string) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating client: %w", err)
+	}
+	return applyCRDs(ctx, dyn, files)
+}
 
 // applyCRDs server-side applies the CRD files (too large for the
 // last-applied annotation of a client-side apply) and waits until each is
