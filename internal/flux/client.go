@@ -66,7 +66,7 @@ func New(cfg *rest.Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(cfg, client.Options{Scheme: s})
+	c, err := kube.NewControllerClient(cfg, client.Options{Scheme: s})
 	if err != nil {
 		return nil, fmt.Errorf("creating the Flux client: %w", err)
 	}

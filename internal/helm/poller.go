@@ -216,9 +216,9 @@ func (k *kubeClient) resourceManager(p *Poller, withJobs bool, extra ...func(met
 	if err != nil {
 		return nil, fmt.Errorf("creating Kubernetes client for the poller: %w", err)
 	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme, Mapper: mapper})
+	c, err := k8s.NewControllerClient(cfg, client.Options{Scheme: scheme.Scheme, Mapper: mapper})
 	if err != nil {
-		return nil, fmt.Errorf("creating Kubernetes client for the poller: %w", err)
+		return nil, fmt.Errorf("for the poller: %w", err)
 	}
 	var readers []engine.StatusReader
 	if len(p.HealthChecks) > 0 {

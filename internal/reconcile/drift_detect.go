@@ -11,13 +11,11 @@ import (
 	"sync"
 
 	ssajsondiff "github.com/fluxcd/pkg/ssa/jsondiff"
-	"github.com/go-logr/logr"
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
@@ -154,10 +152,6 @@ func keysOf(objs []manifest.Object) string {
 	return strings.Join(keys, " ")
 }
 
-// discardControllerRuntimeLog sets controller-runtime's process-wide
-// logger once.
-var discardControllerRuntimeLog sync.Once
-
 func (e *Reconciler) controllerClient() (client.Client, error) {
 	cfg, err := e.Kube.ToRESTConfig()
 	if err != nil {
@@ -167,15 +161,7 @@ func (e *Reconciler) controllerClient() (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Its own logger: controller-runtime's default one keeps every logger
-	// made from it until a process-wide one is set, and complains after
-	// 30 s that none was; the process logs nothing through it.
-	discardControllerRuntimeLog.Do(func() { ctrllog.SetLogger(logr.Discard()) })
-	c, err := client.New(cfg, client.Options{Mapper: mapper, Log: logr.Discard()})
-	if err != nil {
-		return nil, fmt.Errorf("creating Kubernetes client: %w", err)
-	}
-	return c, nil
+	return kube.NewControllerClient(cfg, client.Options{Mapper: mapper})
 }
 
 // objectDrift describes the diff of the object desired; ok is false when
