@@ -131,6 +131,26 @@ func withFluxVersions(t *testing.T, newest bool, f func(t *testing.T)) {
 	}
 }
 
+// ownCluster starts a cluster for t alone, stopped when t ends, for
+// tests that change what is cluster-wide (CRDs): its kubeconfig and
+// configuration.
+func ownCluster(ctx context.Context, t *testing.T) (kubeconfig string, cfg *rest.Config) {
+	t.Helper()
+	bin, err := testcluster.Build(ctx, testcluster.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := testcluster.Start(ctx, testcluster.Options{BinDir: bin, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop() })
+	if cfg, err = clientcmd.BuildConfigFromFlags("", c.Kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	return c.Kubeconfig, cfg
+}
+
 func newNamespace(t *testing.T, cs kubernetes.Interface) string {
 	t.Helper()
 	name := strings.NewReplacer("/", "-", " ", "-", ".", "-", "_", "-").Replace(strings.ToLower("flux-" + t.Name()))
@@ -281,19 +301,7 @@ func TestCheckCRDs(t *testing.T) {
 	versions := all[testcluster.HelmController]
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	bin, err := testcluster.Build(ctx, testcluster.BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := testcluster.Start(ctx, testcluster.Options{BinDir: bin, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = c.Stop() }()
-	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig, cfg := ownCluster(ctx, t)
 	e, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -302,7 +310,7 @@ func TestCheckCRDs(t *testing.T) {
 	if !errors.Is(err, ErrCRDsMissing) || !strings.Contains(err.Error(), "HelmRelease") || !strings.Contains(err.Error(), "OCIRepository") {
 		t.Fatalf("CheckCRDs on a cluster without Flux: %v, want ErrCRDsMissing naming the kinds", err)
 	}
-	f, err := testcluster.StartFluxWith(ctx, testcluster.FluxOptions{Kubeconfig: c.Kubeconfig, Dir: t.TempDir()}, versions[0])
+	f, err := testcluster.StartFluxWith(ctx, testcluster.FluxOptions{Kubeconfig: kubeconfig, Dir: t.TempDir()}, versions[0])
 	if err != nil {
 		testenv.SkipUnlessRequired(t, "needs Flux's controllers, built from the Go module proxy or from the archives "+testcluster.FluxSourcesEnv+" names: "+err.Error())
 	}
@@ -325,7 +333,7 @@ func TestCheckCRDs(t *testing.T) {
 		"install.noSuchField":             100,
 	}
 	for _, v := range versions {
-		f, err := testcluster.StartFluxWith(ctx, testcluster.FluxOptions{Kubeconfig: c.Kubeconfig, Dir: t.TempDir()}, v)
+		f, err := testcluster.StartFluxWith(ctx, testcluster.FluxOptions{Kubeconfig: kubeconfig, Dir: t.TempDir()}, v)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
@@ -77,27 +76,15 @@ func TestAPIOfGoMod(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	bin, err := testcluster.Build(ctx, testcluster.BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := testcluster.Start(ctx, testcluster.Options{BinDir: bin, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = c.Stop() }()
+	kubeconfig, cfg := ownCluster(ctx, t)
 	crds, err := filepath.Glob(filepath.Join("testdata", "crds", "*.yaml"))
 	if err != nil || len(crds) == 0 {
 		t.Fatalf("no CRDs in testdata/crds (%v): run make flux-crds", err)
 	}
-	if err := testcluster.ApplyCRDs(ctx, c.Kubeconfig, crds...); err != nil {
+	if err := testcluster.ApplyCRDs(ctx, kubeconfig, crds...); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("CRDs of helm-controller/api %s and source-controller/api %s", moduleVersion("github.com/fluxcd/helm-controller/api"), moduleVersion("github.com/fluxcd/source-controller/api"))
-	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
 	e, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

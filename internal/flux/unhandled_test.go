@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testenv"
@@ -86,25 +85,13 @@ func TestWaitControllerGrace(t *testing.T) {
 	versions := all[testcluster.HelmController]
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	bin, err := testcluster.Build(ctx, testcluster.BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := testcluster.Start(ctx, testcluster.Options{BinDir: bin, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = c.Stop() }()
-	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig, cfg := ownCluster(ctx, t)
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	watched, ns := newNamespace(t, cs), "unwatched"
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	f, err := testcluster.StartFluxWith(ctx, testcluster.FluxOptions{Kubeconfig: c.Kubeconfig, Dir: t.TempDir(), Namespace: watched}, versions[len(versions)-1])
+	f, err := testcluster.StartFluxWith(ctx, testcluster.FluxOptions{Kubeconfig: kubeconfig, Dir: t.TempDir(), Namespace: watched}, versions[len(versions)-1])
 	if err != nil {
 		testenv.SkipUnlessRequired(t, "needs Flux's controllers, built from the Go module proxy or from the archives "+testcluster.FluxSourcesEnv+" names: "+err.Error())
 	}
