@@ -93,34 +93,19 @@ func (r *Repositories) pullOCI(ctx context.Context, client *registry.Client, src
 	if src.ociArtifact() {
 		return r.pullOCIArtifact(ctx, client, src, ref)
 	}
-	tags, err := client.Tags(ref)
-	if err != nil {
-		return nil, fmt.Errorf("registry %s: listing the tags of chart %s: %w%s", repository, name, err, ociRemedy(err))
-	}
-	var version string
-	for _, t := range tags {
-		if v, err := semver.NewVersion(t); err == nil && c.Check(v) {
-			version = t
-			break
+	var version, digest string
+	var tags []string
+	var err error
+	if p := src.Pin; p != nil && p.Digest != "" {
+		// The manifest pinned, however its tag moved since.
+		version, digest = p.baseVersion(1), p.Digest
+	} else {
+		if version, digest, tags, err = resolveTag(ctx, client, src, ref, c, constraint); err != nil {
+			return nil, err
 		}
-	}
-	if version == "" {
-		newestTag := "none"
-		if len(tags) > 0 {
-			newestTag = tags[0]
-		}
-		return nil, marked{fmt.Errorf("chart %s in registry %s has no tag matching %q (newest: %s)", name, repository, constraint, newestTag), ErrNoMatchingVersion}
 	}
 	tagged := ref + ":" + strings.ReplaceAll(version, "+", "_")
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	desc, err := client.Resolve(tagged)
-	if err != nil {
-		return nil, fmt.Errorf("registry %s: resolving %s: %w%s", repository, tagged, err, ociRemedy(err))
-	}
-	digest := desc.Digest.String()
-	out := &OCIChart{Version: version + "+" + desc.Digest.Encoded()[:12], Digest: digest, Versions: tags}
+	out := &OCIChart{Version: version + "+" + shortHex(digest), Digest: digest, Versions: tags}
 	// The signature is verified before the chart is read, and the digest
 	// verified is the one pulled.
 	if src.Verify != nil {
@@ -143,6 +128,37 @@ func (r *Repositories) pullOCI(ctx context.Context, client *registry.Client, src
 		return nil, fmt.Errorf("registry %s: %s is not a valid chart: %w", repository, tagged, err)
 	}
 	return out, nil
+}
+
+// resolveTag finds the newest semver tag of ref that c allows, and the
+// manifest digest it names; tags are the repository's, newest first.
+func resolveTag(ctx context.Context, client *registry.Client, src Source, ref string, c *semver.Constraints, constraint string) (version, digest string, tags []string, err error) {
+	repository, name := src.Repository, src.Name
+	if tags, err = client.Tags(ref); err != nil {
+		return "", "", nil, fmt.Errorf("registry %s: listing the tags of chart %s: %w%s", repository, name, err, ociRemedy(err))
+	}
+	for _, t := range tags {
+		if v, err := semver.NewVersion(t); err == nil && c.Check(v) {
+			version = t
+			break
+		}
+	}
+	if version == "" {
+		newestTag := "none"
+		if len(tags) > 0 {
+			newestTag = tags[0]
+		}
+		return "", "", nil, marked{fmt.Errorf("chart %s in registry %s has no tag matching %q (newest: %s)", name, repository, constraint, newestTag), ErrNoMatchingVersion}
+	}
+	tagged := ref + ":" + strings.ReplaceAll(version, "+", "_")
+	if err := ctx.Err(); err != nil {
+		return "", "", nil, err
+	}
+	desc, err := client.Resolve(tagged)
+	if err != nil {
+		return "", "", nil, fmt.Errorf("registry %s: resolving %s: %w%s", repository, tagged, err, ociRemedy(err))
+	}
+	return version, desc.Digest.String(), tags, nil
 }
 
 // pullOCIArtifact pulls the manifest of an OCIRepository's artifact by

@@ -536,6 +536,29 @@ func chartURLs(repoURL string, v *ChartVersion) (base, target *url.URL, err erro
 	return base, base.ResolveReference(ref), nil
 }
 
+// archivePath is where the archive of digest, fetched with auth, is
+// cached.
+func (r *Repositories) archivePath(digest string, auth Auth) string {
+	cacheKey := digest
+	// An archive downloaded with credentials is only handed to the same
+	// credentials: a repository may serve its index to anyone and its
+	// archives to some.
+	if id := r.credentialID(auth); id != "" {
+		cacheKey += "\x00" + id
+	}
+	return r.cachePath("charts", cacheKey) + ".tgz"
+}
+
+// cachedArchive is the archive of digest that the cache holds, checked
+// against it; nil when it holds none that matches.
+func (r *Repositories) cachedArchive(digest string, auth Auth) []byte {
+	b, err := os.ReadFile(r.archivePath(digest, auth))
+	if err != nil || digestOf(b) != digest {
+		return nil
+	}
+	return b
+}
+
 // archive returns the archive of v and its URL, and the cache entry that
 // did not match the index's digest, if any. The archive is cached only
 // when the index gives its digest, and checked against it when read.
@@ -548,13 +571,7 @@ func (r *Repositories) archive(ctx context.Context, repoURL string, v *ChartVers
 	if cacheKey == "" {
 		cacheKey = target.String()
 	}
-	// An archive downloaded with credentials is only handed to the same
-	// credentials: a repository may serve its index to anyone and its
-	// archives to some.
-	if id := r.credentialID(auth); id != "" {
-		cacheKey += "\x00" + id
-	}
-	path := r.cachePath("charts", cacheKey) + ".tgz"
+	path := r.archivePath(cacheKey, auth)
 	// Without a digest in the index, nothing is cached: nothing could
 	// check it.
 	var repaired *CacheRepair

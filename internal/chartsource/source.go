@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -93,6 +94,9 @@ type Source struct {
 	// (the provider's registries): a dependency gets no credentials of
 	// its parent's.
 	DependencyAuth func(repository string) Auth
+
+	// Pin, when set, is the resolution to find again (see Pin).
+	Pin *Pin
 
 	// localRoot, when set, is the directory a local chart's file://
 	// dependencies may not leave (a Git checkout).
@@ -188,6 +192,7 @@ func (r *Repositories) resolve(ctx context.Context, src Source) (*Resolved, erro
 		// Never skipped silently: cosign and notation sign OCI manifests.
 		return nil, marked{fmt.Errorf("%s verification needs a chart of an OCI registry (oci://), and chart %s is not one", src.Verify.Provider, src.Name), ErrSignature}
 	}
+	src = src.pinned()
 	var out *Resolved
 	var err error
 	// deps is where the chart's file:// dependencies are found.
@@ -224,7 +229,7 @@ func (r *Repositories) resolve(ctx context.Context, src Source) (*Resolved, erro
 	if err != nil {
 		return nil, err
 	}
-	deps.DependencyUpdate, deps.DependencyAuth = src.DependencyUpdate, src.DependencyAuth
+	deps.DependencyUpdate, deps.DependencyAuth, deps.Pin = src.DependencyUpdate, src.DependencyAuth, src.Pin
 	if src.DependencyUpdate {
 		if src.Repository != "" || src.ChartRef != nil || !isDir(deps.Name) {
 			return nil, marked{fmt.Errorf("chart %s: a dependency update needs the chart's directory (a local chart directory, or a chart from Git or a bucket), and the chart is an archive", src.Name), ErrDependency}
@@ -272,6 +277,11 @@ func (r *Repositories) resolve(ctx context.Context, src Source) (*Resolved, erro
 	if src.tracksDigest() {
 		out.TrackedDigest = out.Digest
 	}
+	if src.Pin != nil {
+		if err := src.Pin.check(src, out); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
@@ -295,9 +305,14 @@ func (r *Repositories) version(ctx context.Context, src Source) (*Resolved, erro
 	if err != nil {
 		return nil, err
 	}
-	v, err := idx.Resolve(src.Name, src.Version)
+	v, err := src.indexEntry(idx)
 	if err != nil {
-		return nil, fmt.Errorf("repository %s: %w", src.Repository, err)
+		return nil, err
+	}
+	if src.Pin != nil && src.Pin.Digest != "" && v.Digest != src.Pin.Digest {
+		// Published again since the pin: the archive pinned, from the
+		// cache, or an error saying so.
+		return r.resolve(ctx, src)
 	}
 	name := src.Name
 	if v.Metadata != nil && v.Name != "" {
@@ -320,12 +335,26 @@ func (r *Repositories) resolveHTTP(ctx context.Context, src Source) (*Resolved, 
 	if err != nil {
 		return nil, err
 	}
-	v, err := idx.Resolve(src.Name, src.Version)
+	v, err := src.indexEntry(idx)
 	if err != nil {
-		return nil, fmt.Errorf("repository %s: %w", src.Repository, err)
+		return nil, err
 	}
-	b, target, repaired, err := r.archive(ctx, src.Repository, v, src.Auth)
-	if err != nil {
+	var b []byte
+	var target *url.URL
+	var repaired *CacheRepair
+	if p := src.Pin; p != nil && p.Digest != "" && v.Digest != p.Digest {
+		// Published again since the pin: only the archive of the pinned
+		// digest will do, which the cache may still hold.
+		if b = r.cachedArchive(p.Digest, src.Auth); b == nil {
+			return nil, marked{fmt.Errorf("chart %s of %s: version %s was published again since it resolved (digest sha256:%s, then sha256:%s), and cache_dir does not hold the archive resolved then", src.Name, src.Repository, v.Version, v.Digest, p.Digest), ErrChangedSincePlan}
+		}
+		pinned := *v
+		pinned.Digest = p.Digest
+		v = &pinned
+		if _, target, err = chartURLs(src.Repository, v); err != nil {
+			return nil, err
+		}
+	} else if b, target, repaired, err = r.archive(ctx, src.Repository, v, src.Auth); err != nil {
 		return nil, err
 	}
 	if src.Keyring != "" {
@@ -413,7 +442,7 @@ func (r *Repositories) buildDependencies(ctx context.Context, out *Resolved, src
 		if dep.Repository == "" {
 			return dependencyError(c, dep, errors.New("it is not in charts/ and names no repository"))
 		}
-		sub, err := r.dependency(ctx, out, src, dep, dep.Version)
+		sub, err := r.dependency(ctx, out, src, dep, src.dependencyVersion(dep.Name, dep.Version))
 		if err != nil {
 			return err
 		}
@@ -441,6 +470,7 @@ func (r *Repositories) updateDependencies(ctx context.Context, out *Resolved, sr
 		if v, ok := locked[dep.Name]; ok {
 			version = v
 		}
+		version = src.dependencyVersion(dep.Name, version)
 		sub, err := r.dependency(ctx, out, src, dep, version)
 		if err != nil {
 			return err

@@ -1,10 +1,6 @@
 package provider
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -194,46 +190,6 @@ func recordedGitObject(g *chartsource.RecordedGit, diags *diag.Diagnostics) type
 	out, d := types.ObjectValue(gitType.AttrTypes, attrs)
 	diags.Append(d...)
 	return out
-}
-
-// privateGitPlan: a token Read makes for a release whose chart comes from
-// Git or a bucket, naming the plan that follows the refresh. The plan records the
-// commit it resolved under the token (chartsource.Git.PlanToken), and the
-// second plan Terraform makes of the same resource as it applies a saved
-// plan, given the same refreshed private state, reads that commit back:
-// a branch that moved between plan and apply still deploys the commit
-// planned. An apply drops it, so that a plan without a refresh resolves
-// the branch anew.
-const privateGitPlan = "git_plan"
-
-// newGitPlanToken gives a release from Git or a bucket a new plan token.
-func newGitPlanToken(ctx context.Context, m *releaseModel, private privateSetter, diags *diag.Diagnostics) {
-	if m.Chart.IsNull() || m.Chart.IsUnknown() {
-		return
-	}
-	attrs := m.Chart.Attributes()
-	if git, bucket := attrs["git"], attrs["bucket"]; (git == nil || git.IsNull()) && (bucket == nil || bucket.IsNull()) {
-		return
-	}
-	b := make([]byte, 16)
-	_, _ = rand.Read(b) // never fails: the runtime crashes instead
-	token, _ := json.Marshal(hex.EncodeToString(b))
-	diags.Append(private.SetKey(ctx, privateGitPlan, token)...)
-}
-
-// gitPlanToken is the plan token of the refreshed private state; empty
-// when there is none (a create, a plan without refresh).
-func gitPlanToken(ctx context.Context, private privateGetter, diags *diag.Diagnostics) string {
-	if private == nil {
-		return ""
-	}
-	raw, d := private.GetKey(ctx, privateGitPlan)
-	diags.Append(d...)
-	var token string
-	if len(raw) > 0 {
-		_ = json.Unmarshal(raw, &token) // written by Read
-	}
-	return token
 }
 
 // refuseForSource refuses the chart attributes that do not apply to a

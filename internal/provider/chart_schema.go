@@ -194,8 +194,10 @@ func chartError(diags *diag.Diagnostics, chart path.Path, err error) {
 	switch {
 	case errors.Is(err, chartsource.ErrChartPath):
 		attrError(diags, at("name"), "Chart not found in the source", err.Error()+".", "Point chart.name at the chart's directory in the repository (the one holding Chart.yaml, e.g. charts/podinfo), at the reference chart.git.ref checks out.")
-	case errors.Is(err, chartsource.ErrChangedSincePlan):
+	case errors.Is(err, chartsource.ErrChangedSincePlan) && errors.Is(err, chartsource.ErrBucket):
 		attrError(diags, at("bucket"), "Bucket changed since the plan", err.Error()+".", "Run terraform plan again, and apply the new plan: a bucket keeps no history to read the planned objects from, and the provider reads each run's objects anew rather than trust what cache_dir holds.")
+	case errors.Is(err, chartsource.ErrChangedSincePlan):
+		attrError(diags, at("version"), "Chart changed since the plan", err.Error()+".", "Run terraform plan again to review the chart the source gives now, and apply that plan. The plan took the chart the refresh resolved, and the apply deploys that chart or none: the source can no longer give it.")
 	case errors.Is(err, chartsource.ErrBucket):
 		attrError(diags, at("bucket"), "Bucket not usable", err.Error()+".", "Check chart.bucket's endpoint, bucket_name and insecure, and the access key and secret key in chart.username and chart.password.")
 	case errors.Is(err, chartsource.ErrGit):

@@ -104,7 +104,7 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	fillIdentity(m, op.config)
 	diags.Append(private.SetKey(ctx, privateDrift, nil)...)
 	diags.Append(private.SetKey(ctx, privateDriftChanges, nil)...)
-	diags.Append(private.SetKey(ctx, privateGitPlan, nil)...)
+	dropChartPin(ctx, private, diags)
 	if !r.waitForKinds(ctx, m, diags) {
 		return
 	}
@@ -142,7 +142,7 @@ func (r *releaseResource) decodeRun(ctx context.Context, eng engine, run *releas
 	if diags.HasError() {
 		return ctx
 	}
-	run.resolved = r.resolveChart(ctx, m, run.wo, !eng.loadsChart(), chartPin{Revision: m.ChartSourceRevision}, diags)
+	run.resolved = r.resolveChart(ctx, m, run.wo, !eng.loadsChart(), plannedChartPin(m), diags)
 	if diags.HasError() || chartChangedSincePlan(m, run.resolved, diags) {
 		return ctx
 	}

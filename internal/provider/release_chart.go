@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -32,28 +33,44 @@ func chartChangedSincePlan(m *releaseModel, resolved *chartsource.Resolved, diag
 	return false
 }
 
-// chartPin says which revision of a chart from Git a resolve reads.
+// chartPin says which chart a resolve must find again.
 type chartPin struct {
-	// Revision, when known and not empty, is the revision read: the
-	// plan's chart_source_revision, at apply.
+	// Revision, when known and not empty, is the Git or bucket revision
+	// read: the plan's chart_source_revision, at apply.
 	Revision types.String
-	// PlanToken names the plan (privateGitPlan): its second plan, as
-	// Terraform applies it, reads the revision its first one resolved.
+	// Resolution, when set, is the chart to find again (the refresh's,
+	// at plan; the plan's, at apply), provided the source's fingerprint
+	// is Fingerprint (any, when empty).
+	Resolution  *chartsource.Pin
+	Fingerprint string
+	// PlanToken names the plan (privateChartPin): its second plan, as
+	// Terraform applies it, reads the Git or bucket revision its first
+	// one resolved, when the pin is not for the configuration's chart.
 	PlanToken string
 }
 
 // resolveChart resolves the chart of the model; nil with a diagnostic on
 // failure. With versionOnly, a chart of a Helm repository is resolved from
 // the index alone (Chart nil): what a plan without a Helm action needs.
-// pin says which Git revision is read.
+// pin says which chart is found again.
 func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, wo writeOnly, versionOnly bool, pin chartPin, diags *diag.Diagnostics) *chartsource.Resolved {
+	resolved, _ := r.resolveChartSource(ctx, m, wo, versionOnly, pin, diags)
+	return resolved
+}
+
+// resolveChartSource is resolveChart, which also returns the source
+// resolved.
+func (r *releaseResource) resolveChartSource(ctx context.Context, m *releaseModel, wo writeOnly, versionOnly bool, pin chartPin, diags *diag.Diagnostics) (*chartsource.Resolved, chartsource.Source) {
 	src, ok := r.chartSource(ctx, m, wo, diags)
 	if !ok {
-		return nil
+		return nil, src
 	}
 	pinned := ""
 	if !pin.Revision.IsUnknown() {
 		pinned = pin.Revision.ValueString()
+	}
+	if pin.Resolution != nil && (pin.Fingerprint == "" || pin.Fingerprint == src.Fingerprint()) {
+		src.Pin, pin.PlanToken = pin.Resolution, ""
 	}
 	switch {
 	case src.ChartRef != nil:
@@ -69,12 +86,12 @@ func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, wo 
 	}
 	resolved, err := resolve(ctx, src)
 	if err != nil {
-		if src.ChartRef != nil {
+		if src.ChartRef != nil && !errors.Is(err, chartsource.ErrChangedSincePlan) {
 			chartRefError(diags, fmt.Errorf("%s: %w", src.ChartRef, err))
-			return nil
+			return nil, src
 		}
 		chartError(diags, path.Root("chart"), err)
-		return nil
+		return nil, src
 	}
 	staleIndexWarning(diags, path.Root("chart").AtName("repository"), resolved.StaleIndex)
 	cacheRepairWarning(diags, path.Root("chart"), resolved.CacheRepaired)
@@ -87,7 +104,7 @@ func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, wo 
 		diags.AddAttributeWarning(path.Root("chart").AtName("verify"), "Chart signature checks let through",
 			fmt.Sprintf("The chart %s (%s) has an authentic signature by %s, but the trust policy let these checks fail: %s.\n\nUse a trust policy of level strict to refuse charts whose signature fails any check.", resolved.Name(), v.Digest, v.Signer, v.Warning))
 	}
-	return resolved
+	return resolved, src
 }
 
 // chartSource is the chart source m names: chart with the write-only

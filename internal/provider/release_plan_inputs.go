@@ -27,7 +27,7 @@ func (p *releasePlan) inputs(ctx context.Context) bool {
 	p.red = p.r.redactorFor(ctx, m, p.wo)
 	ctx = p.red.context(ctx)
 	if tfvalue.FullyKnown(m.Chart) && tfvalue.FullyKnown(m.ChartRef) {
-		if p.resolved = p.r.resolveChart(ctx, m, p.wo, true, chartPin{PlanToken: gitPlanToken(ctx, p.req.Private, p.diags)}, p.diags); p.resolved == nil {
+		if p.resolved = p.r.resolveChart(ctx, m, p.wo, true, chartPinOf(ctx, p.req.Private, p.diags), p.diags); p.resolved == nil {
 			return false
 		}
 		p.out.chartVersion = types.StringValue(p.resolved.Version)

@@ -14,7 +14,7 @@ import (
 // next to their readers and writers: privateDriftChanges (plan_detail.go),
 // privateInSync and privateValidated (release_in_sync.go),
 // privateSecretHashKey (release_secret_key.go), privateSensitivePaths
-// (resources_mask.go), privateGitPlan (chart_git.go).
+// (resources_mask.go), privateChartPin (release_chart_pin.go).
 const (
 	// privateDrift: the desired YAML of the objects Read found drifted or
 	// missing, so that the plan puts them back: {"<key>": "<yaml>"}.

@@ -28,7 +28,7 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 	}
 	// The identity never changes: the release this resource manages.
 	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, &m)...)
-	newGitPlanToken(ctx, &m, resp.Private, &resp.Diagnostics)
+	r.pinChart(ctx, &m, resp.Private, &resp.Diagnostics)
 	importing := m.Status.IsNull()
 	if !importing && m.Suspend.ValueBool() {
 		return

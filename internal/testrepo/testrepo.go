@@ -90,6 +90,19 @@ type HTTP struct {
 	agents  map[string]bool   // User-Agents of the requests answered
 }
 
+// File is the content the repository serves at path (e.g.
+// "charts/web-1.0.0.tgz").
+func (h *HTTP) File(t testing.TB, path string) []byte {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	b, ok := h.files[path]
+	if !ok {
+		t.Fatalf("the repository serves nothing at %s", path)
+	}
+	return b
+}
+
 // UserAgents returns the User-Agents of the requests answered so far,
 // each once, sorted.
 func (h *HTTP) UserAgents() []string {

@@ -1,0 +1,210 @@
+package chartsource
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Pin is a resolution to find again: what an earlier resolve of the same
+// source returned (Terraform plans a resource again as it applies a plan,
+// and the two plans, then the apply, must deploy the same chart). Resolve
+// of a pinned source returns that chart, from the source or from the
+// cache checked against its digest, however the source moved meanwhile:
+// the version a range resolved, the manifest digest an OCI tag named, the
+// commit a branch was at, the bucket's revision. What the source can no
+// longer give (a version published again with another archive that the
+// cache does not hold, a bucket's objects changed, a chart reference's
+// artifact moved, a local chart edited) fails with ErrChangedSincePlan,
+// naming the revision pinned and the one found.
+type Pin struct {
+	// Version is the revision resolved (Resolved.Version).
+	Version string `json:"version"`
+	// Digest is Resolved.Digest: the archive's or the OCI manifest's.
+	Digest string `json:"digest,omitempty"`
+	// SourceRevision is Resolved.SourceRevision (Git, buckets, chart
+	// references).
+	SourceRevision string `json:"sourceRevision,omitempty"`
+	// Dependencies are the subcharts resolved (Resolved.Dependencies).
+	Dependencies []Dependency `json:"dependencies,omitempty"`
+}
+
+// PinOf is the pin of what r resolved.
+func PinOf(r *Resolved) *Pin {
+	return &Pin{Version: r.Version, Digest: r.Digest, SourceRevision: r.SourceRevision, Dependencies: r.Dependencies}
+}
+
+// String names the pinned revision for messages: its version, with its
+// digest or source revision when it has one.
+func (p *Pin) String() string {
+	s := p.Version
+	switch {
+	case p.SourceRevision != "":
+		s += " from " + p.SourceRevision
+	case p.Digest != "":
+		s += " (digest " + p.Digest + ")"
+	}
+	return s
+}
+
+// baseVersion is the chart version of the pin, without the build metadata
+// a revision adds (an OCI manifest's, a content digest's).
+func (p *Pin) baseVersion(parts int) string {
+	if parts == 0 {
+		return p.Version
+	}
+	base, _, _ := strings.Cut(p.Version, "+")
+	return base
+}
+
+// check fails with ErrChangedSincePlan when out is not the pinned chart.
+func (p *Pin) check(src Source, out *Resolved) error {
+	deps := func(d []Dependency) string {
+		b, _ := json.Marshal(d)
+		return string(b)
+	}
+	got := PinOf(out)
+	same := got.Version == p.Version && (p.SourceRevision == "" || got.SourceRevision == p.SourceRevision) &&
+		(p.Digest == "" || strings.TrimPrefix(got.Digest, "sha256:") == strings.TrimPrefix(p.Digest, "sha256:")) &&
+		(p.Dependencies == nil || deps(got.Dependencies) == deps(p.Dependencies))
+	if same {
+		return nil
+	}
+	what := "the chart"
+	if got.Version == p.Version && got.SourceRevision == p.SourceRevision && got.Digest != p.Digest {
+		what = "the chart, published again,"
+	}
+	msg := fmt.Sprintf("chart %s%s: %s resolved to %s, and now resolves to %s", src.Name, src.where(), what, p, got)
+	if deps(got.Dependencies) != deps(p.Dependencies) && p.Dependencies != nil {
+		msg += fmt.Sprintf(" with dependencies %s (planned %s)", dependencyList(got.Dependencies), dependencyList(p.Dependencies))
+	}
+	return marked{fmt.Errorf("%s", msg), ErrChangedSincePlan}
+}
+
+func dependencyList(deps []Dependency) string {
+	if len(deps) == 0 {
+		return "none"
+	}
+	out := make([]string, len(deps))
+	for i, d := range deps {
+		out[i] = d.Name + " " + d.Version
+	}
+	return strings.Join(out, ", ")
+}
+
+// where names src's origin for messages: " of <repository>", " from Git
+// <url>", " from bucket <name>", " of <chart reference>", or "" for a
+// local chart.
+func (src Source) where() string {
+	switch {
+	case src.ChartRef != nil:
+		return " of " + src.ChartRef.String()
+	case src.Git != nil:
+		return " from Git " + src.Git.URL
+	case src.Bucket != nil:
+		return " from bucket " + src.Bucket.BucketName + " on " + src.Bucket.Endpoint
+	case src.Repository != "":
+		return " of " + src.Repository
+	}
+	return ""
+}
+
+// Fingerprint is a digest of what decides which chart src resolves to
+// (not its credentials, nor a chart reference's current artifact): two
+// sources of the same fingerprint resolve alike, so that a pin made for
+// one applies to the other.
+func (src Source) Fingerprint() string {
+	type git struct {
+		URL string
+		Ref GitRef
+	}
+	var g *git
+	if src.Git != nil {
+		g = &git{URL: src.Git.URL, Ref: src.Git.Ref}
+	}
+	fields := struct {
+		Name, Repository, Version, Strategy, Keyring string
+		Git                                          *git
+		Bucket                                       *Bucket
+		ValuesFiles                                  []string
+		IgnoreMissing, DependencyUpdate              bool
+		Verify                                       *VerifyConfig
+		ChartRef                                     *ChartRef
+	}{
+		Name: src.Name, Repository: src.Repository, Version: src.Version, Strategy: string(src.strategy()), Keyring: src.Keyring,
+		Git: g, Bucket: src.Bucket, ValuesFiles: slices.Clone(src.ValuesFiles), IgnoreMissing: src.IgnoreMissingValuesFiles,
+		DependencyUpdate: src.DependencyUpdate, Verify: src.VerifyConfig, ChartRef: src.ChartRef,
+	}
+	b, _ := json.Marshal(fields)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// pinned is src with its pin carried to the source's own pins: the
+// revision of Git and buckets.
+func (src Source) pinned() Source {
+	p := src.Pin
+	if p == nil || p.SourceRevision == "" {
+		return src
+	}
+	switch {
+	case src.Git != nil && src.Git.Pinned == "":
+		g := *src.Git
+		g.Pinned = p.SourceRevision
+		src.Git = &g
+	case src.Bucket != nil && src.Bucket.Pinned == "":
+		b := *src.Bucket
+		b.Pinned = p.SourceRevision
+		src.Bucket = &b
+	}
+	return src
+}
+
+// indexEntry is the entry of the index that src names: the newest
+// version its constraint allows, or the version pinned.
+func (src Source) indexEntry(idx *Index) (*ChartVersion, error) {
+	if src.Pin == nil {
+		v, err := idx.Resolve(src.Name, src.Version)
+		if err != nil {
+			return nil, fmt.Errorf("repository %s: %w", src.Repository, err)
+		}
+		return v, nil
+	}
+	// A revision with parts has the chart version's build metadata
+	// replaced by them.
+	parts := src.strategy() == StrategyRevision || len(src.ValuesFiles) > 0
+	base := func(v string) string {
+		if !parts {
+			return v
+		}
+		b, _, _ := strings.Cut(v, "+")
+		return b
+	}
+	want := base(src.Pin.Version)
+	all, err := idx.Versions(src.Name)
+	if err != nil {
+		return nil, fmt.Errorf("repository %s: %w", src.Repository, err)
+	}
+	for _, v := range all {
+		if base(v.Version) == want {
+			return v, nil
+		}
+	}
+	return nil, marked{fmt.Errorf("chart %s of %s: version %s, which it resolved to, is no longer in the repository's index", src.Name, src.Repository, want), ErrChangedSincePlan}
+}
+
+// dependencyVersion is the version constraint dependency name resolves
+// with: the version pinned, else constraint.
+func (src Source) dependencyVersion(name, constraint string) string {
+	if src.Pin != nil {
+		for _, d := range src.Pin.Dependencies {
+			if d.Name == name {
+				return d.Version
+			}
+		}
+	}
+	return constraint
+}

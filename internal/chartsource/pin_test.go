@@ -1,0 +1,110 @@
+package chartsource
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
+)
+
+// TestPinFindsTheChartAgain: a source resolved, then pinned, resolves to
+// the same chart however the source moved meanwhile, in a new process
+// (a new Repositories) on the same cache and on an empty one: a range
+// past a version published since, an OCI tag pushed again. What the
+// source can no longer give fails with ErrChangedSincePlan, naming both
+// revisions; a fresh resolve without the pin sees the new chart.
+func TestPinFindsTheChartAgain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	chartOf := func(name, version, description string) *chart.Chart {
+		return &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: name, Version: version, Description: description}}
+	}
+	web := testrepo.NewHTTP(t)
+	web.Add(t, chartOf("web", "1.0.0", "first"), nil)
+	reg := testrepo.NewOCI(t)
+	reg.Push(t, chartOf("api", "1.0.0", "first"), nil)
+	httpSrc := Source{Repository: web.URL, Name: "web", Version: "1.*", Auth: Auth{Username: testrepo.Username, Password: testrepo.Password}}
+	ociSrc := Source{Repository: reg.URL, Name: "api", Version: "1.*", Auth: Auth{Username: testrepo.Username, Password: testrepo.Password, CAFile: reg.CAFile}}
+
+	cache := t.TempDir()
+	resolve := func(t *testing.T, cacheDir string, src Source, versionOnly bool) (*Resolved, error) {
+		t.Helper()
+		repos := NewRepositories(cacheDir, 0)
+		if versionOnly {
+			return repos.Version(ctx, src)
+		}
+		return repos.Resolve(ctx, src)
+	}
+	pinOf := func(t *testing.T, src Source) *Pin {
+		t.Helper()
+		out, err := resolve(t, cache, src, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return PinOf(out)
+	}
+	httpPin, ociPin := pinOf(t, httpSrc), pinOf(t, ociSrc)
+
+	// Published since: a newer version in the range, a tag pushed again.
+	web.Add(t, chartOf("web", "1.1.0", "newer"), nil)
+	reg.Push(t, chartOf("api", "1.0.0", "pushed again"), nil)
+	for _, tc := range []struct {
+		name string
+		src  Source
+		pin  *Pin
+	}{{"http", httpSrc, httpPin}, {"oci", ociSrc, ociPin}} {
+		fresh, err := resolve(t, t.TempDir(), tc.src, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fresh.Version == tc.pin.Version || fresh.Digest == tc.pin.Digest {
+			t.Fatalf("%s: a fresh resolve finds the pinned chart %s again: the source did not move", tc.name, tc.pin)
+		}
+		pinned := tc.src
+		pinned.Pin = tc.pin
+		for _, where := range []struct {
+			name     string
+			cacheDir string
+		}{{"same cache", cache}, {"empty cache", t.TempDir()}} {
+			for _, versionOnly := range []bool{false, true} {
+				out, err := resolve(t, where.cacheDir, pinned, versionOnly)
+				if err != nil {
+					t.Errorf("%s, %s, version only %v: %v", tc.name, where.name, versionOnly, err)
+					continue
+				}
+				if out.Version != tc.pin.Version || out.Digest != tc.pin.Digest {
+					t.Errorf("%s, %s, version only %v: resolved %s (%s), want the pinned %s", tc.name, where.name, versionOnly, out.Version, out.Digest, tc.pin)
+				}
+				if out.Chart != nil && out.Chart.Metadata.Description != "first" {
+					t.Errorf("%s, %s: loaded the chart %q, want the one pinned", tc.name, where.name, out.Chart.Metadata.Description)
+				}
+			}
+		}
+	}
+
+	// The version pinned published again: the archive pinned comes from
+	// the cache that holds it, checked against the pinned digest; without
+	// it, the resolve fails naming both digests.
+	web.Add(t, chartOf("web", "1.0.0", "published again"), nil)
+	pinned := httpSrc
+	pinned.Pin = httpPin
+	out, err := resolve(t, cache, pinned, true)
+	if err != nil || out.Digest != httpPin.Digest {
+		t.Errorf("published again, same cache: %v, %+v; want the pinned archive from the cache", err, out)
+	}
+	_, err = resolve(t, t.TempDir(), pinned, true)
+	if !errors.Is(err, ErrChangedSincePlan) || !strings.Contains(err.Error(), httpPin.Digest) || !strings.Contains(err.Error(), "published again") {
+		t.Errorf("published again, empty cache: %v; want ErrChangedSincePlan naming the pinned digest %s", err, httpPin.Digest)
+	}
+	// A cached archive that does not match the pinned digest is not it.
+	if n := replaceCached(t, cache, "charts/*.tgz", web.File(t, "charts/web-1.1.0.tgz")); n == 0 {
+		t.Fatal("no archive cached")
+	}
+	if _, err := resolve(t, cache, pinned, false); !errors.Is(err, ErrChangedSincePlan) {
+		t.Errorf("published again, cache tampered: %v; want ErrChangedSincePlan", err)
+	}
+}

@@ -1,0 +1,101 @@
+package provider
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+)
+
+// privateChartPin: the chart Read resolved for the release's chart as the
+// state configures it (chartPinState), so that a plan is a contract.
+// Terraform plans a resource again as it applies it, from the
+// configuration and the refreshed state with its private state, never
+// from the plan: a range, a tag, a branch, a bucket or a chart reference
+// resolved anew could name another chart by then (a plan saved in CI
+// and applied on another machine a day later, or a prompt answered
+// late). Both plans take the chart the refresh pinned, as long as the
+// configuration's chart is the state's; the apply deploys that chart, or
+// fails with this provider's own diagnostic when the source can no longer
+// give it. A plan with a refresh pins anew, so that it sees what was
+// published since; one without (-refresh=false) plans against the last
+// refresh, as Terraform does with everything else it refreshes. An apply
+// drops the pin: what it deployed is in the state.
+const privateChartPin = "chart_pin"
+
+// chartPinState is what privateChartPin holds.
+type chartPinState struct {
+	// Source is the fingerprint of the chart's source the pin resolves
+	// (chartsource.Source.Fingerprint): a plan whose configuration
+	// names another chart resolves that one anew.
+	Source string `json:"source"`
+	// Pin is what resolved, unset when the refresh could not resolve
+	// the chart (a repository down, credentials that are write-only).
+	Pin *chartsource.Pin `json:"pin,omitempty"`
+	// Token names the plans of this refresh: a chart from Git or a
+	// bucket whose configuration changed records the revision its first
+	// plan resolved under it in cache_dir (chartsource.Git.PlanToken),
+	// for the second plan of an apply on the same machine.
+	Token string `json:"token"`
+}
+
+// pinChart resolves the chart of the refreshed release m, as its state
+// configures it, and keeps it in the private state for the plans that
+// follow. A chart that does not resolve is not pinned: the plan resolves
+// it and reports why; nothing of the resolve shows here.
+func (r *releaseResource) pinChart(ctx context.Context, m *releaseModel, private privateSetter, diags *diag.Diagnostics) {
+	pin := chartPinState{Token: rand.Text()}
+	if !m.Status.IsNull() && !m.Suspend.ValueBool() {
+		var scratch diag.Diagnostics
+		resolved, src := r.resolveChartSource(ctx, m, writeOnlyOf(ctx, nil, &scratch), true, chartPin{}, &scratch)
+		if resolved != nil && !scratch.HasError() {
+			pin.Source, pin.Pin = src.Fingerprint(), chartsource.PinOf(resolved)
+		}
+	}
+	raw, err := json.Marshal(pin)
+	if err != nil {
+		return
+	}
+	diags.Append(private.SetKey(ctx, privateChartPin, raw)...)
+}
+
+// chartPinOf is the pin of the refreshed private state: a zero one when
+// there is none (a create, a plan without refresh after an apply).
+func chartPinOf(ctx context.Context, private privateGetter, diags *diag.Diagnostics) chartPin {
+	if private == nil {
+		return chartPin{}
+	}
+	raw, d := private.GetKey(ctx, privateChartPin)
+	diags.Append(d...)
+	var st chartPinState
+	if len(raw) == 0 || json.Unmarshal(raw, &st) != nil {
+		return chartPin{}
+	}
+	return chartPin{Resolution: st.Pin, Fingerprint: st.Source, PlanToken: st.Token}
+}
+
+// plannedChartPin is the chart the plan m resolved, for its apply to
+// deploy: none when the plan did not know it.
+func plannedChartPin(m *releaseModel) chartPin {
+	pin := chartPin{Revision: m.ChartSourceRevision}
+	if m.ChartVersion.IsUnknown() || m.ChartVersion.IsNull() {
+		return pin
+	}
+	p := &chartsource.Pin{Version: m.ChartVersion.ValueString()}
+	if !m.ChartDigest.IsUnknown() {
+		p.Digest = m.ChartDigest.ValueString()
+	}
+	if !m.ChartSourceRevision.IsUnknown() {
+		p.SourceRevision = m.ChartSourceRevision.ValueString()
+	}
+	pin.Resolution = p
+	return pin
+}
+
+// dropChartPin removes the pin from the private state of an apply.
+func dropChartPin(ctx context.Context, private privateSetter, diags *diag.Diagnostics) {
+	diags.Append(private.SetKey(ctx, privateChartPin, nil)...)
+}
