@@ -104,7 +104,10 @@ func (x *Exec) RunContext(ctx context.Context, in *bytes.Buffer) (*bytes.Buffer,
 	cmd.Env = Environ(os.Environ(), x.Env)
 	cmd.Stdin = bytes.NewReader(in.Bytes())
 	var out bytes.Buffer
-	stderr := &tail{max: maxStderr}
+	// The secrets are known before the command runs: its standard error
+	// is kept long enough to redact a secret the cut would split.
+	red, parsed := x.secrets(in.String())
+	stderr := &tail{max: maxStderr + red.Longest()}
 	cmd.Stdout, cmd.Stderr = &out, stderr
 	cmd.WaitDelay = 5 * time.Second // children holding the pipes open
 	if err := cmd.Run(); err != nil {
@@ -114,31 +117,53 @@ func (x *Exec) RunContext(ctx context.Context, in *bytes.Buffer) (*bytes.Buffer,
 		case ctx.Err() != nil:
 			err = fmt.Errorf("did not finish within %s", timeout)
 		}
-		return nil, &ExecError{Command: x.Command, Err: err, Stderr: x.redacted(stderr.String(), in.String())}
+		return nil, &ExecError{Command: x.Command, Err: err, Stderr: redacted(stderr, red, parsed)}
 	}
 	if len(bytes.TrimSpace(out.Bytes())) == 0 && len(bytes.TrimSpace(in.Bytes())) > 0 {
-		return nil, &ExecError{Command: x.Command, Err: errors.New("wrote nothing on standard output: a post-renderer writes the whole manifest back"), Stderr: x.redacted(stderr.String(), in.String())}
+		return nil, &ExecError{Command: x.Command, Err: errors.New("wrote nothing on standard output: a post-renderer writes the whole manifest back"), Stderr: redacted(stderr, red, parsed)}
 	}
 	return &out, nil
 }
 
-// redacted is stderr without the values of Env and the Secret values of
-// the manifest the command was given; without a word of it when the
-// manifest does not parse (its secrets are then unknown).
-func (x *Exec) redacted(stderr, in string) string {
-	if stderr == "" {
-		return ""
-	}
-	secrets, err := manifest.SecretValues(in)
-	if err != nil {
-		return "(not shown: the manifest given to the command does not parse, so the secrets it may echo are unknown)"
-	}
-	var r redact.Secrets
-	r.Add(secrets...)
+// secrets are the values of Env and the Secret values of the manifest
+// the command is given; parsed is false when the manifest does not parse
+// (its secrets are then unknown).
+func (x *Exec) secrets(in string) (r *redact.Secrets, parsed bool) {
+	r = &redact.Secrets{}
 	for _, v := range x.Env {
 		r.Add(v)
 	}
-	return r.Replace(stderr)
+	secrets, err := manifest.SecretValues(in)
+	if err != nil {
+		return r, false
+	}
+	r.Add(secrets...)
+	return r, true
+}
+
+// redacted is the end of stderr without the secrets of r, at most
+// maxStderr bytes; without a word of it when the manifest did not parse.
+// Redacted before it is cut, and cut past where a secret begun before
+// what was kept could end: no part of a secret shows.
+func redacted(stderr *tail, r *redact.Secrets, parsed bool) string {
+	if len(bytes.TrimSpace(stderr.buf)) == 0 {
+		return ""
+	}
+	if !parsed {
+		return "(not shown: the manifest given to the command does not parse, so the secrets it may echo are unknown)"
+	}
+	s, cut := r.Replace(string(stderr.buf)), stderr.cut
+	if cut {
+		s = s[min(len(s), r.Longest()):]
+	}
+	if over := len(s) - maxStderr; over > 0 {
+		s, cut = s[over:], true
+	}
+	s = strings.TrimSpace(strings.ToValidUTF8(s, ""))
+	if cut && s != "" {
+		s = "…" + s
+	}
+	return s
 }
 
 // Environ is the environment of a post-renderer command: env without the
@@ -185,10 +210,3 @@ func (t *tail) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (t *tail) String() string {
-	s := strings.TrimSpace(string(t.buf))
-	if t.cut && s != "" {
-		s = "…" + s
-	}
-	return s
-}

@@ -48,6 +48,10 @@ func runCommand(mode string) int {
 		os.Stderr.Write(in)
 		fmt.Fprintf(os.Stderr, "token=%s\n", os.Getenv("TOKEN"))
 		return 3
+	case "long":
+		// The token, then enough for the cut to fall inside it.
+		fmt.Fprint(os.Stderr, os.Getenv("TOKEN")+strings.Repeat("x", maxStderr-10))
+		return 3
 	case "silent":
 	case "slow":
 		time.Sleep(time.Minute)
@@ -182,6 +186,30 @@ func TestExecStderrRedacted(t *testing.T) {
 	_, err = x.RunContext(context.Background(), bytes.NewBufferString("kind: Secret\nstringData: {password: [unclosed\n"))
 	if err == nil || strings.Contains(err.Error(), "unclosed") || !strings.Contains(err.Error(), "not shown") {
 		t.Errorf("stderr of a manifest that does not parse: %v", err)
+	}
+}
+
+// TestExecStderrCutInASecret: a standard error longer than what an error
+// quotes, cut where a secret was printed, shows no part of the secret.
+func TestExecStderrCutInASecret(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const token = "env-t0ken-value-0123456789"
+	x := &Exec{Command: self, Env: map[string]string{commandEnv: "long", "TOKEN": token}, Timeout: 10 * time.Second}
+	_, err = x.RunContext(context.Background(), bytes.NewBufferString(secretManifest))
+	var execErr *ExecError
+	if !errors.As(err, &execErr) {
+		t.Fatalf("the command's failure was not reported as an ExecError: %v", err)
+	}
+	for n := 4; n <= len(token); n++ {
+		if tail := token[len(token)-n:]; strings.Contains(execErr.Stderr, tail) {
+			t.Fatalf("the error shows the end of the token, %q", tail)
+		}
+	}
+	if !strings.HasPrefix(execErr.Stderr, "…") || !strings.HasSuffix(execErr.Stderr, "xxxxxxxx") || len(execErr.Stderr) > maxStderr+len("…") {
+		t.Errorf("the error's standard error is not the end of what the command wrote, cut at %d bytes: %d bytes, %q…", maxStderr, len(execErr.Stderr), execErr.Stderr[:min(40, len(execErr.Stderr))])
 	}
 }
 

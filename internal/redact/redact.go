@@ -93,6 +93,15 @@ func (r *Secrets) Empty() bool { return len(r.forms) == 0 }
 // Forms are the strings replaced.
 func (r *Secrets) Forms() []string { return r.forms }
 
+// Longest is the length of the longest form of a secret recorded.
+func (r *Secrets) Longest() int {
+	n := 0
+	for _, f := range r.forms {
+		n = max(n, len(f))
+	}
+	return n
+}
+
 // Replace is s with every secret replaced by Text, longest first (a
 // secret may hold another).
 func (r *Secrets) Replace(s string) string {
