@@ -146,8 +146,8 @@ func (r *Repositories) checkoutBucket(ctx context.Context, b *Bucket, chartPath 
 	pinned, planFile := b.Pinned, ""
 	if pinned == "" && b.PlanToken != "" {
 		planFile = r.cachePath("bucket-plans", b.PlanToken+"\x00"+root)
-		if raw, err := os.ReadFile(planFile); err == nil {
-			pinned, planFile = string(raw), ""
+		if rev := readPlanRecord(b.PlanToken, planFile); rev != "" {
+			pinned, planFile = rev, ""
 		}
 	}
 	cached := func(rev string) string { return r.runDir(root, strings.TrimPrefix(rev, "sha256:")) }
@@ -188,7 +188,7 @@ func (r *Repositories) checkoutBucket(ctx context.Context, b *Bucket, chartPath 
 		removeOtherRuns(root)
 	}
 	if planFile != "" {
-		recordPlan(planFile, revision)
+		recordPlan(planFile, planRecord(b.PlanToken, planFile, revision))
 	}
 	return dir, revision, nil
 }

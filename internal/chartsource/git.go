@@ -185,8 +185,8 @@ func (r *Repositories) checkoutGit(ctx context.Context, g *Git, auth Auth) (*git
 	pinned, planFile := g.Pinned, ""
 	if pinned == "" && g.PlanToken != "" {
 		planFile = r.cachePath("git-plans", g.PlanToken+"\x00"+root+"\x00"+fmt.Sprintf("%+v", g.Ref))
-		if b, err := os.ReadFile(planFile); err == nil {
-			pinned, planFile = string(b), ""
+		if rev := readPlanRecord(g.PlanToken, planFile); rev != "" {
+			pinned, planFile = rev, ""
 		}
 	}
 	ref, want := g.Ref, ""
@@ -208,19 +208,20 @@ func (r *Repositories) checkoutGit(ctx context.Context, g *Git, auth Auth) (*git
 		return nil, marked{fmt.Errorf("git repository %s: %s is now %s, not the commit %s planned", g.URL, g.Ref, out.Revision, want), ErrGit}
 	}
 	if planFile != "" {
-		recordPlan(planFile, out.Revision)
+		recordPlan(planFile, planRecord(g.PlanToken, planFile, out.Revision))
 	}
 	return out, nil
 }
 
-// recordPlan writes a plan's revision to file, and removes the records of
-// plans older than a day: a plan is applied within its run, or never.
-func recordPlan(file, revision string) {
+// recordPlan writes a plan's record (planRecord) to file, and removes the
+// records of plans older than a day: a plan is applied within its run, or
+// never.
+func recordPlan(file string, record []byte) {
 	dir := filepath.Dir(file)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return // a cache: the second plan then resolves again
 	}
-	_ = os.WriteFile(file, []byte(revision), 0o600)
+	_ = os.WriteFile(file, record, 0o600)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return

@@ -12,8 +12,11 @@ package chartsource
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"sort"
@@ -44,6 +47,9 @@ type Index struct {
 	src io.ReaderAt
 	// sections maps a chart name to its entries' byte range in src.
 	sections map[string][2]int
+	// sums are the SHA-256 of each section, when src is a file that
+	// another process could write in place after the scan.
+	sums map[string][sha256.Size]byte
 
 	mu     sync.Mutex
 	parsed map[string][]*ChartVersion
@@ -82,10 +88,13 @@ func (i *Index) close() {
 }
 
 // parseIndexFile scans the index in f line by line, without reading it
-// whole into memory; f stays open for the chart entries read later. An
-// index not laid out as Helm writes it is decoded whole.
-func parseIndexFile(f *os.File) (*Index, error) {
-	var scan sectionScanner
+// whole into memory; f stays open for the chart entries read later, each
+// checked against the SHA-256 of its section the scan took. It returns the
+// SHA-256 of the file's content (hex). An index not laid out as Helm
+// writes it is decoded whole.
+func parseIndexFile(f *os.File) (*Index, string, error) {
+	scan := sectionScanner{hash: sha256.New(), sums: map[string][sha256.Size]byte{}}
+	whole := sha256.New()
 	r := bufio.NewReaderSize(f, 64<<10)
 	pos := 0
 	var long []byte
@@ -101,25 +110,30 @@ func parseIndexFile(f *os.File) (*Index, error) {
 			long = nil
 		}
 		if len(line) > 0 {
+			whole.Write(line)
 			end := pos + len(bytes.TrimSuffix(line, []byte("\n")))
 			scan.line(pos, end, line[:end-pos])
+			scan.feed(line)
 			pos += len(line)
 		}
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading the cached index: %w", err)
+			return nil, "", fmt.Errorf("reading the cached index: %w", err)
 		}
 	}
 	if sections, ok := scan.finish(pos); ok {
-		return &Index{src: f, sections: sections, parsed: map[string][]*ChartVersion{}}, nil
+		return &Index{src: f, sections: sections, sums: scan.sums, parsed: map[string][]*ChartVersion{}}, hex.EncodeToString(whole.Sum(nil)), nil
 	}
+	// Read again: the file's digest is the content decoded.
 	raw, err := os.ReadFile(f.Name())
 	if err != nil {
-		return nil, fmt.Errorf("reading the cached index: %w", err)
+		return nil, "", fmt.Errorf("reading the cached index: %w", err)
 	}
-	return parseWhole(raw)
+	sum := sha256.Sum256(raw)
+	idx, err := parseWhole(raw)
+	return idx, hex.EncodeToString(sum[:]), err
 }
 
 // parseWhole decodes an index whole.
@@ -149,6 +163,24 @@ type sectionScanner struct {
 	inEntries, sawAPIVersion, bad bool
 	current                       string
 	start                         int
+	// hash, when set, takes the bytes of the current section (feed),
+	// and sums their digests, by chart.
+	hash   hash.Hash
+	sums   map[string][sha256.Size]byte
+	opened bool // the line just taken opened the current section
+}
+
+// feed takes the line just passed to line, with its newline: hashed when
+// it is part of the current section.
+func (s *sectionScanner) feed(raw []byte) {
+	if s.hash == nil || s.current == "" {
+		return
+	}
+	if s.opened {
+		s.opened = false
+		return
+	}
+	s.hash.Write(raw)
 }
 
 // line takes the line at [pos, end) of the index, without its newline.
@@ -183,12 +215,19 @@ func (s *sectionScanner) line(pos, end int, line []byte) {
 			return
 		}
 		s.current, s.start = name, end+1
+		if s.hash != nil {
+			s.hash.Reset()
+			s.opened = true
+		}
 	}
 }
 
 func (s *sectionScanner) close(end int) {
 	if s.current != "" {
 		s.sections[s.current] = [2]int{s.start, end}
+		if s.hash != nil {
+			s.sums[s.current] = [sha256.Size]byte(s.hash.Sum(nil))
+		}
 		s.current = ""
 	}
 }
@@ -221,6 +260,9 @@ func (i *Index) Versions(name string) ([]*ChartVersion, error) {
 	// ReadAt may answer io.EOF with the whole section when it ends the file.
 	if n, err := i.src.ReadAt(data, int64(span[0])); err != nil && (!errors.Is(err, io.EOF) || n < len(data)) {
 		return nil, fmt.Errorf("reading the index entries of chart %q: %w", name, err)
+	}
+	if want, ok := i.sums[name]; ok && sha256.Sum256(data) != want {
+		return nil, fmt.Errorf("the index entries of chart %q changed in the cache file since it was read: run again (the index is downloaded anew)", name)
 	}
 	var versions []*ChartVersion
 	if err := yaml.Unmarshal(data, &versions); err != nil {

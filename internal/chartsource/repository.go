@@ -82,6 +82,11 @@ type Repositories struct {
 	verified map[string]*Verified
 	// run names this process's checkouts in the cache (runDir).
 	run string
+	// integrityFile keeps the key that proves what r wrote to the cache
+	// (integrityKey).
+	integrityFile string
+	integrityOnce sync.Once
+	integrity     []byte
 
 	downloads atomic.Int64
 }
@@ -95,7 +100,7 @@ func NewRepositories(cacheDir string, timeout time.Duration) *Repositories {
 	return &Repositories{
 		cacheDir: cacheDir, timeout: timeout, indexes: map[string]*Index{},
 		httpClients: map[Auth]*http.Client{}, registryClients: map[Auth]*registry.Client{}, verified: map[string]*Verified{},
-		run: rand.Text()[:16],
+		run: rand.Text()[:16], integrityFile: DefaultIntegrityKeyFile(),
 	}
 }
 
@@ -155,10 +160,13 @@ func (r *Repositories) index(ctx context.Context, repoURL string, auth Auth) (*I
 	return v.(*Index), nil
 }
 
-// validators are what revalidates a cached index.
+// validators are what revalidates a cached index, the digest of its
+// content, and their proof (indexProof).
 type validators struct {
 	ETag         string `json:"etag,omitempty"`
 	LastModified string `json:"lastModified,omitempty"`
+	Digest       string `json:"digest,omitempty"`
+	Proof        string `json:"proof,omitempty"`
 }
 
 func (r *Repositories) cachePath(kind, key string) string {
@@ -188,12 +196,14 @@ func (r *Repositories) fetchIndex(ctx context.Context, repoURL string, auth Auth
 	if err == nil || (errors.As(err, &status) && status.Code < 500 && status.Code != http.StatusTooManyRequests) {
 		return idx, err
 	}
-	path := r.cachePath("indexes", r.indexCacheKey(repoURL, auth)) + ".yaml"
-	fi, statErr := os.Stat(path)
-	if statErr != nil {
+	key := r.indexCacheKey(repoURL, auth)
+	path := r.cachePath("indexes", key)
+	v, ok := r.cachedValidators(key, path)
+	fi, statErr := os.Stat(path + ".yaml")
+	if !ok || statErr != nil {
 		return nil, err
 	}
-	cached, cacheErr := openIndex(path)
+	cached, cacheErr := openIndex(path+".yaml", v.Digest)
 	if cacheErr != nil {
 		return nil, err
 	}
@@ -201,13 +211,38 @@ func (r *Repositories) fetchIndex(ctx context.Context, repoURL string, auth Auth
 	return cached, nil
 }
 
-func (r *Repositories) fetchIndexOnce(ctx context.Context, repoURL string, auth Auth) (*Index, error) {
-	u := indexURL(repoURL)
-	path := r.cachePath("indexes", r.indexCacheKey(repoURL, auth))
-	var cached validators
-	if b, err := os.ReadFile(path + ".json"); err == nil {
-		_ = json.Unmarshal(b, &cached)
+// cachedValidators are the validators of the index cached at path (the
+// index of key) when they carry their proof.
+func (r *Repositories) cachedValidators(key, path string) (validators, bool) {
+	var v validators
+	b, err := os.ReadFile(path + ".json")
+	if err != nil || json.Unmarshal(b, &v) != nil || !r.proven(key, v) {
+		return validators{}, false
 	}
+	return v, true
+}
+
+func (r *Repositories) fetchIndexOnce(ctx context.Context, repoURL string, auth Auth) (*Index, error) {
+	key := r.indexCacheKey(repoURL, auth)
+	path := r.cachePath("indexes", key)
+	cached, ok := r.cachedValidators(key, path)
+	idx, err := r.requestIndex(ctx, repoURL, auth, key, path, cached, ok)
+	if errors.Is(err, errCachedIndexChanged) {
+		// Revalidated, but the index on disk is not the one proven:
+		// downloaded whole.
+		return r.requestIndex(ctx, repoURL, auth, key, path, validators{}, false)
+	}
+	return idx, err
+}
+
+// errCachedIndexChanged: the cached index's content is not the digest its
+// proven validators name.
+var errCachedIndexChanged = errors.New("the cached index is not the one its validators were proven for")
+
+// requestIndex asks the repository for its index, conditionally on the
+// cached validators when proven.
+func (r *Repositories) requestIndex(ctx context.Context, repoURL string, auth Auth, key, path string, cached validators, proven bool) (*Index, error) {
+	u := indexURL(repoURL)
 	client, err := r.httpClient(auth)
 	if err != nil {
 		return nil, fmt.Errorf("repository %s: %w", repoURL, err)
@@ -221,7 +256,7 @@ func (r *Repositories) fetchIndexOnce(ctx context.Context, repoURL string, auth 
 	if auth.Username != "" || auth.Password != "" {
 		req.SetBasicAuth(auth.Username, auth.Password)
 	}
-	if _, err := os.Stat(path + ".yaml"); err == nil {
+	if _, err := os.Stat(path + ".yaml"); err == nil && proven {
 		if cached.ETag != "" {
 			req.Header.Set("If-None-Match", cached.ETag)
 		}
@@ -236,7 +271,13 @@ func (r *Repositories) fetchIndexOnce(ctx context.Context, repoURL string, auth 
 	defer resp.Body.Close()
 	switch resp.StatusCode {
 	case http.StatusNotModified:
-		idx, err := openIndex(path + ".yaml")
+		if !proven {
+			return nil, fmt.Errorf("repository %s: the index answered %s to a request with no validators", repoURL, resp.Status)
+		}
+		idx, err := openIndex(path+".yaml", cached.Digest)
+		if errors.Is(err, errCachedIndexChanged) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fmt.Errorf("repository %s: %w", repoURL, err)
 		}
@@ -249,7 +290,7 @@ func (r *Repositories) fetchIndexOnce(ctx context.Context, repoURL string, auth 
 		return nil, httpError(repoURL, "index", resp)
 	}
 	v := validators{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}
-	if idx, ok, err := r.downloadIndex(path, resp, v); ok {
+	if idx, ok, err := r.downloadIndex(key, path, resp, v); ok {
 		if err != nil {
 			return nil, fmt.Errorf("repository %s: %w", repoURL, err)
 		}
@@ -277,7 +318,7 @@ const maxIndexSize = 1 << 30
 // memory whole, so that many repositories fetched at once cost little more
 // than their buffers. ok is false when the cache directory cannot be
 // written to (nothing was read from resp then).
-func (r *Repositories) downloadIndex(path string, resp *http.Response, v validators) (idx *Index, ok bool, err error) {
+func (r *Repositories) downloadIndex(key, path string, resp *http.Response, v validators) (idx *Index, ok bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, false, nil
 	}
@@ -286,7 +327,8 @@ func (r *Repositories) downloadIndex(path string, resp *http.Response, v validat
 		return nil, false, nil
 	}
 	defer os.Remove(tmp.Name()) // gone once renamed
-	n, err := io.Copy(tmp, io.LimitReader(resp.Body, maxIndexSize+1))
+	sum := sha256.New()
+	n, err := io.Copy(io.MultiWriter(tmp, sum), io.LimitReader(resp.Body, maxIndexSize+1))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -299,7 +341,8 @@ func (r *Repositories) downloadIndex(path string, resp *http.Response, v validat
 	// Only a valid index replaces the cached one. Closed before it is
 	// renamed (which an open file cannot be on every system) and opened
 	// again: one more scan, from the page cache.
-	check, err := openIndex(tmp.Name())
+	v.Digest = hex.EncodeToString(sum.Sum(nil))
+	check, err := openIndex(tmp.Name(), v.Digest)
 	if err != nil {
 		return nil, true, err
 	}
@@ -314,21 +357,28 @@ func (r *Repositories) downloadIndex(path string, resp *http.Response, v validat
 		idx, err := ParseIndex(raw)
 		return idx, true, err
 	}
+	v.Proof = r.indexProof(key, v)
 	meta, _ := json.Marshal(v)
 	r.store(path+".json", meta)
-	idx, err = openIndex(path + ".yaml")
+	idx, err = openIndex(path+".yaml", v.Digest)
 	return idx, true, err
 }
 
-// openIndex opens a cached index. The file stays open for the process's
-// life: a later write of the cache replaces the file by renaming, which
-// leaves what this one reads unchanged.
-func openIndex(path string) (*Index, error) {
+// openIndex opens a cached index whose content must have the SHA-256
+// digest (hex); errCachedIndexChanged when it has not. The file stays
+// open for the process's life: a later write of the cache replaces the
+// file by renaming, which leaves what this one reads unchanged, and the
+// chart entries read from it later are checked against the digests of
+// the scan (Index.Versions), should it be written in place.
+func openIndex(path, digest string) (*Index, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("opening the cached index: %w", err)
 	}
-	idx, err := parseIndexFile(f)
+	idx, got, err := parseIndexFile(f)
+	if err == nil && got != digest {
+		err = errCachedIndexChanged
+	}
 	if err != nil || idx.src == nil {
 		// Decoded whole, or not an index: the file is no longer needed.
 		_ = f.Close()
