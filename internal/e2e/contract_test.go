@@ -63,6 +63,7 @@ var contractRows = []struct {
 	newestFlux bool
 }{
 	{"plan while another operation runs", contractBusyPlan, false},
+	{"a saved plan applied after the repository moved", contractSavedPlan, false},
 	{"two states declaring one release", contractTwoStates, false},
 	{"force and reset actions", contractActions, false},
 	{"a render the controller makes otherwise", contractRenderDiffers, false},
@@ -169,6 +170,79 @@ func contractBusyPlan(t *testing.T, env *engineEnv) {
 	}
 	if got := configMessageOn(t, env.cs, env.ns, name); got != "one" {
 		t.Errorf("message after the apply %q, want one", got)
+	}
+	w.planIsEmpty()
+}
+
+// contractSavedPlan: a plan saved with a version range, applied after
+// the repository published a newer version in the range, on a machine
+// whose cache_dir is empty, deploys the version the plan showed; the
+// next plan shows the newer one. A version the plan showed, published
+// again with another archive before the apply, fails the apply with
+// this provider's diagnostic naming both digests, never Terraform's
+// "inconsistent final plan", and deploys nothing.
+func contractSavedPlan(t *testing.T, env *engineEnv) {
+	const name = "saved"
+	_, file, _, _ := runtime.Caller(0)
+	svc := func(version, appVersion string) {
+		c := testrepo.LoadChart(t, filepath.Join(filepath.Dir(file), "testdata", "charts", "svc"), version)
+		c.Metadata.AppVersion = appVersion
+		env.c.repo.Add(t, c, nil)
+	}
+	emptyCache := func() {
+		t.Helper()
+		entries, err := os.ReadDir(env.c.cacheDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if err := os.RemoveAll(filepath.Join(env.c.cacheDir, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	deployed := func(want string) {
+		t.Helper()
+		if latest := env.st.latest(name); latest == nil || latest.Chart.Metadata.Version != want {
+			t.Errorf("release %s: %s, want chart %s deployed", name, env.st.describe(name), want)
+		}
+	}
+	c := env.c
+	c.version = "1.*"
+	w := newWorkspace(t, "saved")
+	w.write(c.hcl(map[string]string{name: env.body(`values = { message = "one" }`)}))
+	w.apply()
+	deployed("1.0.0")
+
+	svc("1.0.1", "planned")
+	res := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=tfplan")
+	if !has(res.stdout, `"1.0.0" → "1.0.1"`) {
+		t.Errorf("the plan does not show the upgrade to 1.0.1:\n%s", res.stdout)
+	}
+	svc("1.1.0", "published after the plan")
+	emptyCache()
+	res = w.must(0, "apply", "-input=false", "-no-color", "tfplan")
+	deployed("1.0.1")
+	if strings.Contains(res.stdout+res.stderr, "1.1.0") {
+		t.Errorf("the apply of the plan to 1.0.1 speaks of 1.1.0:\n%s", res)
+	}
+	res = w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
+	if !has(res.stdout, `"1.0.1" → "1.1.0"`) {
+		t.Errorf("the plan after the apply does not show the newer 1.1.0:\n%s", res.stdout)
+	}
+
+	w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=tfplan")
+	svc("1.1.0", "published again")
+	emptyCache()
+	res = w.must(1, "apply", "-input=false", "-no-color", "tfplan")
+	if !has(res.stderr, "Chart changed since the plan") || !has(res.stderr, "published again") || strings.Contains(res.stderr, "inconsistent") {
+		t.Errorf("the apply of a plan whose version was published again does not fail with the provider's own diagnostic:\n%s", res.stderr)
+	}
+	deployed("1.0.1")
+	w.apply()
+	deployed("1.1.0")
+	if latest := env.st.latest(name); latest != nil && latest.Chart.Metadata.AppVersion != "published again" {
+		t.Errorf("the new plan's apply deployed app version %q, want the chart published again", latest.Chart.Metadata.AppVersion)
 	}
 	w.planIsEmpty()
 }

@@ -345,6 +345,8 @@ type config struct {
 	provider, kubernetes string
 	// chart is the chart's name in the repository; empty is svc.
 	chart string
+	// version is the chart's version constraint; empty is 1.0.0.
+	version string
 }
 
 func (c config) hcl(resources map[string]string) string {
@@ -355,9 +357,12 @@ func (c config) hcl(resources map[string]string) string {
 	}
 	b.WriteString("terraform {\n  required_providers {\n    helmrelease = { source = \"helmrelease/helmrelease\" }\n  }\n}\n\n")
 	fmt.Fprintf(&b, "provider \"helmrelease\" {\n  kubernetes = %s\n  cache_dir  = %q\n%s\n}\n", kubernetes, c.cacheDir, c.provider)
-	chart := c.chart
+	chart, version := c.chart, c.version
 	if chart == "" {
 		chart = "svc"
+	}
+	if version == "" {
+		version = "1.0.0"
 	}
 	names := make([]string, 0, len(resources))
 	for name := range resources {
@@ -371,14 +376,14 @@ resource "helmrelease_release" %[1]q {
   namespace = %[2]q
   chart = {
     name       = %[7]q
-    version    = "1.0.0"
+    version    = %[8]q
     repository = %[3]q
     username   = %[4]q
     password   = %[5]q
   }
 %[6]s
 }
-`, name, c.namespace, c.repo.URL, testrepo.Username, testrepo.Password, resources[name], chart)
+`, name, c.namespace, c.repo.URL, testrepo.Username, testrepo.Password, resources[name], chart, version)
 	}
 	return b.String()
 }
