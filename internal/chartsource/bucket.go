@@ -50,9 +50,8 @@ type Bucket struct {
 	Provider string `json:"provider,omitempty"`
 	// Insecure reaches the endpoint over plain HTTP (spec.insecure).
 	Insecure bool `json:"insecure,omitempty"`
-	// Pinned and PlanToken are Git's: the revision planned, and the plan.
-	Pinned    string `json:"-"`
-	PlanToken string `json:"-"`
+	// Pinned is Git's: the revision planned.
+	Pinned string `json:"-"`
 }
 
 // bucketClient is the S3 client of b.
@@ -143,13 +142,7 @@ func (r *Repositories) checkoutBucket(ctx context.Context, b *Bucket, chartPath 
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	root := r.cachePath("bucket", b.Endpoint+"\x00"+b.BucketName+"\x00"+b.Prefix+"\x00"+chartPath+"\x00"+r.credentialID(auth))
-	pinned, planFile := b.Pinned, ""
-	if pinned == "" && b.PlanToken != "" {
-		planFile = r.cachePath("bucket-plans", b.PlanToken+"\x00"+root)
-		if rev := readPlanRecord(b.PlanToken, planFile); rev != "" {
-			pinned, planFile = rev, ""
-		}
-	}
+	pinned := b.Pinned
 	cached := func(rev string) string { return r.runDir(root, strings.TrimPrefix(rev, "sha256:")) }
 	if pinned != "" && isDir(cached(pinned)) {
 		return cached(pinned), pinned, nil
@@ -186,9 +179,6 @@ func (r *Repositories) checkoutBucket(ctx context.Context, b *Bucket, chartPath 
 			return "", "", fmt.Errorf("bucket cache: %w", err)
 		}
 		removeOtherRuns(root)
-	}
-	if planFile != "" {
-		recordPlan(planFile, planRecord(b.PlanToken, planFile, revision))
 	}
 	return dir, revision, nil
 }

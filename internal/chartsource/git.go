@@ -43,11 +43,6 @@ type Git struct {
 	// error if Ref no longer resolves to it. A plan's commit is thus the
 	// apply's, however the branch moved meanwhile.
 	Pinned string
-	// PlanToken, when set and Pinned is not, names a plan: the first
-	// resolve under it records its revision in the cache, and later ones
-	// return that revision (Terraform plans a resource again as it applies
-	// a saved plan, and the two plans must agree).
-	PlanToken string
 }
 
 // GitRef is a Git reference (GitRepository spec.ref): Name takes
@@ -182,13 +177,7 @@ func (r *Repositories) checkoutGit(ctx context.Context, g *Git, auth Auth) (*git
 		return nil, marked{fmt.Errorf("git repository %s: %w", g.URL, err), ErrGit}
 	}
 	root := r.cachePath("git", r.gitCacheKey(g, auth))
-	pinned, planFile := g.Pinned, ""
-	if pinned == "" && g.PlanToken != "" {
-		planFile = r.cachePath("git-plans", g.PlanToken+"\x00"+root+"\x00"+fmt.Sprintf("%+v", g.Ref))
-		if rev := readPlanRecord(g.PlanToken, planFile); rev != "" {
-			pinned, planFile = rev, ""
-		}
-	}
+	pinned := g.Pinned
 	ref, want := g.Ref, ""
 	if pinned != "" {
 		ref, want = g.Ref.pinned(pinned)
@@ -207,30 +196,7 @@ func (r *Repositories) checkoutGit(ctx context.Context, g *Git, auth Auth) (*git
 	if want != "" && git.ExtractHashFromRevision(out.Revision).String() != want {
 		return nil, marked{fmt.Errorf("git repository %s: %s is now %s, not the commit %s planned", g.URL, g.Ref, out.Revision, want), ErrGit}
 	}
-	if planFile != "" {
-		recordPlan(planFile, planRecord(g.PlanToken, planFile, out.Revision))
-	}
 	return out, nil
-}
-
-// recordPlan writes a plan's record (planRecord) to file, and removes the
-// records of plans older than a day: a plan is applied within its run, or
-// never.
-func recordPlan(file string, record []byte) {
-	dir := filepath.Dir(file)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return // a cache: the second plan then resolves again
-	}
-	_ = os.WriteFile(file, record, 0o600)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > 24*time.Hour {
-			_ = os.Remove(filepath.Join(dir, e.Name()))
-		}
-	}
 }
 
 func (r *Repositories) clone(ctx context.Context, repoURL string, opts *git.AuthOptions, ref GitRef, root, refFile string) (*gitCheckout, error) {

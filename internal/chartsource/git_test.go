@@ -240,34 +240,37 @@ func TestGitResolve(t *testing.T) {
 	}
 }
 
-// TestGitPlanToken: a branch resolved under a plan token resolves to the
-// same commit under that token after it moved (the second plan of a
-// saved plan's apply), and to the new one under another token.
-func TestGitPlanToken(t *testing.T) {
+// TestGitPin: a branch resolved, then pinned, resolves to the same commit
+// after it moved, in a new process on an empty cache (the second plan of a
+// saved plan's apply on another machine); without the pin, to the new one.
+// A pin of a commit the branch no longer has fails.
+func TestGitPin(t *testing.T) {
 	srv := testrepo.NewGit(t)
 	ctx := context.Background()
 	first := srv.Commit(t, "charts", "main", gitChart("charts/app", "0.1.0", "one"))
-	repos := chartsource.NewRepositories(t.TempDir(), 0)
-	resolve := func(token string) string {
+	src := chartsource.Source{Name: "charts/app", Auth: chartsource.Auth{Username: testrepo.Username, Password: testrepo.Password},
+		Git: &chartsource.Git{URL: srv.HTTPURL("charts"), Ref: chartsource.GitRef{Branch: "main"}}}
+	resolve := func(pin *chartsource.Pin) (*chartsource.Resolved, error) {
 		t.Helper()
-		got, err := repos.Resolve(ctx, chartsource.Source{Name: "charts/app", Auth: chartsource.Auth{Username: testrepo.Username, Password: testrepo.Password},
-			Git: &chartsource.Git{URL: srv.HTTPURL("charts"), Ref: chartsource.GitRef{Branch: "main"}, PlanToken: token}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got.SourceRevision
+		pinned := src
+		pinned.Pin = pin
+		return chartsource.NewRepositories(t.TempDir(), 0).Resolve(ctx, pinned)
 	}
-	if got := resolve("plan-1"); got != "main@sha1:"+first {
-		t.Fatalf("first plan resolved %s, want main@sha1:%s", got, first)
+	planned, err := resolve(nil)
+	if err != nil || planned.SourceRevision != "main@sha1:"+first {
+		t.Fatalf("resolved %v (%v), want main@sha1:%s", planned, err, first)
 	}
 	moved := srv.Commit(t, "charts", "main", gitChart("charts/app", "0.2.0", "two"))
-	if got := resolve("plan-1"); got != "main@sha1:"+first {
-		t.Errorf("the same plan after the branch moved resolved %s, want its first commit %s", got, first)
+	if got, err := resolve(chartsource.PinOf(planned)); err != nil || got.SourceRevision != planned.SourceRevision || got.Version != "0.1.0" {
+		t.Errorf("pinned after the branch moved: %v (%v), want %s at 0.1.0", got, err, planned.SourceRevision)
 	}
-	for _, token := range []string{"plan-2", ""} {
-		if got := resolve(token); got != "main@sha1:"+moved {
-			t.Errorf("plan %q resolved %s, want the new commit %s", token, got, moved)
-		}
+	if got, err := resolve(nil); err != nil || got.SourceRevision != "main@sha1:"+moved {
+		t.Errorf("unpinned after the branch moved: %v (%v), want main@sha1:%s", got, err, moved)
+	}
+	gone := chartsource.PinOf(planned)
+	gone.SourceRevision = "main@sha1:" + strings.Repeat("0", 40)
+	if _, err := resolve(gone); err == nil {
+		t.Error("a pin of a commit the branch never had resolved")
 	}
 }
 

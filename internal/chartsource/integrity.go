@@ -7,8 +7,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
-	"strings"
-)
+	)
 
 // What names a digest in the cache must carry proof that this provider
 // wrote it: a repository's index, which names the digests its archives
@@ -78,30 +77,3 @@ func (r *Repositories) proven(key string, v validators) bool {
 	return v.Digest != "" && v.Proof != "" && hmac.Equal([]byte(v.Proof), []byte(r.indexProof(key, v)))
 }
 
-// planRecord is the content of a plan's record in the cache: the
-// revision, and its HMAC under the plan's token, which only the state
-// holds; readPlanRecord returns the revision of a record that carries
-// it, and "" otherwise.
-func planRecord(token, file, revision string) []byte {
-	return []byte(revision + "\n" + planRecordMAC(token, file, revision))
-}
-
-func readPlanRecord(token, file string) string {
-	raw, err := os.ReadFile(file)
-	if err != nil {
-		return ""
-	}
-	revision, mac, ok := strings.Cut(string(raw), "\n")
-	if !ok || !hmac.Equal([]byte(mac), []byte(planRecordMAC(token, file, revision))) {
-		return ""
-	}
-	return revision
-}
-
-func planRecordMAC(token, file, revision string) string {
-	mac := hmac.New(sha256.New, []byte(token))
-	mac.Write([]byte(filepath.Base(file)))
-	mac.Write([]byte{0})
-	mac.Write([]byte(revision))
-	return hex.EncodeToString(mac.Sum(nil))
-}

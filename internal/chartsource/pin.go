@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/Masterminds/semver/v3"
 )
 
 // Pin is a resolution to find again: what an earlier resolve of the same
@@ -207,4 +209,36 @@ func (src Source) dependencyVersion(name, constraint string) string {
 		}
 	}
 	return constraint
+}
+
+// Reproducible reports whether a later resolve of src, on any machine,
+// finds the chart a resolve finds now without a pin, as far as the
+// configuration can say: a local chart, one version of a repository
+// (HTTP or OCI), a Git tag or commit; not a version range, a Git branch,
+// semver range or reference name, a bucket, a chart reference (whose
+// artifact moves with its source), nor dependencies updated from their
+// ranges. A version published again under the same name is the one case
+// an immutable name does not cover.
+func (src Source) Reproducible() bool {
+	switch {
+	case src.ChartRef != nil || src.Bucket != nil || src.DependencyUpdate:
+		return false
+	case src.Git != nil:
+		return src.Git.Ref.Commit != "" || (src.Git.Ref.Tag != "" && src.Git.Ref.Name == "" && src.Git.Ref.SemVer == "")
+	case src.Repository == "":
+		return true
+	}
+	return exactVersion(src.Version)
+}
+
+// exactVersion reports whether constraint names one version ("1.2.3",
+// "=1.2.3", "v1.2.3"), not a range.
+func exactVersion(constraint string) bool {
+	v := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(constraint), "="))
+	if v == "" || strings.ContainsAny(v, "*xX^~<>|, ") {
+		return false
+	}
+	sv, err := semver.NewVersion(v)
+	// "1" and "1.2" are ranges to semver's constraints.
+	return err == nil && strings.Count(strings.TrimPrefix(sv.Original(), "v"), ".") >= 2
 }

@@ -108,3 +108,36 @@ func TestPinFindsTheChartAgain(t *testing.T) {
 		t.Errorf("published again, cache tampered: %v; want ErrChangedSincePlan", err)
 	}
 }
+
+func TestReproducible(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		src  Source
+		want bool
+	}{
+		{Source{Repository: "https://charts.example.com", Version: "1.2.3"}, true},
+		{Source{Repository: "https://charts.example.com", Version: "=1.2.3"}, true},
+		{Source{Repository: "oci://registry.example.com/charts", Version: "v1.2.3"}, true},
+		{Source{Repository: "https://charts.example.com", Version: "1.2.3-rc.1+build.5"}, true},
+		{Source{Repository: "https://charts.example.com", Version: ""}, false},
+		{Source{Repository: "https://charts.example.com", Version: "1.*"}, false},
+		{Source{Repository: "https://charts.example.com", Version: "1.2"}, false},
+		{Source{Repository: "https://charts.example.com", Version: "1.2.x"}, false},
+		{Source{Repository: "https://charts.example.com", Version: "~1.2.3"}, false},
+		{Source{Repository: "https://charts.example.com", Version: ">=1.2.3 <2.0.0"}, false},
+		{Source{Repository: "https://charts.example.com", Version: "1.2.3 || 1.2.4"}, false},
+		{Source{Name: "./chart"}, true},
+		{Source{Name: "./chart", DependencyUpdate: true}, false},
+		{Source{Name: "app", Git: &Git{Ref: GitRef{Commit: strings.Repeat("a", 40)}}}, true},
+		{Source{Name: "app", Git: &Git{Ref: GitRef{Tag: "v1.0.0"}}}, true},
+		{Source{Name: "app", Git: &Git{Ref: GitRef{Branch: "main"}}}, false},
+		{Source{Name: "app", Git: &Git{Ref: GitRef{SemVer: "1.x"}}}, false},
+		{Source{Name: "app", Git: &Git{}}, false},
+		{Source{Name: "app", Bucket: &Bucket{}}, false},
+		{Source{ChartRef: &ChartRef{Kind: KindHelmChart, Name: "app"}}, false},
+	} {
+		if got := tc.src.Reproducible(); got != tc.want {
+			t.Errorf("%+v: reproducible %v, want %v", tc.src, got, tc.want)
+		}
+	}
+}

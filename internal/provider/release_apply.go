@@ -142,10 +142,13 @@ func (r *releaseResource) decodeRun(ctx context.Context, eng engine, run *releas
 	if diags.HasError() {
 		return ctx
 	}
-	run.resolved = r.resolveChart(ctx, m, run.wo, !eng.loadsChart(), plannedChartPin(m), diags)
+	var src chartsource.Source
+	run.resolved, src = r.resolveChartSource(ctx, m, run.wo, !eng.loadsChart(), plannedChartPin(m), diags)
 	if diags.HasError() || chartChangedSincePlan(m, run.resolved, diags) {
 		return ctx
 	}
+	// A plan without a refresh (-refresh=false) plans against this chart.
+	setChartPin(ctx, run.private, src, run.resolved, diags)
 	run.input = releaseValuesInput(ctx, m, run.wo, diags)
 	run.values = r.composeReleaseValues(ctx, m, run.input, run.red, diags)
 	ctx = run.red.context(ctx)

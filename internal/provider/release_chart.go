@@ -43,10 +43,6 @@ type chartPin struct {
 	// is Fingerprint (any, when empty).
 	Resolution  *chartsource.Pin
 	Fingerprint string
-	// PlanToken names the plan (privateChartPin): its second plan, as
-	// Terraform applies it, reads the Git or bucket revision its first
-	// one resolved, when the pin is not for the configuration's chart.
-	PlanToken string
 }
 
 // resolveChart resolves the chart of the model; nil with a diagnostic on
@@ -59,7 +55,7 @@ func (r *releaseResource) resolveChart(ctx context.Context, m *releaseModel, wo 
 }
 
 // resolveChartSource is resolveChart, which also returns the source
-// resolved.
+// resolved, its Pin set when pin applied to it.
 func (r *releaseResource) resolveChartSource(ctx context.Context, m *releaseModel, wo writeOnly, versionOnly bool, pin chartPin, diags *diag.Diagnostics) (*chartsource.Resolved, chartsource.Source) {
 	src, ok := r.chartSource(ctx, m, wo, diags)
 	if !ok {
@@ -70,15 +66,15 @@ func (r *releaseResource) resolveChartSource(ctx context.Context, m *releaseMode
 		pinned = pin.Revision.ValueString()
 	}
 	if pin.Resolution != nil && (pin.Fingerprint == "" || pin.Fingerprint == src.Fingerprint()) {
-		src.Pin, pin.PlanToken = pin.Resolution, ""
+		src.Pin = pin.Resolution
 	}
 	switch {
 	case src.ChartRef != nil:
 		// Pinned by the object's artifact.
 	case src.Git != nil:
-		src.Git.Pinned, src.Git.PlanToken = pinned, pin.PlanToken
+		src.Git.Pinned = pinned
 	case src.Bucket != nil:
-		src.Bucket.Pinned, src.Bucket.PlanToken = pinned, pin.PlanToken
+		src.Bucket.Pinned = pinned
 	}
 	resolve := r.data.charts.Resolve
 	if versionOnly {

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -11,19 +10,23 @@ import (
 )
 
 // privateChartPin: the chart Read resolved for the release's chart as the
-// state configures it (chartPinState), so that a plan is a contract.
-// Terraform plans a resource again as it applies it, from the
-// configuration and the refreshed state with its private state, never
-// from the plan: a range, a tag, a branch, a bucket or a chart reference
-// resolved anew could name another chart by then (a plan saved in CI
-// and applied on another machine a day later, or a prompt answered
+// state configures it, or the apply deployed (chartPinState), so that a
+// plan is a contract. Terraform plans a resource again as it applies it,
+// from the configuration and the refreshed state with its private state,
+// never from the plan: a range, a tag, a branch, a bucket or a chart
+// reference resolved anew could name another chart by then (a plan saved
+// in CI and applied on another machine a day later, or a prompt answered
 // late). Both plans take the chart the refresh pinned, as long as the
 // configuration's chart is the state's; the apply deploys that chart, or
 // fails with this provider's own diagnostic when the source can no longer
 // give it. A plan with a refresh pins anew, so that it sees what was
 // published since; one without (-refresh=false) plans against the last
-// refresh, as Terraform does with everything else it refreshes. An apply
-// drops the pin: what it deployed is in the state.
+// refresh or apply, as Terraform does with everything else it refreshes.
+//
+// A plan that no pin covers (a create, a replacement, a chart edited in
+// the configuration) cannot hand its chart to the apply: unless the
+// configuration names one version, it plans the chart as known after
+// apply (releasePlan.unpinned).
 const privateChartPin = "chart_pin"
 
 // chartPinState is what privateChartPin holds.
@@ -35,11 +38,6 @@ type chartPinState struct {
 	// Pin is what resolved, unset when the refresh could not resolve
 	// the chart (a repository down, credentials that are write-only).
 	Pin *chartsource.Pin `json:"pin,omitempty"`
-	// Token names the plans of this refresh: a chart from Git or a
-	// bucket whose configuration changed records the revision its first
-	// plan resolved under it in cache_dir (chartsource.Git.PlanToken),
-	// for the second plan of an apply on the same machine.
-	Token string `json:"token"`
 }
 
 // pinChart resolves the chart of the refreshed release m, as its state
@@ -47,15 +45,22 @@ type chartPinState struct {
 // follow. A chart that does not resolve is not pinned: the plan resolves
 // it and reports why; nothing of the resolve shows here.
 func (r *releaseResource) pinChart(ctx context.Context, m *releaseModel, private privateSetter, diags *diag.Diagnostics) {
-	pin := chartPinState{Token: rand.Text()}
-	if !m.Status.IsNull() && !m.Suspend.ValueBool() {
-		var scratch diag.Diagnostics
-		resolved, src := r.resolveChartSource(ctx, m, writeOnlyOf(ctx, nil, &scratch), true, chartPin{}, &scratch)
-		if resolved != nil && !scratch.HasError() {
-			pin.Source, pin.Pin = src.Fingerprint(), chartsource.PinOf(resolved)
-		}
+	if m.Status.IsNull() || m.Suspend.ValueBool() {
+		return
 	}
-	raw, err := json.Marshal(pin)
+	var scratch diag.Diagnostics
+	resolved, src := r.resolveChartSource(ctx, m, writeOnlyOf(ctx, nil, &scratch), true, chartPin{}, &scratch)
+	if resolved == nil || scratch.HasError() {
+		// The pin of the last refresh or apply would be stale.
+		dropChartPin(ctx, private, diags)
+		return
+	}
+	setChartPin(ctx, private, src, resolved, diags)
+}
+
+// setChartPin keeps resolved, what src resolved to, in the private state.
+func setChartPin(ctx context.Context, private privateSetter, src chartsource.Source, resolved *chartsource.Resolved, diags *diag.Diagnostics) {
+	raw, err := json.Marshal(chartPinState{Source: src.Fingerprint(), Pin: chartsource.PinOf(resolved)})
 	if err != nil {
 		return
 	}
@@ -74,7 +79,10 @@ func chartPinOf(ctx context.Context, private privateGetter, diags *diag.Diagnost
 	if len(raw) == 0 || json.Unmarshal(raw, &st) != nil {
 		return chartPin{}
 	}
-	return chartPin{Resolution: st.Pin, Fingerprint: st.Source, PlanToken: st.Token}
+	if st.Pin == nil || st.Source == "" {
+		return chartPin{}
+	}
+	return chartPin{Resolution: st.Pin, Fingerprint: st.Source}
 }
 
 // plannedChartPin is the chart the plan m resolved, for its apply to
@@ -95,7 +103,7 @@ func plannedChartPin(m *releaseModel) chartPin {
 	return pin
 }
 
-// dropChartPin removes the pin from the private state of an apply.
+// dropChartPin removes the pin from the private state.
 func dropChartPin(ctx context.Context, private privateSetter, diags *diag.Diagnostics) {
 	diags.Append(private.SetKey(ctx, privateChartPin, nil)...)
 }

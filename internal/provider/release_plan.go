@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -42,7 +43,47 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	default:
 		p.act(ctx, p.decide())
 		p.planSourceVerified(ctx)
+		p.unpinned()
 	}
+}
+
+// unpinned plans as known after apply the chart, and what it renders, of
+// a plan whose chart the apply's own plan may resolve otherwise: a create,
+// a replacement or a chart edited in the configuration (no refresh pinned
+// it), from a version range, a moving reference, a bucket or a chart
+// reference. Terraform hands the apply nothing of this plan, so promising
+// the chart resolved now would end in "Provider produced inconsistent
+// final plan" once the source moves; a warning says what it resolves now
+// and how to plan it.
+func (p *releasePlan) unpinned() {
+	if p.pinned || p.resolved == nil {
+		return
+	}
+	p.out.chartVersion, p.out.appVersion, p.out.chartDigest = types.StringUnknown(), types.StringUnknown(), types.StringUnknown()
+	p.out.sourceRevision = types.StringUnknown()
+	p.out.unknownObjects()
+	p.out.notes, p.out.description = types.StringUnknown(), types.StringUnknown()
+	p.out.status = types.ObjectUnknown(statusAttrTypes())
+	if p.state != nil {
+		p.out.action = types.StringUnknown()
+	}
+	what := "created"
+	if p.state != nil {
+		what = "planned with a chart edited in the configuration"
+	}
+	p.diags.AddAttributeWarning(path.Root("chart").AtName("version"), "Chart known after apply",
+		fmt.Sprintf("helmrelease_release %s is %s, from a chart that names no single version: it resolves to %s now, but Terraform plans the release again as it applies it, with nothing of this plan, and the source may have moved by then. The chart and the objects it renders are known after apply.\n\nTo review them in the plan, name one version: chart.version = \"%s\" (or the chart_version of a helmrelease_chart data source, which a saved plan keeps), a Git tag or commit. Once applied, plans of this release take the chart each refresh resolves, and show it.",
+			p.m.ID.ValueString(), what, chartsource.PinOf(p.resolved), baseVersion(p.resolved)))
+}
+
+// baseVersion is the chart version of r without the build metadata its
+// revision adds.
+func baseVersion(r *chartsource.Resolved) string {
+	if len(r.Parts) == 0 {
+		return r.Version
+	}
+	v, _, _ := strings.Cut(r.Version, "+")
+	return v
 }
 
 // planDestroy refuses a destroy that cannot reach the release.
@@ -86,6 +127,10 @@ type releasePlan struct {
 	st *reconcile.Status
 	// sameValues says whether the values are those of the last attempt.
 	sameValues bool
+	// pinned says whether the chart resolved is the one the apply's own
+	// plan will resolve: pinned by the refresh, or named by the
+	// configuration alone (chartsource.Source.Reproducible).
+	pinned bool
 
 	out planned
 }

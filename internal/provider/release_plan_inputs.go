@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
 )
@@ -27,9 +28,17 @@ func (p *releasePlan) inputs(ctx context.Context) bool {
 	p.red = p.r.redactorFor(ctx, m, p.wo)
 	ctx = p.red.context(ctx)
 	if tfvalue.FullyKnown(m.Chart) && tfvalue.FullyKnown(m.ChartRef) {
-		if p.resolved = p.r.resolveChart(ctx, m, p.wo, true, chartPinOf(ctx, p.req.Private, p.diags), p.diags); p.resolved == nil {
+		// The pin of the refresh, when the release is updated in place:
+		// the second plan of a replacement has no prior state.
+		var pin chartPin
+		if p.state != nil {
+			pin = chartPinOf(ctx, p.req.Private, p.diags)
+		}
+		var src chartsource.Source
+		if p.resolved, src = p.r.resolveChartSource(ctx, m, p.wo, true, pin, p.diags); p.resolved == nil {
 			return false
 		}
+		p.pinned = src.Pin != nil || src.Reproducible()
 		p.out.chartVersion = types.StringValue(p.resolved.Version)
 		p.out.appVersion = types.StringValue(p.resolved.AppVersion)
 		p.out.chartDigest = types.StringValue(p.resolved.Digest)

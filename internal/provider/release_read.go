@@ -28,7 +28,6 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 	}
 	// The identity never changes: the release this resource manages.
 	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, &m)...)
-	r.pinChart(ctx, &m, resp.Private, &resp.Diagnostics)
 	importing := m.Status.IsNull()
 	if !importing && m.Suspend.ValueBool() {
 		return
@@ -56,6 +55,7 @@ func (r *releaseResource) Read(ctx context.Context, req resource.ReadRequest, re
 			fmt.Sprintf("helmrelease_release %s cannot be refreshed: %s cannot be used: %s.\n\nThe state is kept as it is. Check the cluster's settings in the provider configuration, then plan again.", m.ID.ValueString(), c.describe(), err))
 		return
 	}
+	r.pinChart(ctx, &m, resp.Private, &resp.Diagnostics)
 	r.refresh(ctx, &m, req.Private, resp)
 }
 
