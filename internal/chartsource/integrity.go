@@ -7,7 +7,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
-	)
+)
 
 // What names a digest in the cache must carry proof that this provider
 // wrote it: a repository's index, which names the digests its archives
@@ -76,4 +76,3 @@ func (r *Repositories) indexProof(key string, v validators) string {
 func (r *Repositories) proven(key string, v validators) bool {
 	return v.Digest != "" && v.Proof != "" && hmac.Equal([]byte(v.Proof), []byte(r.indexProof(key, v)))
 }
-
