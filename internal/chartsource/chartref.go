@@ -76,15 +76,20 @@ func checkOCITag(tag, version string) error {
 
 // matchArtifact makes out the artifact of a HelmChart: its version is the
 // artifact's revision, whose version without build metadata must be the
-// chart's, and its archive the artifact's digest where one is given.
+// chart's, and its archive (an OCI chart's layer) the artifact's digest
+// where one is given.
 func matchArtifact(out *Resolved, a *Artifact) error {
 	chartCore, _, _ := strings.Cut(out.Version, "+")
 	artifactCore, _, _ := strings.Cut(a.Revision, "+")
 	if chartCore != artifactCore {
 		return marked{fmt.Errorf("the source holds chart version %s, but the HelmChart's artifact is %s: source-controller has not built it yet", chartCore, a.Revision), ErrChartRef}
 	}
-	if a.Digest != "" && out.Digest != "" && strings.TrimPrefix(a.Digest, "sha256:") != strings.TrimPrefix(out.Digest, "sha256:") {
-		return marked{fmt.Errorf("chart %s %s was published again since source-controller fetched it (digest %s, the artifact's %s)", out.Name(), chartCore, out.Digest, a.Digest), ErrChartRef}
+	archive := out.Digest
+	if out.LayerDigest != "" {
+		archive = out.LayerDigest
+	}
+	if a.Digest != "" && archive != "" && strings.TrimPrefix(a.Digest, "sha256:") != strings.TrimPrefix(archive, "sha256:") {
+		return marked{fmt.Errorf("chart %s %s was published again since source-controller fetched it (digest %s, the artifact's %s): wait for source-controller to build it again", out.Name(), chartCore, archive, a.Digest), ErrChartRef}
 	}
 	out.Version, out.Parts = a.Revision, nil
 	if out.SourceRevision == "" {

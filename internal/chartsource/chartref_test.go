@@ -125,4 +125,20 @@ func TestHelmChartOfOCIRepository(t *testing.T) {
 	if _, err := repos.Resolve(ctx, src(other)); !errors.Is(err, ErrSignature) {
 		t.Errorf("signed by another key: %v, want ErrSignature", err)
 	}
+
+	// source-controller stores the chart layer as its artifact: the tag
+	// pushed again since names another, which is refused, not deployed.
+	built, err := repos.Resolve(ctx, src(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withDigest := src(nil)
+	withDigest.Artifact.Digest = built.LayerDigest
+	if _, err := repos.Resolve(ctx, withDigest); err != nil {
+		t.Errorf("the artifact's digest is the chart layer's: %v", err)
+	}
+	reg.Push(t, &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "web", Version: "1.0.0", Description: "pushed again"}}, nil)
+	if got, err := repos.Resolve(ctx, withDigest); !errors.Is(err, ErrChartRef) || !strings.Contains(err.Error(), "published again") {
+		t.Errorf("the tag pushed again since source-controller built the HelmChart: %v (%+v), want ErrChartRef", err, got)
+	}
 }

@@ -33,6 +33,8 @@ type OCIChart struct {
 	Verified *Verified
 	// Repaired is the cache entry found not to match, pulled again.
 	Repaired *CacheRepair
+	// LayerDigest is the chart layer's digest (sha256:…): the archive.
+	LayerDigest string
 }
 
 // IsOCI reports whether repository is an OCI registry (oci://).
@@ -117,7 +119,7 @@ func (r *Repositories) pullOCI(ctx context.Context, client *registry.Client, src
 	if err != nil {
 		return nil, err
 	}
-	out.Repaired = repaired
+	out.Repaired, out.LayerDigest = repaired, "sha256:"+digestOf(data)
 	if keyring != "" {
 		// Helm signs the archive as packaged: <name>-<version>.tgz.
 		if err := verifyProvenance(keyring, name+"-"+version+".tgz", data, prov); err != nil {
@@ -189,7 +191,7 @@ func (r *Repositories) pullOCIArtifact(ctx context.Context, client *registry.Cli
 		return nil, err
 	}
 	hex := strings.TrimPrefix(digest, "sha256:")
-	return &OCIChart{Version: c.Metadata.Version + "+" + hex[:12], Digest: digest, Chart: c, Verified: verified, Repaired: repaired}, nil
+	return &OCIChart{Version: c.Metadata.Version + "+" + hex[:12], Digest: digest, Chart: c, Verified: verified, Repaired: repaired, LayerDigest: "sha256:" + digestOf(data)}, nil
 }
 
 // ociArchive is the chart archive (and provenance file, with withProv) of

@@ -125,6 +125,9 @@ type Resolved struct {
 	// Digest is the archive's SHA-256 (repositories, .tgz) or the manifest
 	// digest (OCI); empty for a chart directory.
 	Digest string
+	// LayerDigest is the OCI chart layer's digest ("sha256:…"): the
+	// archive of an OCI chart, as source-controller stores it.
+	LayerDigest string
 	// TrackedDigest is Digest when Version does not carry it but a new
 	// one must be an upgrade: a Helm repository's version published again
 	// (ChartVersion strategy). Empty otherwise.
@@ -215,7 +218,7 @@ func (r *Repositories) resolve(ctx context.Context, src Source) (*Resolved, erro
 		if oci, err = r.oci(ctx, src); err == nil {
 			// As Flux does: the release's chart version carries the digest,
 			// so that a tag pushed again is an upgrade.
-			out = &Resolved{Chart: oci.Chart, Version: oci.Version, AppVersion: oci.Chart.Metadata.AppVersion, Digest: oci.Digest, Versions: oci.Versions, Verified: oci.Verified,
+			out = &Resolved{Chart: oci.Chart, Version: oci.Version, AppVersion: oci.Chart.Metadata.AppVersion, Digest: oci.Digest, LayerDigest: oci.LayerDigest, Versions: oci.Versions, Verified: oci.Verified,
 				Parts: []RevisionPart{{Change: changeOCI, Hex: shortHex(oci.Digest)}}}
 			if oci.Repaired != nil {
 				out.CacheRepaired = append(out.CacheRepaired, *oci.Repaired)

@@ -150,8 +150,10 @@ func (e *Client) helmRepositoryChart(ctx context.Context, ref, sref chartsource.
 		src.Version, _, _ = strings.Cut(src.Version, "+")
 	}
 	src.Version = "=" + src.Version
-	if !oci && len(hc.Spec.ValuesFiles) == 0 {
-		// source-controller stores the archive as downloaded.
+	if len(hc.Spec.ValuesFiles) == 0 {
+		// source-controller stores the archive as downloaded: from an
+		// OCI repository, the chart layer of the manifest the tag named
+		// then, which a tag pushed again since no longer names.
 		src.Artifact.Digest = artifact.Digest
 	}
 	if src.Auth, err = e.refAuth(ctx, sref, ns, s.SecretRef, s.CertSecretRef, registryHost(src.Repository)); err != nil {

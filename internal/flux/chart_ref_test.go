@@ -87,8 +87,8 @@ func TestHelmChartVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if src.Repository != "oci://registry.example.com/charts" || src.Name != "web" || src.Version != "=1.0.0" || src.Artifact == nil || src.Artifact.Revision != "1.0.0" {
-		t.Errorf("source %+v, want web =1.0.0 of the registry, artifact 1.0.0", src)
+	if src.Repository != "oci://registry.example.com/charts" || src.Name != "web" || src.Version != "=1.0.0" || src.Artifact == nil || src.Artifact.Revision != "1.0.0" || src.Artifact.Digest != "sha256:"+strings.Repeat("a", 64) {
+		t.Errorf("source %+v, want web =1.0.0 of the registry, artifact 1.0.0 of the digest source-controller stored (the chart layer it pulled)", src)
 	}
 	if v := src.Verify; v == nil || v.Provider != chartsource.ProviderCosign || !slices.ContainsFunc(v.PublicKeys, func(k []byte) bool { return string(k) == string(key.PublicPEM) }) {
 		t.Errorf("verification %+v, want cosign with the key of the Secret signers", src.Verify)
