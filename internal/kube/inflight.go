@@ -3,6 +3,7 @@ package kube
 import (
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 
 	"k8s.io/client-go/rest"
@@ -20,7 +21,24 @@ const MaxInFlight = 32
 // LimitInFlight makes cfg's clients, and those of its copies, share one
 // limit of MaxInFlight requests at once.
 func LimitInFlight(cfg *rest.Config) {
-	slots := make(chan struct{}, MaxInFlight)
+	limitInFlight(cfg, make(chan struct{}, MaxInFlight))
+}
+
+// serverSlots are the limits of LimitInFlightPerServer, by API server.
+var serverSlots sync.Map // host → chan struct{}
+
+// LimitInFlightPerServer makes cfg's clients share one limit of
+// MaxInFlight requests at once with those of every configuration of the
+// same API server (cfg.Host) limited this way in the process: the
+// releases whose kubeconfig is read from a Secret each build their own
+// configuration, and N releases on one cluster must not open N times the
+// limit.
+func LimitInFlightPerServer(cfg *rest.Config) {
+	slots, _ := serverSlots.LoadOrStore(strings.TrimSuffix(cfg.Host, "/"), make(chan struct{}, MaxInFlight))
+	limitInFlight(cfg, slots.(chan struct{}))
+}
+
+func limitInFlight(cfg *rest.Config, slots chan struct{}) {
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &inFlight{next: rt, slots: slots} })
 }
 

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // TestManyRequestsFewConnections: 400 objects created at once, as Helm
@@ -81,5 +82,68 @@ func TestManyRequestsFewConnections(t *testing.T) {
 	}
 	if len(list.Items) < objects {
 		t.Errorf("listed %d ConfigMaps, want %d", len(list.Items), objects)
+	}
+}
+
+// TestInFlightPerServer: the configurations of one API server built
+// apart (kubeconfigs read from Secrets, one per release) share one limit
+// of MaxInFlight requests held open at once; a configuration limited on
+// its own does not take their places.
+func TestInFlightPerServer(t *testing.T) {
+	if testKubeconfig == "" {
+		t.Skip("needs the test cluster")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var open atomic.Int64
+	client := func(limit func(*rest.Config)) kubernetes.Interface {
+		cfg, err := Config{ConfigPath: testKubeconfig}.RESTConfig(env(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.RateLimiter, cfg.QPS = nil, -1
+		limit(cfg)
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	releases := []kubernetes.Interface{client(LimitInFlightPerServer), client(LimitInFlightPerServer), client(LimitInFlightPerServer)}
+	var bodies sync.WaitGroup
+	stop := make(chan struct{})
+	hold := func(cs kubernetes.Interface) {
+		defer bodies.Done()
+		body, err := cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/namespaces").Stream(ctx)
+		if err != nil {
+			return
+		}
+		open.Add(1)
+		<-stop
+		_ = body.Close()
+	}
+	for _, cs := range releases {
+		for range MaxInFlight {
+			bodies.Add(1)
+			go hold(cs)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for open.Load() < MaxInFlight && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // any more than the limit would be through by now
+	if got := open.Load(); got != MaxInFlight {
+		t.Errorf("%d requests held open at once by %d configurations of one server, want %d", got, len(releases), MaxInFlight)
+	}
+	// A configuration of its own is not held by theirs.
+	own := client(LimitInFlight)
+	if _, err := own.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err != nil {
+		t.Errorf("a request of another limit while theirs are full: %v", err)
+	}
+	close(stop)
+	bodies.Wait()
+	if got := open.Load(); got != int64(len(releases)*MaxInFlight) {
+		t.Errorf("%d of %d requests ran once places were free", got, len(releases)*MaxInFlight)
 	}
 }

@@ -62,9 +62,10 @@ func New(ctx context.Context, s *Spec, o Options) (*Reconciler, error) {
 		if cfg, err = kubeConfigFromSecret(ctx, o.Config, s.Namespace, *o.KubeConfig); err != nil {
 			return nil, err
 		}
-		// Limited as the provider's own cluster is when qps is unset;
-		// ThrottleByServer's probe reads cfg, so it comes last.
-		kube.LimitInFlight(cfg)
+		// Limited as the provider's own cluster is when qps is unset,
+		// with every release of the same cluster; ThrottleByServer's
+		// probe reads cfg, so it comes last.
+		kube.LimitInFlightPerServer(cfg)
 		kube.ThrottleByServer(cfg)
 	}
 	impersonate := ""
