@@ -146,7 +146,10 @@ func (e *Client) Run(ctx context.Context, rel *Release, opts RunOptions) (*RunRe
 	hr, waitErr := written, error(nil)
 	if !rel.Suspend {
 		want := opts.Want
-		want.Generation, want.RequestedAt, want.Since = written.Generation, rel.RequestedAt, since
+		want.Generation, want.RequestedAt = written.Generation, rel.RequestedAt
+		// The cluster's clock, which the controller's conditions and
+		// events are stamped with, not this machine's.
+		want.Since, want.ReconcilingAt = WriteTime(written, since), ReconcilingSince(written)
 		hr, waitErr = e.Wait(ctx, spec.Namespace, spec.Name, want, WaitTimeout(spec, opts.Status))
 		if hr == nil {
 			hr = written

@@ -35,9 +35,16 @@ type Want struct {
 	// (ConfigDigest). Empty: not checked.
 	ChartVersion string
 	ConfigDigest string
-	// Since is when the write began: errors name the controller's events
-	// from then on.
+	// Since is when the write was made, by the API server's clock (the
+	// cluster's, as the controllers' conditions and events are), in
+	// whole seconds (WriteTime): errors name the controller's events from
+	// then on.
 	Since time.Time
+	// ReconcilingAt is when the controller marked the HelmRelease
+	// Reconciling, as the write found it (zero when it was not): a
+	// reconcile that was running then, on what was there before, is not
+	// taking the write up.
+	ReconcilingAt time.Time
 	// TakenUp ends the wait once the controller has taken up the
 	// generation and request written (TakenUp), before their outcome.
 	TakenUp bool
@@ -59,10 +66,8 @@ type Want struct {
 // controller's worker).
 func (e *Client) Wait(ctx context.Context, namespace, name string, want Want, timeout time.Duration) (*helmv2.HelmRelease, error) {
 	deadline := time.Now().Add(timeout)
-	quietSince := want.Since
-	if quietSince.IsZero() {
-		quietSince = time.Now()
-	}
+	// This machine's clock: want.Since is the cluster's.
+	quietSince := time.Now()
 	var hr *helmv2.HelmRelease
 	var first *untouched
 	handled := false
@@ -207,15 +212,43 @@ func observed(hr *helmv2.HelmRelease, want Want) bool {
 // TakenUp reports whether the controller has taken up the generation and
 // request want names: it marked them Reconciling since the write (it does
 // so, and writes the status, before it looks at dependencies and the
-// chart), or it has already ended a reconcile of them.
+// chart), in a reconcile other than one running when the write was made,
+// or it has already ended a reconcile of them. Times are the cluster's,
+// in whole seconds: a request alone (no new generation) is taken up by a
+// reconcile marked in the second of the write or later.
 func TakenUp(hr *helmv2.HelmRelease, want Want) bool {
 	if observed(hr, want) {
 		return true
 	}
 	c := apimeta.FindStatusCondition(hr.Status.Conditions, meta.ReconcilingCondition)
-	// The condition's time is in seconds.
 	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration >= want.Generation &&
-		!c.LastTransitionTime.Time.Before(want.Since.Truncate(time.Second))
+		!c.LastTransitionTime.Time.Before(want.Since.Truncate(time.Second)) &&
+		(want.ReconcilingAt.IsZero() || c.LastTransitionTime.Time.After(want.ReconcilingAt))
+}
+
+// WriteTime is when the API server recorded the write of hr by
+// FieldManager (its managed fields' time, by the cluster's clock, in
+// whole seconds); fallback when it records none.
+func WriteTime(hr *helmv2.HelmRelease, fallback time.Time) time.Time {
+	var at time.Time
+	for _, m := range hr.ManagedFields {
+		if m.Manager == FieldManager && m.Subresource == "" && m.Time != nil && m.Time.After(at) {
+			at = m.Time.Time
+		}
+	}
+	if at.IsZero() {
+		return fallback
+	}
+	return at
+}
+
+// ReconcilingSince is when the controller marked hr Reconciling, zero
+// when it is not.
+func ReconcilingSince(hr *helmv2.HelmRelease) time.Time {
+	if c := apimeta.FindStatusCondition(hr.Status.Conditions, meta.ReconcilingCondition); c != nil && c.Status == metav1.ConditionTrue {
+		return c.LastTransitionTime.Time
+	}
+	return time.Time{}
 }
 
 // historyMismatch says how the newest history entry differs from want.
