@@ -63,7 +63,7 @@ var contractRows = []struct {
 	newestFlux bool
 }{
 	{"plan while another operation runs", contractBusyPlan, false},
-	{"a saved plan applied after the repository moved", contractSavedPlan, false},
+	{"a saved plan applied after the repository moved", contractSavedPlan, true},
 	{"two states declaring one release", contractTwoStates, false},
 	{"force and reset actions", contractActions, false},
 	{"a render the controller makes otherwise", contractRenderDiffers, false},
@@ -180,7 +180,9 @@ func contractBusyPlan(t *testing.T, env *engineEnv) {
 // next plan shows the newer one. A version the plan showed, published
 // again with another archive before the apply, fails the apply with
 // this provider's diagnostic naming both digests, never Terraform's
-// "inconsistent final plan", and deploys nothing.
+// "inconsistent final plan", and deploys nothing. The plan of a create,
+// which nothing can pin, says so and shows the chart as known after
+// apply: its apply deploys what the range resolves to then.
 func contractSavedPlan(t *testing.T, env *engineEnv) {
 	const name = "saved"
 	_, file, _, _ := runtime.Caller(0)
@@ -211,23 +213,33 @@ func contractSavedPlan(t *testing.T, env *engineEnv) {
 	c.version = "1.*"
 	w := newWorkspace(t, "saved")
 	w.write(c.hcl(map[string]string{name: env.body(`values = { message = "one" }`)}))
-	w.apply()
-	deployed("1.0.0")
-
-	svc("1.0.1", "planned")
 	res := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=tfplan")
-	if !has(res.stdout, `"1.0.0" → "1.0.1"`) {
-		t.Errorf("the plan does not show the upgrade to 1.0.1:\n%s", res.stdout)
+	if !has(res.stdout+res.stderr, "Chart known after apply") || !has(res.stdout+res.stderr, "resolves to 1.0.0 now") || !has(res.stdout, "chart_version") {
+		t.Errorf("the plan of a create from a range does not say its chart is known after apply:\n%s", res)
+	}
+	svc("1.0.1", "published after the create's plan")
+	emptyCache()
+	res = w.must(0, "apply", "-input=false", "-no-color", "tfplan")
+	if strings.Contains(res.stderr, "inconsistent") {
+		t.Errorf("the create's apply:\n%s", res)
+	}
+	deployed("1.0.1")
+	w.planIsEmpty()
+
+	svc("1.0.2", "planned")
+	res = w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=tfplan")
+	if !has(res.stdout, `"1.0.1" → "1.0.2"`) {
+		t.Errorf("the plan does not show the upgrade to 1.0.2:\n%s", res.stdout)
 	}
 	svc("1.1.0", "published after the plan")
 	emptyCache()
 	res = w.must(0, "apply", "-input=false", "-no-color", "tfplan")
-	deployed("1.0.1")
+	deployed("1.0.2")
 	if strings.Contains(res.stdout+res.stderr, "1.1.0") {
-		t.Errorf("the apply of the plan to 1.0.1 speaks of 1.1.0:\n%s", res)
+		t.Errorf("the apply of the plan to 1.0.2 speaks of 1.1.0:\n%s", res)
 	}
 	res = w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
-	if !has(res.stdout, `"1.0.1" → "1.1.0"`) {
+	if !has(res.stdout, `"1.0.2" → "1.1.0"`) {
 		t.Errorf("the plan after the apply does not show the newer 1.1.0:\n%s", res.stdout)
 	}
 
@@ -238,7 +250,7 @@ func contractSavedPlan(t *testing.T, env *engineEnv) {
 	if !has(res.stderr, "Chart changed since the plan") || !has(res.stderr, "published again") || strings.Contains(res.stderr, "inconsistent") {
 		t.Errorf("the apply of a plan whose version was published again does not fail with the provider's own diagnostic:\n%s", res.stderr)
 	}
-	deployed("1.0.1")
+	deployed("1.0.2")
 	w.apply()
 	deployed("1.1.0")
 	if latest := env.st.latest(name); latest != nil && latest.Chart.Metadata.AppVersion != "published again" {

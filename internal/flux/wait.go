@@ -223,7 +223,7 @@ func TakenUp(hr *helmv2.HelmRelease, want Want) bool {
 	c := apimeta.FindStatusCondition(hr.Status.Conditions, meta.ReconcilingCondition)
 	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration >= want.Generation &&
 		!c.LastTransitionTime.Time.Before(want.Since.Truncate(time.Second)) &&
-		(want.ReconcilingAt.IsZero() || c.LastTransitionTime.Time.After(want.ReconcilingAt))
+		(want.ReconcilingAt.IsZero() || c.LastTransitionTime.After(want.ReconcilingAt))
 }
 
 // WriteTime is when the API server recorded the write of hr by

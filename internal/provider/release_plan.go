@@ -41,22 +41,24 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	case !p.supported(ctx):
 	case !p.inputs(ctx):
 	default:
-		p.act(ctx, p.decide())
+		d := p.decide()
+		p.act(ctx, d)
 		p.planSourceVerified(ctx)
-		p.unpinned()
+		p.unpinned(d)
 	}
 }
 
 // unpinned plans as known after apply the chart, and what it renders, of
 // a plan whose chart the apply's own plan may resolve otherwise: a create,
-// a replacement or a chart edited in the configuration (no refresh pinned
-// it), from a version range, a moving reference, a bucket or a chart
-// reference. Terraform hands the apply nothing of this plan, so promising
-// the chart resolved now would end in "Provider produced inconsistent
-// final plan" once the source moves; a warning says what it resolves now
-// and how to plan it.
-func (p *releasePlan) unpinned() {
-	if p.pinned || p.resolved == nil {
+// a replacement, or an upgrade of a chart edited in the configuration (no
+// refresh pinned it), from a version range, a moving reference, a bucket
+// or a chart reference. Terraform hands the apply nothing of this plan, so
+// promising the chart resolved now would end in "Provider produced
+// inconsistent final plan" once the source moves; a warning says what it
+// resolves now and how to plan it. A plan of no Helm action (an import's,
+// an edit that resolves to the chart deployed) keeps the chart it shows.
+func (p *releasePlan) unpinned(d decision) {
+	if p.pinned || p.resolved == nil || (p.state != nil && d.kind != decideAction) {
 		return
 	}
 	p.out.chartVersion, p.out.appVersion, p.out.chartDigest = types.StringUnknown(), types.StringUnknown(), types.StringUnknown()
