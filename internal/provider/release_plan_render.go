@@ -49,8 +49,10 @@ func (p *releasePlan) render(ctx context.Context) {
 		}
 	}
 	if resolved.Chart == nil {
-		// Only the version was resolved, from the index: now the chart.
-		if resolved = r.resolveChart(ctx, plan, wo, false, chartPin{Revision: plan.ChartSourceRevision}, diags); resolved == nil {
+		// Only the version was resolved, from the index: now the chart,
+		// that version's (a range resolved again, in another process,
+		// could name a newer one).
+		if resolved = r.resolveChart(ctx, plan, wo, false, chartPin{Revision: plan.ChartSourceRevision, Resolution: chartsource.PinOf(resolved)}, diags); resolved == nil {
 			return
 		}
 	}
