@@ -66,8 +66,10 @@ func (p *releasePlan) unpinned(d decision) {
 	p.out.unknownObjects()
 	p.out.notes, p.out.description = types.StringUnknown(), types.StringUnknown()
 	p.out.status = types.ObjectUnknown(statusAttrTypes())
-	if p.state != nil {
-		p.out.action = types.StringUnknown()
+	if p.state != nil && !p.out.action.IsUnknown() {
+		// Why, without the chart the apply resolves again.
+		verb, _, _ := strings.Cut(p.out.action.ValueString(), ":")
+		p.out.action = types.StringValue(verb + ": chart known after apply (no refresh pinned the chart the configuration names)")
 	}
 	what := "created"
 	if p.state != nil {
