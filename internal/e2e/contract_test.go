@@ -214,7 +214,7 @@ func contractSavedPlan(t *testing.T, env *engineEnv) {
 	w := newWorkspace(t, "saved")
 	w.write(c.hcl(map[string]string{name: env.body(`values = { message = "one" }`)}))
 	res := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=tfplan")
-	if !has(res.stdout+res.stderr, "Chart known after apply") || !has(res.stdout+res.stderr, "resolves to 1.0.0 now") || !has(res.stdout, "chart_version") {
+	if !has(res.stdout+res.stderr, "Chart known after apply") || !has(res.stdout+res.stderr, "it resolves to 1.0.0 (digest") || !has(res.stdout, "chart_version") {
 		t.Errorf("the plan of a create from a range does not say its chart is known after apply:\n%s", res)
 	}
 	svc("1.0.1", "published after the create's plan")
@@ -228,7 +228,7 @@ func contractSavedPlan(t *testing.T, env *engineEnv) {
 
 	svc("1.0.2", "planned")
 	res = w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=tfplan")
-	if !has(res.stdout, `"1.0.1" → "1.0.2"`) {
+	if !has(res.stdout, `chart version \"1.0.1\" → \"1.0.2\"`) {
 		t.Errorf("the plan does not show the upgrade to 1.0.2:\n%s", res.stdout)
 	}
 	svc("1.1.0", "published after the plan")
@@ -239,7 +239,7 @@ func contractSavedPlan(t *testing.T, env *engineEnv) {
 		t.Errorf("the apply of the plan to 1.0.2 speaks of 1.1.0:\n%s", res)
 	}
 	res = w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
-	if !has(res.stdout, `"1.0.2" → "1.1.0"`) {
+	if !has(res.stdout, `chart version \"1.0.2\" → \"1.1.0\"`) {
 		t.Errorf("the plan after the apply does not show the newer 1.1.0:\n%s", res.stdout)
 	}
 
