@@ -90,11 +90,12 @@ func (i *Index) close() {
 // parseIndexFile scans the index in f line by line, without reading it
 // whole into memory; f stays open for the chart entries read later, each
 // checked against the SHA-256 of its section the scan took. It returns the
-// SHA-256 of the file's content (hex). An index not laid out as Helm
-// writes it is decoded whole.
+// index's digest (hex): the SHA-256 of its content with each chart's
+// section replaced by that section's SHA-256, so that every byte is
+// hashed once. An index not laid out as Helm writes it is decoded whole,
+// and its digest is its content's SHA-256.
 func parseIndexFile(f *os.File) (*Index, string, error) {
-	scan := sectionScanner{hash: sha256.New(), sums: map[string][sha256.Size]byte{}}
-	whole := sha256.New()
+	scan := sectionScanner{hash: sha256.New(), whole: sha256.New(), sums: map[string][sha256.Size]byte{}}
 	r := bufio.NewReaderSize(f, 64<<10)
 	pos := 0
 	var long []byte
@@ -110,7 +111,6 @@ func parseIndexFile(f *os.File) (*Index, string, error) {
 			long = nil
 		}
 		if len(line) > 0 {
-			whole.Write(line)
 			end := pos + len(bytes.TrimSuffix(line, []byte("\n")))
 			scan.line(pos, end, line[:end-pos])
 			scan.feed(line)
@@ -124,7 +124,7 @@ func parseIndexFile(f *os.File) (*Index, string, error) {
 		}
 	}
 	if sections, ok := scan.finish(pos); ok {
-		return &Index{src: f, sections: sections, sums: scan.sums, parsed: map[string][]*ChartVersion{}}, hex.EncodeToString(whole.Sum(nil)), nil
+		return &Index{src: f, sections: sections, sums: scan.sums, parsed: map[string][]*ChartVersion{}}, hex.EncodeToString(scan.whole.Sum(nil)), nil
 	}
 	// Read again: the file's digest is the content decoded.
 	raw, err := os.ReadFile(f.Name())
@@ -164,23 +164,24 @@ type sectionScanner struct {
 	current                       string
 	start                         int
 	// hash, when set, takes the bytes of the current section (feed),
-	// and sums their digests, by chart.
-	hash   hash.Hash
-	sums   map[string][sha256.Size]byte
-	opened bool // the line just taken opened the current section
+	// and sums their digests, by chart; whole takes the other bytes and
+	// each section's digest in its place.
+	hash, whole hash.Hash
+	sums        map[string][sha256.Size]byte
+	opened      bool // the line just taken opened the current section
 }
 
-// feed takes the line just passed to line, with its newline: hashed when
-// it is part of the current section.
+// feed takes the line just passed to line, with its newline: hashed into
+// the current section, or the whole.
 func (s *sectionScanner) feed(raw []byte) {
-	if s.hash == nil || s.current == "" {
-		return
-	}
-	if s.opened {
+	switch {
+	case s.hash == nil:
+	case s.current == "" || s.opened:
 		s.opened = false
-		return
+		s.whole.Write(raw)
+	default:
+		s.hash.Write(raw)
 	}
-	s.hash.Write(raw)
 }
 
 // line takes the line at [pos, end) of the index, without its newline.
@@ -226,7 +227,9 @@ func (s *sectionScanner) close(end int) {
 	if s.current != "" {
 		s.sections[s.current] = [2]int{s.start, end}
 		if s.hash != nil {
-			s.sums[s.current] = [sha256.Size]byte(s.hash.Sum(nil))
+			sum := [sha256.Size]byte(s.hash.Sum(nil))
+			s.sums[s.current] = sum
+			s.whole.Write(sum[:])
 		}
 		s.current = ""
 	}

@@ -195,7 +195,7 @@ func TestIndexFile(t *testing.T) {
 		if err := os.WriteFile(path, raw, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		fromFile, err := openIndex(path, digestOf(raw))
+		fromFile, _, err := scanIndex(path)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

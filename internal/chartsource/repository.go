@@ -327,8 +327,7 @@ func (r *Repositories) downloadIndex(key, path string, resp *http.Response, v va
 		return nil, false, nil
 	}
 	defer os.Remove(tmp.Name()) // gone once renamed
-	sum := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp, sum), io.LimitReader(resp.Body, maxIndexSize+1))
+	n, err := io.Copy(tmp, io.LimitReader(resp.Body, maxIndexSize+1))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -341,12 +340,12 @@ func (r *Repositories) downloadIndex(key, path string, resp *http.Response, v va
 	// Only a valid index replaces the cached one. Closed before it is
 	// renamed (which an open file cannot be on every system) and opened
 	// again: one more scan, from the page cache.
-	v.Digest = hex.EncodeToString(sum.Sum(nil))
-	check, err := openIndex(tmp.Name(), v.Digest)
+	check, digest, err := scanIndex(tmp.Name())
 	if err != nil {
 		return nil, true, err
 	}
 	check.close()
+	v.Digest = digest
 	if err := os.Rename(tmp.Name(), path+".yaml"); err != nil {
 		// Not cached (e.g. the cached copy is held open elsewhere): read
 		// into memory, as without a cache.
@@ -371,19 +370,27 @@ func (r *Repositories) downloadIndex(key, path string, resp *http.Response, v va
 // chart entries read from it later are checked against the digests of
 // the scan (Index.Versions), should it be written in place.
 func openIndex(path, digest string) (*Index, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("opening the cached index: %w", err)
-	}
-	idx, got, err := parseIndexFile(f)
+	idx, got, err := scanIndex(path)
 	if err == nil && got != digest {
+		idx.close()
 		err = errCachedIndexChanged
 	}
+	return idx, err
+}
+
+// scanIndex opens the index at path, and returns its digest
+// (parseIndexFile).
+func scanIndex(path string) (*Index, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("opening the cached index: %w", err)
+	}
+	idx, digest, err := parseIndexFile(f)
 	if err != nil || idx.src == nil {
 		// Decoded whole, or not an index: the file is no longer needed.
 		_ = f.Close()
 	}
-	return idx, err
+	return idx, digest, err
 }
 
 // readBody reads a response body into a buffer of its announced size, or
