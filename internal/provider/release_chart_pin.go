@@ -35,8 +35,8 @@ type chartPinState struct {
 	// (chartsource.Source.Fingerprint): a plan whose configuration
 	// names another chart resolves that one anew.
 	Source string `json:"source"`
-	// Pin is what resolved, unset when the refresh could not resolve
-	// the chart (a repository down, credentials that are write-only).
+	// Pin is what resolved. A refresh that cannot resolve the chart (a
+	// repository down, credentials that are write-only) keeps no pin.
 	Pin *chartsource.Pin `json:"pin,omitempty"`
 }
 
