@@ -235,6 +235,9 @@ func staleIndexWarning(diags *diag.Diagnostics, at path.Path, stale *chartsource
 			stale.Err, stale.CachedAt.UTC().Format(time.RFC3339), age))
 }
 
+// cacheRepairSummary is the summary of cacheRepairWarning.
+const cacheRepairSummary = "Chart cache entry replaced"
+
 // cacheRepairWarning says which files of cache_dir did not match the
 // digests naming them: fetched again and replaced, never deployed.
 func cacheRepairWarning(diags *diag.Diagnostics, at path.Path, repaired []chartsource.CacheRepair) {
@@ -245,7 +248,7 @@ func cacheRepairWarning(diags *diag.Diagnostics, at path.Path, repaired []charts
 	for i, r := range repaired {
 		lines[i] = "  - " + r.String()
 	}
-	diags.AddAttributeWarning(at, "Chart cache entry replaced",
+	diags.AddAttributeWarning(at, cacheRepairSummary,
 		fmt.Sprintf("What cache_dir held did not match the digests that name it, so it was not used: the chart was fetched again and the cache repaired.\n\n%s\n\nSomething other than this provider wrote to cache_dir (another tool, or a cache restored from elsewhere). Check what can write to it; a cache_dir of the workspace's own keeps what other jobs write out.",
 			strings.Join(lines, "\n")))
 }

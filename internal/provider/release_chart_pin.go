@@ -43,13 +43,19 @@ type chartPinState struct {
 // pinChart resolves the chart of the refreshed release m, as its state
 // configures it, and keeps it in the private state for the plans that
 // follow. A chart that does not resolve is not pinned: the plan resolves
-// it and reports why; nothing of the resolve shows here.
+// it and reports why. Of the resolve, only the cache entries it repaired
+// show here (the plan, reading the repaired cache, finds none).
 func (r *releaseResource) pinChart(ctx context.Context, m *releaseModel, private privateSetter, diags *diag.Diagnostics) {
 	if m.Status.IsNull() || m.Suspend.ValueBool() {
 		return
 	}
 	var scratch diag.Diagnostics
 	resolved, src := r.resolveChartSource(ctx, m, writeOnlyOf(ctx, nil, &scratch), true, chartPin{}, &scratch)
+	for _, w := range scratch.Warnings() {
+		if w.Summary() == cacheRepairSummary {
+			diags.Append(w)
+		}
+	}
 	if resolved == nil || scratch.HasError() {
 		// The pin of the last refresh or apply would be stale.
 		dropChartPin(ctx, private, diags)
