@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 )
@@ -47,6 +48,12 @@ type chartPinState struct {
 // show here (the plan, reading the repaired cache, finds none).
 func (r *releaseResource) pinChart(ctx context.Context, m *releaseModel, private privateSetter, diags *diag.Diagnostics) {
 	if m.Status.IsNull() || m.Suspend.ValueBool() {
+		return
+	}
+	if localChart(m) {
+		// The configuration's own files: the plan reads them, and the
+		// refresh would load the chart a second time for nothing to pin.
+		dropChartPin(ctx, private, diags)
 		return
 	}
 	var scratch diag.Diagnostics
@@ -112,4 +119,20 @@ func plannedChartPin(m *releaseModel) chartPin {
 // dropChartPin removes the pin from the private state.
 func dropChartPin(ctx context.Context, private privateSetter, diags *diag.Diagnostics) {
 	diags.Append(private.SetKey(ctx, privateChartPin, nil)...)
+}
+
+// localChart reports whether m's chart is a local directory or archive,
+// without a dependency update.
+func localChart(m *releaseModel) bool {
+	if !m.ChartRef.IsNull() || m.Chart.IsNull() || m.Chart.IsUnknown() {
+		return false
+	}
+	attrs := m.Chart.Attributes()
+	for _, name := range []string{"repository", "git", "bucket"} {
+		if v, ok := attrs[name]; ok && !v.IsNull() {
+			return false
+		}
+	}
+	update, ok := attrs["dependency_update"].(types.Bool)
+	return !ok || !update.ValueBool()
 }
