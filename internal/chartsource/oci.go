@@ -58,9 +58,12 @@ func (r *Repositories) oci(ctx context.Context, src Source) (*OCIChart, error) {
 	if constraint == "" {
 		constraint = "*"
 	}
-	c, err := semver.NewConstraint(constraint)
-	if err != nil {
-		return nil, fmt.Errorf("version constraint %q: %w", constraint, err)
+	var c *semver.Constraints
+	if _, _, ok := OCIDigestVersion(constraint); !ok {
+		var err error
+		if c, err = semver.NewConstraint(constraint); err != nil {
+			return nil, fmt.Errorf("version constraint %q: %w", constraint, err)
+		}
 	}
 	ref := strings.TrimSuffix(strings.TrimPrefix(repository, "oci://"), "/") + "/" + name
 	client, err := r.registryClient(auth)
@@ -98,10 +101,15 @@ func (r *Repositories) pullOCI(ctx context.Context, client *registry.Client, src
 	var version, digest string
 	var tags []string
 	var err error
-	if p := src.Pin; p != nil && p.Digest != "" {
+	named, namedDigest, byDigest := OCIDigestVersion(src.Version)
+	switch p := src.Pin; {
+	case p != nil && p.Digest != "":
 		// The manifest pinned, however its tag moved since.
 		version, digest = p.baseVersion(1), p.Digest
-	} else {
+	case byDigest:
+		// The manifest the configuration names, whatever its tag names now.
+		version, digest = named, namedDigest
+	default:
 		if version, digest, tags, err = resolveTag(ctx, client, src, ref, c, constraint); err != nil {
 			return nil, err
 		}
@@ -129,7 +137,31 @@ func (r *Repositories) pullOCI(ctx context.Context, client *registry.Client, src
 	if out.Chart, err = loader.LoadArchive(bytes.NewReader(data)); err != nil {
 		return nil, fmt.Errorf("registry %s: %s is not a valid chart: %w", repository, tagged, err)
 	}
+	if byDigest {
+		if v, err := semver.NewVersion(out.Chart.Metadata.Version); err != nil || !v.Equal(semver.MustParse(named)) {
+			return nil, fmt.Errorf("registry %s: the manifest %s@%s is version %s of chart %s, not %s: write the version the manifest holds with its digest", repository, ref, digest, out.Chart.Metadata.Version, name, named)
+		}
+	}
 	return out, nil
+}
+
+// OCIDigestVersion splits a chart version naming an OCI manifest by its
+// digest, "1.2.3@sha256:<64 hex>" (as Helm and Flux's OCIRepository name
+// one), into the version and the digest; ok is false for a constraint.
+// A tag can be pushed again, a digest cannot: the chart it names is the
+// same on any machine at any time.
+func OCIDigestVersion(s string) (version, digest string, ok bool) {
+	v, d, found := strings.Cut(strings.TrimSpace(s), "@")
+	if !found || !strings.HasPrefix(d, "sha256:") {
+		return "", "", false
+	}
+	if hex := strings.TrimPrefix(d, "sha256:"); len(hex) != 64 || strings.Trim(hex, "0123456789abcdef") != "" {
+		return "", "", false
+	}
+	if _, err := semver.StrictNewVersion(strings.TrimPrefix(v, "v")); err != nil {
+		return "", "", false
+	}
+	return v, d, true
 }
 
 // resolveTag finds the newest semver tag of ref that c allows, and the

@@ -148,6 +148,19 @@ func TestOCI(t *testing.T) {
 	if second.Version == first.Version || second.Chart.Metadata.Description != "second push" {
 		t.Errorf("re-pushed tag: %s (%s) after %s", second.Version, second.Chart.Metadata.Description, first.Version)
 	}
+	// The first push named by its digest: the chart it was, with a cache
+	// of its own (another machine), whatever the tag names now; a digest
+	// given with another version than its chart's is refused.
+	byDigest, err := NewRepositories(t.TempDir(), 0).OCI(ctx, Source{Repository: reg.url, Name: "web", Version: "2.0.0@" + first.Digest, Auth: reg.auth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if byDigest.Version != first.Version || byDigest.Digest != first.Digest || byDigest.Chart.Metadata.Description == "second push" {
+		t.Errorf("by digest: %s (%s, %q), want the first push %s", byDigest.Version, byDigest.Digest, byDigest.Chart.Metadata.Description, first.Version)
+	}
+	if _, err := repos.OCI(ctx, Source{Repository: reg.url, Name: "web", Version: "1.1.0@" + first.Digest, Auth: reg.auth}); err == nil || !strings.Contains(err.Error(), "is version 2.0.0 of chart web, not 1.1.0") {
+		t.Errorf("a digest with another version: %v", err)
+	}
 
 	if _, err := repos.OCI(ctx, Source{Repository: reg.url, Name: "web", Version: ">=3", Auth: reg.auth}); !errors.Is(err, ErrNoMatchingVersion) || !strings.Contains(err.Error(), "newest: 2.0.0") {
 		t.Errorf("no match: %v", err)

@@ -217,8 +217,10 @@ func (src Source) dependencyVersion(name, constraint string) string {
 // (HTTP or OCI), a Git tag or commit; not a version range, a Git branch,
 // semver range or reference name, a bucket, a chart reference (whose
 // artifact moves with its source), nor dependencies updated from their
-// ranges. A version published again under the same name is the one case
-// an immutable name does not cover.
+// ranges, nor an OCI tag without its manifest digest ("1.2.3@sha256:…"):
+// pushing a tag again is routine in OCI registries. A Helm repository's
+// version published again under the same name, and a Git tag moved, are
+// the cases an immutable name does not cover.
 func (src Source) Reproducible() bool {
 	switch {
 	case src.ChartRef != nil || src.Bucket != nil || src.DependencyUpdate:
@@ -227,6 +229,9 @@ func (src Source) Reproducible() bool {
 		return src.Git.Ref.Commit != "" || (src.Git.Ref.Tag != "" && src.Git.Ref.Name == "" && src.Git.Ref.SemVer == "")
 	case src.Repository == "":
 		return true
+	case IsOCI(src.Repository):
+		_, _, byDigest := OCIDigestVersion(src.Version)
+		return byDigest
 	}
 	return exactVersion(src.Version)
 }

@@ -117,7 +117,11 @@ func TestReproducible(t *testing.T) {
 	}{
 		{Source{Repository: "https://charts.example.com", Version: "1.2.3"}, true},
 		{Source{Repository: "https://charts.example.com", Version: "=1.2.3"}, true},
-		{Source{Repository: "oci://registry.example.com/charts", Version: "v1.2.3"}, true},
+		// An OCI tag can be pushed again; its manifest's digest names one.
+		{Source{Repository: "oci://registry.example.com/charts", Version: "v1.2.3"}, false},
+		{Source{Repository: "oci://registry.example.com/charts", Version: "1.2.3"}, false},
+		{Source{Repository: "oci://registry.example.com/charts", Version: "1.2.3@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}, true},
+		{Source{Repository: "oci://registry.example.com/charts", Version: "1.*@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}, false},
 		{Source{Repository: "https://charts.example.com", Version: "1.2.3-rc.1+build.5"}, true},
 		{Source{Repository: "https://charts.example.com", Version: ""}, false},
 		{Source{Repository: "https://charts.example.com", Version: "1.*"}, false},
@@ -138,6 +142,30 @@ func TestReproducible(t *testing.T) {
 	} {
 		if got := tc.src.Reproducible(); got != tc.want {
 			t.Errorf("%+v: reproducible %v, want %v", tc.src, got, tc.want)
+		}
+	}
+}
+
+func TestOCIDigestVersion(t *testing.T) {
+	t.Parallel()
+	digest := "sha256:" + strings.Repeat("0123456789abcdef", 4)
+	for _, tc := range []struct {
+		in, version, digest string
+		ok                  bool
+	}{
+		{"1.2.3@" + digest, "1.2.3", digest, true},
+		{" v1.2.3-rc.1@" + digest + " ", "v1.2.3-rc.1", digest, true},
+		{"1.2.3", "", "", false},
+		{"1.*@" + digest, "", "", false},
+		{"1.2@" + digest, "", "", false},
+		{"1.2.3@" + strings.ToUpper(digest), "", "", false},
+		{"1.2.3@" + digest[:70], "", "", false},
+		{"1.2.3@sha512:" + strings.Repeat("ab", 64), "", "", false},
+		{"@" + digest, "", "", false},
+	} {
+		v, d, ok := OCIDigestVersion(tc.in)
+		if v != tc.version || d != tc.digest || ok != tc.ok {
+			t.Errorf("OCIDigestVersion(%q) = %q, %q, %v; want %q, %q, %v", tc.in, v, d, ok, tc.version, tc.digest, tc.ok)
 		}
 	}
 }

@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -111,4 +113,82 @@ resource "helmrelease_release" %[1]q {
 	}
 	w.planIsEmpty()
 	w.must(0, "destroy", "-auto-approve", "-input=false", "-no-color")
+}
+
+// TestForgedCachedIndex: the repository index kept in cache_dir edited to
+// map the version configured to another archive the repository genuinely
+// serves (an older chart that renders "planted"), with its digest, while
+// the repository answers 304 Not Modified to the validators cached beside
+// it: the next apply deploys the chart the repository publishes, because
+// the edit breaks the index's proof and the index is downloaded again. The
+// cache copied to a second machine (another integrity key) is downloaded
+// again too, never revalidated, and plans no change.
+func TestForgedCachedIndex(t *testing.T) {
+	parallelMatrix(t)
+	ns := newNamespace(t)
+	_, file, _, _ := runtime.Caller(0)
+	planted := testrepo.LoadChart(t, filepath.Join(filepath.Dir(file), "testdata", "charts", "svc"), "0.9.0")
+	for _, tpl := range planted.Templates {
+		if tpl.Name == "templates/configmap.yaml" {
+			tpl.Data = []byte(strings.ReplaceAll(string(tpl.Data), "{{ .Values.message | quote }}", `"planted"`))
+		}
+	}
+	c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
+	c.repo.Add(t, planted, nil)
+	w := newWorkspace(t, "forged")
+	w.env = append(w.env, "XDG_CONFIG_HOME="+t.TempDir())
+	w.write(c.hcl(map[string]string{"svc": `values = { message = "one" }`}))
+	w.apply()
+
+	indexes, err := filepath.Glob(filepath.Join(c.cacheDir, "indexes", "*.yaml"))
+	if err != nil || len(indexes) != 1 {
+		t.Fatalf("cached indexes %v: %v", indexes, err)
+	}
+	raw, err := os.ReadFile(indexes[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := strings.Replace(string(raw), digestHex(c.repo.File(t, "charts/svc-1.0.0.tgz")), digestHex(c.repo.File(t, "charts/svc-0.9.0.tgz")), 1)
+	forged = strings.Replace(forged, "charts/svc-1.0.0.tgz", "charts/svc-0.9.0.tgz", 1)
+	if forged == string(raw) || strings.Count(forged, "charts/svc-0.9.0.tgz") != 2 {
+		t.Fatalf("the cached index was not forged:\n%s", forged)
+	}
+	if err := os.WriteFile(indexes[0], []byte(forged), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	downloads := c.repo.IndexDownloads.Load()
+	w.write(c.hcl(map[string]string{"svc": `values = { message = "two" }`}))
+	res := w.apply()
+	if got := configMessage(t, ns, "svc"); got != "two" {
+		t.Errorf("message %q after the apply over the forged index, want two: the planted chart was deployed\n%s", got, res)
+	}
+	if c.repo.IndexDownloads.Load() == downloads {
+		t.Error("the forged index was revalidated (304), not downloaded again")
+	}
+	w.planIsEmpty()
+
+	// A second machine: the cache restored there, under another key.
+	second := newWorkspace(t, "second")
+	second.env = append(second.env, "XDG_CONFIG_HOME="+t.TempDir())
+	for _, name := range []string{"main.tf", "terraform.tfstate"} {
+		b, err := os.ReadFile(filepath.Join(w.dir, name))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(second.dir, name), b, 0o600)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	downloads = c.repo.IndexDownloads.Load()
+	second.planIsEmpty()
+	if c.repo.IndexDownloads.Load() == downloads {
+		t.Error("the cache restored on a second machine was revalidated (304), not downloaded again")
+	}
+}
+
+// digestHex is the SHA-256 of b, in hex, as a repository index names it.
+func digestHex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

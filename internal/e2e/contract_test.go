@@ -64,6 +64,7 @@ var contractRows = []struct {
 }{
 	{"plan while another operation runs", contractBusyPlan, false},
 	{"a saved plan applied after the repository moved", contractSavedPlan, true},
+	{"a saved plan applied after an OCI tag was pushed again", contractSavedPlanOCI, true},
 	{"two states declaring one release", contractTwoStates, false},
 	{"force and reset actions", contractActions, false},
 	{"a render the controller makes otherwise", contractRenderDiffers, false},
@@ -258,6 +259,100 @@ func contractSavedPlan(t *testing.T, env *engineEnv) {
 	}
 	w.planIsEmpty()
 }
+
+// contractSavedPlanOCI: OCI tags pushed again between a saved plan and
+// its apply, on a machine whose cache_dir is empty. The plan of a create
+// from a tag says its chart is known after apply and names the manifest
+// digest to write instead; its apply deploys what the tag names then. The
+// plan of an upgrade (pinned by the refresh) deploys the manifest it
+// planned however the tag moved; a create naming the manifest by its
+// digest plans its chart, and deploys that manifest. The next plan sees
+// the tag's newest push.
+func contractSavedPlanOCI(t *testing.T, env *engineEnv) {
+	_, file, _, _ := runtime.Caller(0)
+	oci := testrepo.NewOCI(t)
+	push := func(appVersion string) string {
+		c := testrepo.LoadChart(t, filepath.Join(filepath.Dir(file), "testdata", "charts", "svc"), "1.0.0")
+		c.Metadata.AppVersion = appVersion
+		oci.Push(t, c, nil)
+		return oci.Digest(t, "svc", "1.0.0")
+	}
+	emptyCache := func() {
+		t.Helper()
+		entries, err := os.ReadDir(env.c.cacheDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if err := os.RemoveAll(filepath.Join(env.c.cacheDir, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	deployed := func(name, appVersion, message string) {
+		t.Helper()
+		latest := env.st.latest(name)
+		if latest == nil || latest.Chart.Metadata.AppVersion != appVersion || latest.Config["message"] != message {
+			t.Errorf("release %s: %s, want the push %q deployed with message %q", name, env.st.describe(name), appVersion, message)
+		}
+	}
+	release := func(name, version, message string) string {
+		return fmt.Sprintf(`
+resource "helmrelease_release" %[1]q {
+  name      = %[1]q
+  namespace = %[2]q
+  engine    = %[3]q
+  chart = {
+    name       = "svc"
+    repository = %[4]q
+    version    = %[5]q
+    username   = %[6]q
+    password   = %[7]q
+    ca_file    = %[8]q
+  }
+  values = { message = %[9]q }
+}
+`, name, env.ns, env.engine, oci.URL, version, testrepo.Username, testrepo.Password, oci.CAFile, message)
+	}
+	first := push("first push")
+	w := newWorkspace(t, "saved-oci")
+	w.write(env.c.hcl(nil) + release("tag", "1.0.0", "one"))
+	res := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=tfplan")
+	if !has(res.stdout+res.stderr, "Chart known after apply") || !has(res.stdout+res.stderr, `chart.version = "1.0.0@`+first+`"`) {
+		t.Errorf("the plan of a create from an OCI tag does not say its chart is known after apply, naming the digest to write:\n%s", res)
+	}
+	second := push("pushed again")
+	emptyCache()
+	res = w.must(0, "apply", "-input=false", "-no-color", "tfplan")
+	if strings.Contains(res.stderr, "inconsistent") {
+		t.Errorf("the create's apply:\n%s", res)
+	}
+	deployed("tag", "pushed again", "one")
+	w.planIsEmpty()
+
+	w.write(env.c.hcl(nil) + release("tag", "1.0.0", "two") + release("digest", "1.0.0@"+second, "two"))
+	res = w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=tfplan")
+	if has(res.stdout+res.stderr, "Chart known after apply") || !has(res.stdout, shortDigest(second)) {
+		t.Errorf("the plan of an upgrade, and of a create naming a manifest by its digest, does not show their chart:\n%s", res)
+	}
+	third := push("third push")
+	emptyCache()
+	res = w.must(0, "apply", "-input=false", "-no-color", "tfplan")
+	if strings.Contains(res.stdout+res.stderr, shortDigest(third)) {
+		t.Errorf("the apply of the plan speaks of the third push, %s:\n%s", third, res)
+	}
+	deployed("tag", "pushed again", "two")
+	deployed("digest", "pushed again", "two")
+
+	res = w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
+	if !has(res.stdout, "helmrelease_release.tag will be updated") || !has(res.stdout, shortDigest(third)) || has(res.stdout, "helmrelease_release.digest will be") {
+		t.Errorf("the plan after the tag's third push does not upgrade the release of the tag alone:\n%s", res.stdout)
+	}
+}
+
+// shortDigest is the part of an OCI manifest digest a chart version
+// carries as build metadata.
+func shortDigest(digest string) string { return strings.TrimPrefix(digest, "sha256:")[:12] }
 
 // waitPending waits until the newest revision of the release is pending.
 func waitPending(t *testing.T, st *storage, name string, timeout time.Duration) {

@@ -113,7 +113,8 @@ func (w *workspace) sourceRevisions() map[string][2]string {
 }
 
 // testGitLifecycle runs the lifecycle of charts from Git through terraform
-// on one engine: install over HTTP and SSH, an empty plan, a commit that
+// on one engine: install over HTTP and SSH (a saved plan applied after the
+// branch moved), an empty plan, a commit that
 // leaves the chart's version (no change), one that bumps it (an upgrade of
 // the planned commit even though the branch moved after the plan), wrong
 // credentials and a missing path refused at plan with nothing written
@@ -126,7 +127,15 @@ func testGitLifecycle(t *testing.T, ns, kubeconfig string, rc *rest.Config, engi
 	w.env = append(w.env, "TF_VAR_ssh_key="+srv.Identity)
 	cacheDir := t.TempDir()
 	w.write(gitConfig(srv, ns, kubeconfig, cacheDir, engine, ""))
-	out := w.apply()
+	// The create's saved plan, from a branch nothing pins, says its chart
+	// is known after apply; the branch moves on before the apply, which
+	// deploys the commit the branch is at then.
+	out := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=tfplan")
+	if !has(out.stdout+out.stderr, "Chart known after apply") || !has(out.stdout+out.stderr, "main@sha1:"+first) {
+		t.Errorf("the plan of a create from a branch does not say its chart is known after apply, naming the commit it resolves now:\n%s", out)
+	}
+	first = srv.Commit(t, "charts", "main", map[string]string{"NOTES.md": "committed after the create's plan\n"})
+	out = w.must(0, "apply", "-input=false", "-no-color", "tfplan")
 	if strings.Contains(out.stdout+out.stderr, testrepo.Password) || strings.Contains(out.stdout+out.stderr, "PRIVATE KEY") {
 		t.Fatalf("the apply shows a credential:\n%s", out)
 	}

@@ -61,6 +61,20 @@ func TestPostRendererCommand(t *testing.T) {
 		}
 	}
 
+	// A standard error longer than the error quotes (4 KiB), cut inside
+	// the secret it starts with: no end of the secret shows.
+	const cutToken = "cut-t0ken-value-0123456789"
+	w.write(c.hcl(map[string]string{"svc": body(`[{ exec = { command = "sh", args = ["-c", "printf %s \"$TOKEN\" >&2; head -c 4086 /dev/zero | tr '\\000' x >&2; exit 2"], env = { TOKEN = "` + cutToken + `" } } }]`)}))
+	res = w.must(1, "plan", "-input=false", "-no-color")
+	if !has(res.stderr, "exit status 2") || !has(res.stderr, "xxxxxxxx") {
+		t.Errorf("the error lacks the command's exit status and the end of its standard error:\n%s", res.stderr)
+	}
+	for n := 4; n <= len(cutToken); n++ {
+		if tail := cutToken[len(cutToken)-n:]; has(res.stdout+res.stderr, tail) {
+			t.Fatalf("the plan's output shows the end of the secret cut by the 4 KiB limit, %q:\n%s", tail, res.stderr)
+		}
+	}
+
 	patch := `yamlencode({ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "svc" }, data = { message = "patched" } })`
 	w.write(c.hcl(map[string]string{"svc": body(`[
     { kustomize = { patches = [{ patch = ` + patch + ` }] } },

@@ -75,7 +75,7 @@ func chartDataSchema() schema.Schema {
 			"version": schema.StringAttribute{
 				MarkdownDescription: "Semver constraint (`version`), e.g. `6.5.*` or `>=4.0.0 <5.0.0`; prereleases match only a constraint that names one (`>=1.0.0-0`). Default: `*`.",
 				Optional:            true,
-				Validators:          []validator.String{semverConstraint()},
+				Validators:          []validator.String{chartVersion()},
 			},
 			"username":                 optionalString("User name for the repository (`secretRef` username). Default: none, or the provider's `registries` login for the repository (an OCI registry's host, a Helm repository's URL prefix), with its password, `exec` token or Docker credentials.", false),
 			"password":                 optionalString("Password for the repository (`secretRef` password). Default: none.", true),

@@ -45,9 +45,9 @@ func chartAttribute() schema.SingleNestedAttribute {
 			"git":    gitAttribute(),
 			"bucket": bucketAttribute(),
 			"version": schema.StringAttribute{
-				MarkdownDescription: "Semver constraint the chart version must satisfy (`version`), e.g. `1.2.3`, `6.5.*` or `>=4.0.0 <5.0.0`; the newest match is used, so a new matching version shows as an upgrade in the plan. Prereleases match only a constraint that names one (`>=1.0.0-0`). Not with `git`: a chart from Git has the version of its `Chart.yaml` at the reference checked out (HelmChart ignores `version` there). Default: `*`.",
+				MarkdownDescription: "Semver constraint the chart version must satisfy (`version`), e.g. `1.2.3`, `6.5.*` or `>=4.0.0 <5.0.0`; the newest match is used, so a new matching version shows as an upgrade in the plan. Prereleases match only a constraint that names one (`>=1.0.0-0`). For an OCI registry, a version with its manifest digest, `1.2.3@sha256:<64 hex digits>` (Flux OCIRepository `ref.digest`), names one manifest whatever its tag names later: a tag can be pushed again, so only a digest lets the plan of a new release show its chart and objects (guide \"HCP Terraform and other remote runs\"). Not with `git`: a chart from Git has the version of its `Chart.yaml` at the reference checked out (HelmChart ignores `version` there). Default: `*`.",
 				Optional:            true,
-				Validators:          []validator.String{semverConstraint()},
+				Validators:          []validator.String{chartVersion()},
 			},
 			"values_files": schema.ListAttribute{
 				MarkdownDescription: "Values files of the chart, relative to its root, merged in order as its default values, replacing `values.yaml` (list it first to keep it) (`valuesFiles`). " +
@@ -178,6 +178,20 @@ func validatePlainHTTP(c *chartModel, chart path.Path, diags *diag.Diagnostics) 
 		attrError(diags, chart.AtName("plain_http"), "chart.plain_http with TLS settings",
 			"chart.plain_http reaches the registry without TLS, so chart.insecure_skip_tls_verify, ca_file, cert_file and key_file would do nothing.",
 			"Remove chart.plain_http to reach the registry over HTTPS with those settings, or remove them.")
+	}
+}
+
+// validateDigestVersion refuses a version naming a manifest digest for a
+// chart that is not from an OCI registry: only a registry serves a chart
+// by its manifest's digest.
+func validateDigestVersion(c *chartModel, chart path.Path, diags *diag.Diagnostics) {
+	if c.Version.IsUnknown() || c.Repository.IsUnknown() {
+		return
+	}
+	if _, _, ok := chartsource.OCIDigestVersion(c.Version.ValueString()); ok && !chartsource.IsOCI(c.Repository.ValueString()) {
+		attrError(diags, chart.AtName("version"), "Manifest digest without an OCI registry",
+			fmt.Sprintf("chart.version %q names an OCI manifest by its digest, but the chart's source is not an OCI registry (repository = \"oci://…\"): a Helm repository, Git and a bucket serve charts by version, not by manifest.", c.Version.ValueString()),
+			"Remove the @sha256:… part of chart.version, or set chart.repository to the oci:// registry that holds the manifest.")
 	}
 }
 

@@ -76,8 +76,17 @@ func (p *releasePlan) unpinned(d decision) {
 		what = "planned with a chart edited in the configuration"
 	}
 	p.diags.AddAttributeWarning(path.Root("chart").AtName("version"), "Chart known after apply",
-		fmt.Sprintf("helmrelease_release %s is %s, from a chart that names no single version: it resolves to %s now, but Terraform plans the release again as it applies it, with nothing of this plan, and the source may have moved by then. The chart and the objects it renders are known after apply.\n\nTo review them in the plan, name one version: chart.version = \"%s\" (or the chart_version of a helmrelease_chart data source, which a saved plan keeps), a Git tag or commit. Once applied, plans of this release take the chart each refresh resolves, and show it.",
-			p.m.ID.ValueString(), what, chartsource.PinOf(p.resolved), baseVersion(p.resolved)))
+		fmt.Sprintf("helmrelease_release %s is %s, from a chart that names no single version: it resolves to %s now, but Terraform plans the release again as it applies it, with nothing of this plan, and the source may have moved by then. The chart and the objects it renders are known after apply.\n\n%s Once applied, plans of this release take the chart each refresh resolves, and show it.",
+			p.m.ID.ValueString(), what, chartsource.PinOf(p.resolved), p.pinRemedy()))
+}
+
+// pinRemedy says how to name the chart p resolved so that the plan shows it.
+func (p *releasePlan) pinRemedy() string {
+	if chartsource.IsOCI(p.src.Repository) && p.src.ChartRef == nil && strings.HasPrefix(p.resolved.Digest, "sha256:") {
+		// A tag can be pushed again: only the manifest's digest is one chart.
+		return fmt.Sprintf("To review them in the plan, name the manifest by its digest: chart.version = \"%s@%s\" (an OCI tag can be pushed again).", baseVersion(p.resolved), p.resolved.Digest)
+	}
+	return fmt.Sprintf("To review them in the plan, name one version: chart.version = \"%s\" (or the chart_version of a helmrelease_chart data source, which a saved plan keeps), a Git tag or commit.", baseVersion(p.resolved))
 }
 
 // baseVersion is the chart version of r without the build metadata its
@@ -123,8 +132,10 @@ type releasePlan struct {
 	// Set by inputs.
 	wo       writeOnly
 	resolved *chartsource.Resolved
-	spec     *reconcile.Spec
-	values   map[string]any
+	// src is the chart's source as resolved (with the refresh's pin).
+	src    chartsource.Source
+	spec   *reconcile.Spec
+	values map[string]any
 	// key is the state's key of Secret values' hashes; nil for a create.
 	key []byte
 	// st is the refreshed status (empty for a create).

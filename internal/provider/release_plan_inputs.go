@@ -8,7 +8,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/tfvalue"
 )
@@ -34,11 +33,10 @@ func (p *releasePlan) inputs(ctx context.Context) bool {
 		if p.state != nil {
 			pin = chartPinOf(ctx, p.req.Private, p.diags)
 		}
-		var src chartsource.Source
-		if p.resolved, src = p.r.resolveChartSource(ctx, m, p.wo, true, pin, p.diags); p.resolved == nil {
+		if p.resolved, p.src = p.r.resolveChartSource(ctx, m, p.wo, true, pin, p.diags); p.resolved == nil {
 			return false
 		}
-		p.pinned = src.Pin != nil || src.Reproducible()
+		p.pinned = p.src.Pin != nil || p.src.Reproducible()
 		p.out.chartVersion = types.StringValue(p.resolved.Version)
 		p.out.appVersion = types.StringValue(p.resolved.AppVersion)
 		p.out.chartDigest = types.StringValue(p.resolved.Digest)

@@ -61,6 +61,7 @@ func (r *releaseResource) ValidateConfig(ctx context.Context, req resource.Valid
 		validateVerify(ctx, &c.chartModel, path.Root("chart"), &resp.Diagnostics)
 		validateDependencyUpdate(&c.chartModel, path.Root("chart"), &resp.Diagnostics)
 		validatePlainHTTP(&c.chartModel, path.Root("chart"), &resp.Diagnostics)
+		validateDigestVersion(&c.chartModel, path.Root("chart"), &resp.Diagnostics)
 	}
 	validateHealthChecks(ctx, &m, &resp.Diagnostics)
 	for _, a := range []struct {

@@ -143,6 +143,7 @@ func (d *templateDataSource) ValidateConfig(ctx context.Context, req datasource.
 		validateVerify(ctx, c, path.Root("chart"), &resp.Diagnostics)
 		validateDependencyUpdate(c, path.Root("chart"), &resp.Diagnostics)
 		validatePlainHTTP(c, path.Root("chart"), &resp.Diagnostics)
+		validateDigestVersion(c, path.Root("chart"), &resp.Diagnostics)
 	}
 }
 

@@ -122,12 +122,33 @@ func labelSelector() validator.String {
 	}
 }
 
-// semverConstraint checks a chart version constraint.
+// semverConstraint checks a semver constraint (a Git tag range).
 func semverConstraint() validator.String {
 	return stringCheck{
 		what:   "version constraint",
 		remedy: "Use a semver constraint, e.g. `1.2.3`, `6.5.*`, `~6.5` or `>=4.0.0 <5.0.0`.",
 		check: func(s string) error {
+			if _, err := semver.NewConstraint(s); err != nil {
+				return fmt.Errorf("%q: %w", s, err)
+			}
+			return nil
+		},
+	}
+}
+
+// chartVersion checks a chart version constraint, or a version with the
+// digest of its OCI manifest (chartsource.OCIDigestVersion).
+func chartVersion() validator.String {
+	return stringCheck{
+		what:   "version constraint",
+		remedy: "Use a semver constraint, e.g. `1.2.3`, `6.5.*`, `~6.5` or `>=4.0.0 <5.0.0`, or, for an OCI registry, a version with its manifest digest, `1.2.3@sha256:<64 hex digits>`.",
+		check: func(s string) error {
+			if _, _, ok := chartsource.OCIDigestVersion(s); ok {
+				return nil
+			}
+			if strings.Contains(s, "@") {
+				return fmt.Errorf("%q: a version naming a manifest digest is a semver version, then @sha256: and 64 lowercase hex digits", s)
+			}
 			if _, err := semver.NewConstraint(s); err != nil {
 				return fmt.Errorf("%q: %w", s, err)
 			}
