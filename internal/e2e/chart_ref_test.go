@@ -179,7 +179,8 @@ func requestReconcile(t *testing.T, dyn dynamic.Interface, gvr schema.GroupVersi
 // terraform: installed at the objects' artifacts (an OCIRepository's
 // version carrying its digest, as helm-controller makes it), an empty
 // plan, a new version the objects fetched planned and applied as an
-// upgrade; a missing object and one that is not Ready refused at plan,
+// upgrade, a saved plan whose artifacts moved before its apply refused
+// with nothing deployed; a missing object and one that is not Ready refused at plan,
 // naming it, with nothing written; destroy leaves the objects.
 //
 // The in-process engine runs on one helm-controller version's run only,
@@ -254,22 +255,43 @@ func testChartRefLifecycle(t *testing.T, run *fluxRun, inProcess bool) {
 	w.planIsEmpty()
 
 	// A new version, fetched by the objects: an upgrade of each release.
-	oci.Push(t, testrepo.LoadChart(t, chartDir, "1.0.1"), nil)
-	repo.Add(t, testrepo.LoadChart(t, chartDir, "1.0.1"), nil)
-	for _, o := range []struct {
-		gvr  schema.GroupVersionResource
-		name string
-	}{{ociRepositories, "svc-oci"}, {helmRepositories, "svc-repo"}, {helmCharts, "svc-chart"}} {
-		requestReconcile(t, dyn, o.gvr, ns, o.name)
+	publish := func(version string) string {
+		t.Helper()
+		oci.Push(t, testrepo.LoadChart(t, chartDir, version), nil)
+		repo.Add(t, testrepo.LoadChart(t, chartDir, version), nil)
+		for _, o := range []struct {
+			gvr  schema.GroupVersionResource
+			name string
+		}{{ociRepositories, "svc-oci"}, {helmRepositories, "svc-repo"}, {helmCharts, "svc-chart"}} {
+			requestReconcile(t, dyn, o.gvr, ns, o.name)
+		}
+		revision := artifactOf(t, dyn, ociRepositories, ns, "svc-oci", true, func(r string) bool { return strings.HasPrefix(r, version+"@sha256:") })
+		artifactOf(t, dyn, helmCharts, ns, "svc-chart", true, func(r string) bool { return r == version })
+		return revision
 	}
-	ociRevision = artifactOf(t, dyn, ociRepositories, ns, "svc-oci", true, func(r string) bool { return strings.HasPrefix(r, "1.0.1@sha256:") })
-	artifactOf(t, dyn, helmCharts, ns, "svc-chart", true, func(r string) bool { return r == "1.0.1" })
+	ociRevision = publish("1.0.1")
 	plan := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
 	if want := fmt.Sprintf("%d to change", len(names)); !strings.Contains(plan.stdout, want) {
 		t.Errorf("the plan after new artifacts does not change the %d releases:\n%s", len(names), plan.stdout)
 	}
 	w.apply()
 	versions(ociRevision, "1.0.1")
+	w.planIsEmpty()
+
+	// A saved plan whose objects' artifacts moved on before its apply: an
+	// artifact keeps no history the apply could deploy from, so the apply
+	// refuses with this provider's diagnostic and deploys nothing; a new
+	// plan's apply deploys the new artifacts.
+	publish("1.0.2")
+	w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=tfplan")
+	latestRevision := publish("1.0.3")
+	res := w.must(1, "apply", "-input=false", "-no-color", "tfplan")
+	if !has(res.stderr, "Chart changed since the plan") || strings.Contains(res.stderr, "inconsistent") {
+		t.Errorf("the apply of a plan whose chart_ref artifacts moved does not fail with the provider's own diagnostic:\n%s", res.stderr)
+	}
+	versions(ociRevision, "1.0.1")
+	w.apply()
+	versions(latestRevision, "1.0.3")
 	w.planIsEmpty()
 
 	// Refused at plan, naming the object: missing, and not Ready.
@@ -321,7 +343,7 @@ import {
   id = "` + ns + `/gitops"
 }
 `)
-	res := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
+	res = w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
 	if !has(res.stdout, "1 to import") || has(res.stdout, "planned_action") {
 		t.Errorf("the import of a HelmRelease with a chartRef is not an import without a Helm action:\n%s", res.stdout)
 	}

@@ -23,8 +23,12 @@ import (
 // next plans show the controller's render for those fields.
 
 // differencesFrom compares the known planned objects with the deployed
-// ones; an object planned unknown is not compared.
+// ones; an object planned unknown is not compared, nor are any when the
+// plan knew none (a create whose chart is known after apply).
 func differencesFrom(planned, deployed types.Map) flux.RenderDifferences {
+	if planned.IsUnknown() {
+		return nil
+	}
 	p, d := map[string]string{}, map[string]string{}
 	for key, v := range planned.Elements() {
 		if s, ok := v.(types.String); ok && !s.IsUnknown() && !s.IsNull() {

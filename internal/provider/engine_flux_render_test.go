@@ -58,6 +58,11 @@ func TestRenderDifferences(t *testing.T) {
 			t.Errorf("difference %q = %+v, want %+v", k, got[k], d)
 		}
 	}
+	// A plan that knew none of the objects (a create whose chart is known
+	// after apply) has nothing the controller could deploy otherwise.
+	if ds := differencesFrom(types.MapUnknown(types.StringType), deployed); len(ds) != 0 {
+		t.Errorf("differences from objects planned unknown: %v", ds)
+	}
 	if lines := ds.Lines(); !strings.Contains(lines, `- v1/ConfigMap/ns/app /data/script: planned "run\n", deployed "run"`) {
 		t.Errorf("lines:\n%s", lines)
 	}
