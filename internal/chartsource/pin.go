@@ -117,8 +117,15 @@ func (src Source) where() string {
 // Fingerprint is a digest of what decides which chart src resolves to
 // (not its credentials, nor a chart reference's current artifact): two
 // sources of the same fingerprint resolve alike, so that a pin made for
-// one applies to the other.
+// one applies to the other. A chart reference's is the object's alone:
+// the repository, version and values files read from a HelmChart move
+// with its artifact, which the pin is there to hold.
 func (src Source) Fingerprint() string {
+	if src.ChartRef != nil {
+		b, _ := json.Marshal(struct{ ChartRef *ChartRef }{src.ChartRef})
+		sum := sha256.Sum256(b)
+		return hex.EncodeToString(sum[:])
+	}
 	type git struct {
 		URL string
 		Ref GitRef

@@ -169,3 +169,26 @@ func TestOCIDigestVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestFingerprintOfChartRef: a chart reference's fingerprint is the
+// object's, whatever its artifact names now (a HelmChart's version,
+// repository and values files come from it), so that a refresh's pin
+// holds for the apply's plan after the artifact moved; another object's
+// differs.
+func TestFingerprintOfChartRef(t *testing.T) {
+	t.Parallel()
+	ref := &ChartRef{Kind: KindHelmChart, Name: "app", Namespace: "apps"}
+	at := func(ref *ChartRef, version, revision string) Source {
+		return Source{ChartRef: ref, Name: "app", Repository: "https://charts.example.com", Version: "=" + version, Artifact: &Artifact{Revision: revision}}
+	}
+	if at(ref, "1.0.2", "1.0.2").Fingerprint() != at(ref, "1.0.3", "1.0.3").Fingerprint() {
+		t.Error("the fingerprint of a chart reference moved with its artifact")
+	}
+	other := &ChartRef{Kind: KindHelmChart, Name: "other", Namespace: "apps"}
+	if at(ref, "1.0.2", "1.0.2").Fingerprint() == at(other, "1.0.2", "1.0.2").Fingerprint() {
+		t.Error("two chart references of one fingerprint")
+	}
+	if at(nil, "1.0.2", "").Fingerprint() == at(nil, "1.0.3", "").Fingerprint() {
+		t.Error("two version constraints of one fingerprint")
+	}
+}

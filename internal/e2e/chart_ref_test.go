@@ -280,16 +280,23 @@ func testChartRefLifecycle(t *testing.T, run *fluxRun, inProcess bool) {
 
 	// A saved plan whose objects' artifacts moved on before its apply: an
 	// artifact keeps no history the apply could deploy from, so the apply
-	// refuses with this provider's diagnostic and deploys nothing; a new
-	// plan's apply deploys the new artifacts.
+	// refuses with this provider's diagnostic, and the in-process engine
+	// deploys nothing (helm-controller follows the object's artifact on
+	// its own, as Flux does); a new plan's apply deploys the new artifacts.
 	publish("1.0.2")
 	w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=tfplan")
 	latestRevision := publish("1.0.3")
 	res := w.must(1, "apply", "-input=false", "-no-color", "tfplan")
-	if !has(res.stderr, "Chart changed since the plan") || strings.Contains(res.stderr, "inconsistent") {
-		t.Errorf("the apply of a plan whose chart_ref artifacts moved does not fail with the provider's own diagnostic:\n%s", res.stderr)
+	if n := strings.Count(res.stderr, "Chart changed since the plan"); n != len(names) || strings.Contains(res.stderr, "inconsistent") {
+		t.Errorf("the apply of a plan whose chart_ref artifacts moved does not fail with the provider's own diagnostic for each of the %d releases (%d):\n%s", len(names), n, res.stderr)
 	}
-	versions(ociRevision, "1.0.1")
+	if inProcess {
+		for _, name := range []string{"oci-helm", "hc-helm"} {
+			if latest := st.latest(name); latest == nil || !strings.HasPrefix(latest.Chart.Metadata.Version, "1.0.1") {
+				t.Errorf("release %s: %s, want 1.0.1 still deployed after the refused apply", name, st.describe(name))
+			}
+		}
+	}
 	w.apply()
 	versions(latestRevision, "1.0.3")
 	w.planIsEmpty()

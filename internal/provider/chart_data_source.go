@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -42,6 +43,7 @@ type chartDataModel struct {
 	ChartVersion          types.String `tfsdk:"chart_version"`
 	AppVersion            types.String `tfsdk:"app_version"`
 	ChartDigest           types.String `tfsdk:"chart_digest"`
+	PinnedVersion         types.String `tfsdk:"pinned_version"`
 	URLs                  types.List   `tfsdk:"urls"`
 	Versions              types.List   `tfsdk:"versions"`
 }
@@ -73,7 +75,7 @@ func chartDataSchema() schema.Schema {
 				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
 			},
 			"version": schema.StringAttribute{
-				MarkdownDescription: "Semver constraint (`version`), e.g. `6.5.*` or `>=4.0.0 <5.0.0`; prereleases match only a constraint that names one (`>=1.0.0-0`). Default: `*`.",
+				MarkdownDescription: "Semver constraint (`version`), e.g. `6.5.*` or `>=4.0.0 <5.0.0`; prereleases match only a constraint that names one (`>=1.0.0-0`). For an OCI registry, `1.2.3@sha256:<64 hex digits>` names one manifest by its digest. Default: `*`.",
 				Optional:            true,
 				Validators:          []validator.String{chartVersion()},
 			},
@@ -91,8 +93,12 @@ func chartDataSchema() schema.Schema {
 			},
 			"app_version":  schema.StringAttribute{MarkdownDescription: "App version of the chosen version.", Computed: true},
 			"chart_digest": schema.StringAttribute{MarkdownDescription: "SHA-256 of the chart archive (Helm repositories), or the OCI manifest digest; the resource's `chart_digest` for this version.", Computed: true},
-			"urls":         schema.ListAttribute{MarkdownDescription: "Download URLs of the chosen version (Helm repositories).", ElementType: types.StringType, Computed: true},
-			"versions":     schema.ListAttribute{MarkdownDescription: "Versions available, newest first.", ElementType: types.StringType, Computed: true},
+			"pinned_version": schema.StringAttribute{
+				MarkdownDescription: "The `chart.version` of a `helmrelease_release` that names the chosen chart alone: the version for a Helm repository, the version with its manifest digest for an OCI registry (`1.2.3@sha256:…`; a tag can be pushed again). A data source is read at plan and a saved plan keeps what it read, so a release created with `version = data.helmrelease_chart.<name>.pinned_version` shows its chart and objects in the plan and deploys them (guide \"HCP Terraform and other remote runs\").",
+				Computed:            true,
+			},
+			"urls":     schema.ListAttribute{MarkdownDescription: "Download URLs of the chosen version (Helm repositories).", ElementType: types.StringType, Computed: true},
+			"versions": schema.ListAttribute{MarkdownDescription: "Versions available, newest first.", ElementType: types.StringType, Computed: true},
 		},
 	}
 }
@@ -134,6 +140,8 @@ func (d *chartDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 			return
 		}
 		version, appVersion, digest, versions = oci.Version, oci.Chart.Metadata.AppVersion, oci.Digest, oci.Versions
+		// The tag's version: without the "+<12 hex>" the digest adds.
+		m.PinnedVersion = types.StringValue(version[:max(0, strings.LastIndex(version, "+"))] + "@" + digest)
 	} else {
 		idx, err := d.data.charts.Index(ctx, repo, auth)
 		if err != nil {
@@ -151,6 +159,7 @@ func (d *chartDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 			versions = append(versions, cv.Version)
 		}
 		version, appVersion, digest, urls = v.Version, v.AppVersion, v.Digest, v.URLs
+		m.PinnedVersion = types.StringValue(version)
 	}
 	m.ChartVersion = types.StringValue(version)
 	m.AppVersion = types.StringValue(appVersion)

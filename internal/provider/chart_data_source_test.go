@@ -68,6 +68,7 @@ data "helmrelease_chart" "c" {
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.2.3")),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("app_version"), knownvalue.StringExact("4.5")),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_digest"), knownvalue.StringExact("abc123")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("pinned_version"), knownvalue.StringExact("1.2.3")),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("urls"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("charts/web-1.2.3.tgz")})),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("versions"), knownvalue.ListExact([]knownvalue.Check{
 						knownvalue.StringExact("1.3.0-rc.1"), knownvalue.StringExact("1.2.3"), knownvalue.StringExact("1.1.0"),
@@ -140,6 +141,7 @@ data "helmrelease_chart" "c" {
 						return nil
 					})),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_digest"), knownvalue.StringRegexp(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`))),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("pinned_version"), knownvalue.StringRegexp(regexp.MustCompile(`^1\.1\.0@sha256:[0-9a-f]{64}$`))),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("versions"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("1.1.0"), knownvalue.StringExact("1.0.0")})),
 				},
 			},

@@ -84,9 +84,9 @@ func (p *releasePlan) unpinned(d decision) {
 func (p *releasePlan) pinRemedy() string {
 	if chartsource.IsOCI(p.src.Repository) && p.src.ChartRef == nil && strings.HasPrefix(p.resolved.Digest, "sha256:") {
 		// A tag can be pushed again: only the manifest's digest is one chart.
-		return fmt.Sprintf("To review them in the plan, name the manifest by its digest: chart.version = \"%s@%s\" (an OCI tag can be pushed again).", baseVersion(p.resolved), p.resolved.Digest)
+		return fmt.Sprintf("To review them in the plan, name the manifest by its digest: chart.version = \"%s@%s\" (an OCI tag can be pushed again), or the pinned_version of a helmrelease_chart data source, which a saved plan keeps.", baseVersion(p.resolved), p.resolved.Digest)
 	}
-	return fmt.Sprintf("To review them in the plan, name one version: chart.version = \"%s\" (or the chart_version of a helmrelease_chart data source, which a saved plan keeps), a Git tag or commit.", baseVersion(p.resolved))
+	return fmt.Sprintf("To review them in the plan, name one version: chart.version = \"%s\" (or the pinned_version of a helmrelease_chart data source, which a saved plan keeps), a Git tag or commit.", baseVersion(p.resolved))
 }
 
 // baseVersion is the chart version of r without the build metadata its
