@@ -88,6 +88,20 @@ func TestArtifact(t *testing.T) {
 			t.Errorf("artifact %s: %v, want %q", tc.src.Artifact.Revision, err, tc.want)
 		}
 	}
+
+	// Pinned by a plan's refresh: the artifact pinned resolves; one the
+	// object has moved past since (its version fetched from the source
+	// is no longer the object's) fails as changed since the plan.
+	pinned := at("1.2.3", "")
+	pinned.Pin = &Pin{Version: "1.2.3", SourceRevision: "sha256:index"}
+	if got, err := repos.Resolve(ctx, pinned); err != nil || got.Version != "1.2.3" {
+		t.Errorf("pinned at the object's artifact: %v (%+v)", err, got)
+	}
+	moved := at("1.2.4", "")
+	moved.Version, moved.Pin = "=1.2.4", pinned.Pin
+	if _, err := repos.Resolve(ctx, moved); !errors.Is(err, ErrChangedSincePlan) || !strings.Contains(err.Error(), "resolved to 1.2.3") || !strings.Contains(err.Error(), "now resolves to 1.2.4") {
+		t.Errorf("pinned, the artifact moved since: %v, want ErrChangedSincePlan naming both", err)
+	}
 }
 
 // TestHelmChartOfOCIRepository: a HelmChart of an OCI HelmRepository has

@@ -271,6 +271,11 @@ func (r *Repositories) resolve(ctx context.Context, src Source) (*Resolved, erro
 	case src.ociArtifact():
 		out.SourceRevision = src.Artifact.Revision
 	case src.Artifact != nil:
+		if p := src.Pin; p != nil && p.Version != src.Artifact.Revision {
+			// The version pinned, fetched from the object's source, is no
+			// longer the object's artifact: what the object gives now.
+			return nil, p.check(src, &Resolved{Version: src.Artifact.Revision, SourceRevision: src.Artifact.Revision, Digest: src.Artifact.Digest})
+		}
 		if err := matchArtifact(out, src.Artifact); err != nil {
 			return nil, err
 		}
