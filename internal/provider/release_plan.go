@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -67,9 +68,15 @@ func (p *releasePlan) unpinned(d decision) {
 	p.out.notes, p.out.description = types.StringUnknown(), types.StringUnknown()
 	p.out.status = types.ObjectUnknown(statusAttrTypes())
 	if p.state != nil && !p.out.action.IsUnknown() {
-		// Why, without the chart the apply resolves again.
+		// Why, without what the chart the apply resolves again changes.
 		verb, _, _ := strings.Cut(p.out.action.ValueString(), ":")
-		p.out.action = types.StringValue(verb + ": chart known after apply (no refresh pinned the chart the configuration names)")
+		why, chart := []string{"chart known after apply (no refresh pinned the chart the configuration names)"}, chartChanges(p.st, p.resolved)
+		for _, w := range d.why {
+			if !slices.Contains(chart, w) {
+				why = append(why, w)
+			}
+		}
+		p.out.action = types.StringValue(verb + ": " + strings.Join(why, "; "))
 	}
 	what := "created"
 	if p.state != nil {

@@ -232,15 +232,7 @@ func resetRequested(spec *reconcile.Spec, st *reconcile.Status) bool {
 // releaseChanges says why the release needs an install or upgrade: inputs
 // that differ from the last attempt, and tokens not yet handled.
 func releaseChanges(st *reconcile.Status, chart *chartsource.Resolved, sameValues bool, spec *reconcile.Spec, digests reconcile.Digests) []string {
-	out := chart.RevisionChanges(st.LastAttemptedRevision)
-	was, renamed := reconcile.ChartRenamed(st, chart.Name())
-	switch d := chart.TrackedDigest; {
-	case renamed:
-		// Another chart: its digest is another one too.
-		out = append(out, fmt.Sprintf("chart name changed from %s to %s", was, chart.Name()))
-	case d != "" && st.LastAttemptedRevisionDigest != "" && d != st.LastAttemptedRevisionDigest:
-		out = append(out, fmt.Sprintf("chart %s published again with another digest (%s, was %s)", chart.Version, d, st.LastAttemptedRevisionDigest))
-	}
+	out := chartChanges(st, chart)
 	if !sameValues {
 		out = append(out, "values changed")
 	}
@@ -266,6 +258,21 @@ func releaseChanges(st *reconcile.Status, chart *chartsource.Resolved, sameValue
 	}
 	if reconcile.OptionsDigest(spec) != st.ObservedOptionsDigest {
 		out = append(out, "common_metadata changed")
+	}
+	return out
+}
+
+// chartChanges are the reasons of releaseChanges that the chart resolved
+// gives: its revision, its name, its digest.
+func chartChanges(st *reconcile.Status, chart *chartsource.Resolved) []string {
+	out := chart.RevisionChanges(st.LastAttemptedRevision)
+	was, renamed := reconcile.ChartRenamed(st, chart.Name())
+	switch d := chart.TrackedDigest; {
+	case renamed:
+		// Another chart: its digest is another one too.
+		out = append(out, fmt.Sprintf("chart name changed from %s to %s", was, chart.Name()))
+	case d != "" && st.LastAttemptedRevisionDigest != "" && d != st.LastAttemptedRevisionDigest:
+		out = append(out, fmt.Sprintf("chart %s published again with another digest (%s, was %s)", chart.Version, d, st.LastAttemptedRevisionDigest))
 	}
 	return out
 }
