@@ -176,7 +176,9 @@ func (w *workspace) environ() []string {
 	if rc == "" {
 		rc = cliConfig
 	}
-	env = append(env, "TF_CLI_CONFIG_FILE="+rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
+	// The provider's cache_dir integrity key goes under the run's own
+	// configuration directory, not the user's (a test may set another).
+	env = append(env, "TF_CLI_CONFIG_FILE="+rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1", "XDG_CONFIG_HOME="+filepath.Join(workDir, "config"))
 	return append(env, w.env...)
 }
 

@@ -141,7 +141,11 @@ func (d *chartDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 		}
 		version, appVersion, digest, versions = oci.Version, oci.Chart.Metadata.AppVersion, oci.Digest, oci.Versions
 		// The tag's version: without the "+<12 hex>" the digest adds.
-		m.PinnedVersion = types.StringValue(version[:max(0, strings.LastIndex(version, "+"))] + "@" + digest)
+		tag := version
+		if i := strings.LastIndex(version, "+"); i > 0 {
+			tag = version[:i]
+		}
+		m.PinnedVersion = types.StringValue(tag + "@" + digest)
 	} else {
 		idx, err := d.data.charts.Index(ctx, repo, auth)
 		if err != nil {

@@ -36,6 +36,18 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	// The cache_dir integrity key is kept under the user's configuration
+	// directory: the tests' own, not the user's.
+	config, err := os.MkdirTemp("", "helmrelease-provider-config-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(config) }()
+	if err := os.Setenv("XDG_CONFIG_HOME", config); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	if os.Getenv("TF_ACC") == "" {
 		return m.Run()
 	}
