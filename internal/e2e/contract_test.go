@@ -192,18 +192,6 @@ func contractSavedPlan(t *testing.T, env *engineEnv) {
 		c.Metadata.AppVersion = appVersion
 		env.c.repo.Add(t, c, nil)
 	}
-	emptyCache := func() {
-		t.Helper()
-		entries, err := os.ReadDir(env.c.cacheDir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
-			if err := os.RemoveAll(filepath.Join(env.c.cacheDir, e.Name())); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	deployed := func(want string) {
 		t.Helper()
 		if latest := env.st.latest(name); latest == nil || latest.Chart.Metadata.Version != want {
@@ -219,7 +207,7 @@ func contractSavedPlan(t *testing.T, env *engineEnv) {
 		t.Errorf("the plan of a create from a range does not say its chart is known after apply:\n%s", res)
 	}
 	svc("1.0.1", "published after the create's plan")
-	emptyCache()
+	emptyDir(t, env.c.cacheDir)
 	res = w.must(0, "apply", "-input=false", "-no-color", "tfplan")
 	if strings.Contains(res.stderr, "inconsistent") {
 		t.Errorf("the create's apply:\n%s", res)
@@ -233,7 +221,7 @@ func contractSavedPlan(t *testing.T, env *engineEnv) {
 		t.Errorf("the plan does not show the upgrade to 1.0.2:\n%s", res.stdout)
 	}
 	svc("1.1.0", "published after the plan")
-	emptyCache()
+	emptyDir(t, env.c.cacheDir)
 	res = w.must(0, "apply", "-input=false", "-no-color", "tfplan")
 	deployed("1.0.2")
 	if strings.Contains(res.stdout+res.stderr, "1.1.0") {
@@ -246,7 +234,7 @@ func contractSavedPlan(t *testing.T, env *engineEnv) {
 
 	w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=tfplan")
 	svc("1.1.0", "published again")
-	emptyCache()
+	emptyDir(t, env.c.cacheDir)
 	res = w.must(1, "apply", "-input=false", "-no-color", "tfplan")
 	if !has(res.stderr, "Chart changed since the plan") || !has(res.stderr, "published again") || strings.Contains(res.stderr, "inconsistent") {
 		t.Errorf("the apply of a plan whose version was published again does not fail with the provider's own diagnostic:\n%s", res.stderr)
@@ -276,18 +264,6 @@ func contractSavedPlanOCI(t *testing.T, env *engineEnv) {
 		c.Metadata.AppVersion = appVersion
 		oci.Push(t, c, nil)
 		return oci.Digest(t, "svc", "1.0.0")
-	}
-	emptyCache := func() {
-		t.Helper()
-		entries, err := os.ReadDir(env.c.cacheDir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
-			if err := os.RemoveAll(filepath.Join(env.c.cacheDir, e.Name())); err != nil {
-				t.Fatal(err)
-			}
-		}
 	}
 	deployed := func(name, appVersion, message string) {
 		t.Helper()
@@ -322,7 +298,7 @@ resource "helmrelease_release" %[1]q {
 		t.Errorf("the plan of a create from an OCI tag does not say its chart is known after apply, naming the digest to write:\n%s", res)
 	}
 	second := push("pushed again")
-	emptyCache()
+	emptyDir(t, env.c.cacheDir)
 	res = w.must(0, "apply", "-input=false", "-no-color", "tfplan")
 	if strings.Contains(res.stderr, "inconsistent") {
 		t.Errorf("the create's apply:\n%s", res)
@@ -336,7 +312,7 @@ resource "helmrelease_release" %[1]q {
 		t.Errorf("the plan of an upgrade, and of a create naming a manifest by its digest, does not show their chart:\n%s", res)
 	}
 	third := push("third push")
-	emptyCache()
+	emptyDir(t, env.c.cacheDir)
 	res = w.must(0, "apply", "-input=false", "-no-color", "tfplan")
 	if strings.Contains(res.stdout+res.stderr, shortDigest(third)) {
 		t.Errorf("the apply of the plan speaks of the third push, %s:\n%s", third, res)
@@ -353,6 +329,21 @@ resource "helmrelease_release" %[1]q {
 // shortDigest is the part of an OCI manifest digest a chart version
 // carries as build metadata.
 func shortDigest(digest string) string { return strings.TrimPrefix(digest, "sha256:")[:12] }
+
+// emptyDir removes what dir holds, as a machine that never ran the plan
+// (an emptied cache_dir) has nothing of it.
+func emptyDir(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
 
 // waitPending waits until the newest revision of the release is pending.
 func waitPending(t *testing.T, st *storage, name string, timeout time.Duration) {
