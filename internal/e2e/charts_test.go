@@ -246,6 +246,7 @@ func TestPublicCharts(t *testing.T) {
 // detector makes argo-cd's apply many times slower, and a round with the
 // log off runs a subset of the same code.)
 func TestPublicChartRoundsRaceFree(t *testing.T) {
+	testenv.FullSuiteOnly(t, "argo-cd under a provider built with the race detector")
 	parallelMatrix(t)
 	charts := sharedCharts(t)
 	ns := newNamespace(t)

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testenv"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo/s3server"
 )
@@ -246,7 +247,12 @@ func writeChartTgz(t *testing.T, file, version string) {
 
 // conformanceEnv holds the matrix's servers and Flux objects.
 type conformanceEnv struct {
-	run                *fluxRun
+	run *fluxRun
+	// flux: Flux's controllers run beside the matrix (make test-all), so
+	// it has the Flux engine's cells, the chart_ref rows (source-controller
+	// makes their artifacts) and the hand-over. Without them (make test),
+	// the in-process cells of the other rows run.
+	flux               bool
 	dyn                dynamic.Interface
 	repo               *testrepo.HTTP
 	signer             *testrepo.Signer
@@ -258,7 +264,7 @@ type conformanceEnv struct {
 }
 
 func newConformanceEnv(t *testing.T, run *fluxRun) *conformanceEnv {
-	e := &conformanceEnv{run: run, dyn: dynamic.NewForConfigOrDie(run.rest),
+	e := &conformanceEnv{run: run, flux: run.Flux != nil, dyn: dynamic.NewForConfigOrDie(run.rest),
 		repo: testrepo.NewHTTP(t), signer: testrepo.NewSigner(t, "release-team"),
 		oci: testrepo.NewOCI(t), plain: testrepo.NewOCIPlainHTTP(t), cosign: testrepo.NewCosignKey(t),
 		git: testrepo.NewGit(t), s3: s3server.New(t)}
@@ -273,6 +279,9 @@ func newConformanceEnv(t *testing.T, run *fluxRun) *conformanceEnv {
 	writeSvcDir(t, e.localDir, "1.0.0")
 	e.localTgz = filepath.Join(t.TempDir(), "svc.tgz")
 	writeChartTgz(t, e.localTgz, "1.0.0")
+	if !e.flux {
+		return e
+	}
 
 	// The objects a team managing Flux sources writes, each following
 	// the newest version.
@@ -371,7 +380,29 @@ type conformanceWorkspace struct {
 func (c *conformanceWorkspace) name(s conformanceSource) string { return c.engine[:1] + "-" + s.key }
 
 func (c *conformanceWorkspace) refusal(s conformanceSource, engine, path string) string {
+	if !c.e.runs(s) {
+		return withoutFlux
+	}
 	return s.refused[engine][path]
+}
+
+// withoutFlux is the refusal of every path of a row the matrix does not
+// run without Flux's controllers.
+const withoutFlux = "n/a: source-controller makes the artifact (make test-all)"
+
+// runs reports whether the matrix runs the row: the chart_ref rows need
+// source-controller.
+func (e *conformanceEnv) runs(s conformanceSource) bool {
+	return e.flux || !strings.HasPrefix(s.key, "ref-")
+}
+
+// engines are the engines the matrix runs: the Flux engine's cells need
+// its controllers.
+func (e *conformanceEnv) engines() []string {
+	if e.flux {
+		return []string{"helm", "flux"}
+	}
+	return []string{"helm"}
 }
 
 // config is the configuration of the rows not refused.
@@ -458,30 +489,38 @@ func (c *conformanceWorkspace) versions(t *testing.T, version string) {
 
 // TestConformance runs the matrix on both engines, beside the newest
 // helm-controller and a source-controller (chart_ref rows need its
-// artifacts, for both engines).
+// artifacts, for both engines). make test runs the in-process cells of
+// the rows that need no controller, on the run's cluster.
 func TestConformance(t *testing.T) {
-	withNewestFluxControllers(t, func(t *testing.T, run *fluxRun) {
-		e := newConformanceEnv(t, run)
-		// The helm rows first: they publish the versions the flux rows
-		// start from.
-		for _, engine := range []string{"helm", "flux"} {
-			ok := t.Run(engine, func(t *testing.T) {
-				c := &conformanceWorkspace{e: e, w: newWorkspace(t, "matrix-"+engine), engine: engine, cacheDir: t.TempDir(),
-					st: newStorageOn(t, run.rest, run.ns), engines: map[string]string{}}
-				for _, s := range conformanceSources {
-					c.engines[s.key] = engine
-				}
-				runConformance(t, c)
-			})
-			if !ok {
-				return
+	if !testenv.FullSuite() {
+		parallelMatrix(t)
+		conformance(t, &fluxRun{target: &target{kubeconfig: cluster.Kubeconfig, rest: restConfig, cs: clientset}, ns: newNamespace(t)})
+		return
+	}
+	withNewestFluxControllers(t, conformance)
+}
+
+func conformance(t *testing.T, run *fluxRun) {
+	e := newConformanceEnv(t, run)
+	// The helm rows first: they publish the versions the flux rows
+	// start from.
+	for _, engine := range e.engines() {
+		ok := t.Run(engine, func(t *testing.T) {
+			c := &conformanceWorkspace{e: e, w: newWorkspace(t, "matrix-"+engine), engine: engine, cacheDir: t.TempDir(),
+				st: newStorageOn(t, run.rest, run.ns), engines: map[string]string{}}
+			for _, s := range conformanceSources {
+				c.engines[s.key] = engine
 			}
+			runConformance(t, c)
+		})
+		if !ok {
+			return
 		}
-		t.Run("moved", e.moved)
-		if left := providerObjects(t, run.rest, run.ns); len(left) > 0 {
-			t.Errorf("after destroy the provider's sources and Secrets are left: %v", left)
-		}
-	})
+	}
+	t.Run("moved", e.moved)
+	if left := providerObjects(t, run.rest, run.ns); len(left) > 0 {
+		t.Errorf("after destroy the provider's sources and Secrets are left: %v", left)
+	}
 }
 
 func runConformance(t *testing.T, c *conformanceWorkspace) {
@@ -503,7 +542,9 @@ func runConformance(t *testing.T, c *conformanceWorkspace) {
 
 	// A new version (chart, commit, object) planned and deployed.
 	for _, s := range conformanceSources {
-		s.publish(t, e, next)
+		if e.runs(s) {
+			s.publish(t, e, next)
+		}
 	}
 	w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
 	w.apply()
@@ -597,7 +638,7 @@ func runConformance(t *testing.T, c *conformanceWorkspace) {
 	w.planIsEmpty()
 
 	// Hand-over: in-process to Flux and back, the objects kept.
-	if engine == "helm" {
+	if engine == "helm" && e.flux {
 		c.expectRefusals(t, pathHandOver, engine, true)
 		for _, to := range []string{"flux", "helm"} {
 			for _, s := range conformanceSources {
@@ -815,9 +856,9 @@ func (e *conformanceEnv) moved(t *testing.T) {
 		engine, name string
 	}
 	var cells []cell
-	for _, engine := range []string{"helm", "flux"} {
+	for _, engine := range e.engines() {
 		for _, s := range conformanceSources {
-			if s.helmRelease != nil && s.refused[engine][pathMoved] == "" {
+			if s.helmRelease != nil && e.runs(s) && s.refused[engine][pathMoved] == "" {
 				cells = append(cells, cell{s, engine, "m" + engine[:1] + "-" + s.key})
 			}
 		}

@@ -37,13 +37,14 @@ var auditedNamespaces = []string{"e2e-testreleasearchives-terraform", "e2e-testr
 // version to the chart repository and the API server. The same with
 // OpenTofu.
 func TestReleaseArchives(t *testing.T) {
+	testenv.FullSuiteOnly(t, "the release archive built with GoReleaser, installed by Terraform and OpenTofu")
 	parallelMatrix(t)
 	archives := buildReleaseArchives(t)
 	clis := map[string]string{"terraform": terraform, "opentofu": os.Getenv("HELMRELEASE_TEST_OPENTOFU")}
 	for _, name := range []string{"terraform", "opentofu"} {
 		t.Run(name, func(t *testing.T) {
 			if clis[name] == "" {
-				testenv.SkipUnlessRequired(t, "needs OpenTofu: set HELMRELEASE_TEST_OPENTOFU to a tofu binary (make test builds one from tools/tofu)")
+				testenv.SkipUnlessRequired(t, "needs OpenTofu: set HELMRELEASE_TEST_OPENTOFU to a tofu binary (make test-all builds one from tools/tofu)")
 			}
 			installFromMirror(t, archives, clis[name])
 		})
@@ -64,7 +65,7 @@ func buildReleaseArchives(t *testing.T) releaseArchive {
 	t.Helper()
 	goreleaser := os.Getenv("HELMRELEASE_TEST_GORELEASER")
 	if goreleaser == "" {
-		testenv.SkipUnlessRequired(t, "needs GoReleaser: set HELMRELEASE_TEST_GORELEASER to a goreleaser binary (make test builds one from tools/goreleaser)")
+		testenv.SkipUnlessRequired(t, "needs GoReleaser: set HELMRELEASE_TEST_GORELEASER to a goreleaser binary (make test-all builds one from tools/goreleaser)")
 	}
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")

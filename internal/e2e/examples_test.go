@@ -5,8 +5,10 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -33,7 +35,8 @@ import (
 // test repository serving a podinfo of the same name and values), planned
 // again with no change, and destroyed. What an example says must exist
 // beforehand (a service account, a kubeconfig Secret, values objects,
-// releases to import) is created first.
+// releases to import) is created first. The examples run side by side,
+// each in namespaces of its own: the namespaces they name, prefixed.
 func TestExamples(t *testing.T) {
 	parallelMatrix(t)
 	_, file, _, _ := runtime.Caller(0)
@@ -49,12 +52,13 @@ func TestExamples(t *testing.T) {
 	}
 	newer := os.Getenv("HELMRELEASE_TEST_TERRAFORM_NEWER")
 
-	for _, ex := range []struct {
+	for i, ex := range []struct {
 		dir string
 		// newer: the example needs Terraform >= 1.12 or 1.14.
 		newer bool
-		// setup makes what the example says exists.
-		setup func(t *testing.T)
+		// setup makes what the example says exists, in the example's
+		// namespaces (ns maps a name the example writes to its own).
+		setup func(t *testing.T, ns func(string) string)
 		vars  []string
 		// query runs terraform query instead of apply.
 		query bool
@@ -68,46 +72,46 @@ func TestExamples(t *testing.T) {
 		// tfvars are the variables a platform sets (written as
 		// terraform.tfvars.json); with them, KUBECONFIG is unset, so that
 		// the example reaches the cluster with what they give alone.
-		tfvars func(t *testing.T) map[string]any
+		tfvars func(t *testing.T, ns func(string) string) map[string]any
 	}{
 		{dir: "examples/provider", vars: []string{"kubeconfig=" + cluster.Kubeconfig}},
 		{dir: "examples/resources/helmrelease_release"},
 		{dir: "examples/resources/helmrelease_release/drift"},
 		{dir: "examples/resources/helmrelease_release/post_renderers"},
 		{dir: "examples/resources/helmrelease_release/remediation"},
-		{dir: "examples/resources/helmrelease_release/values_from", setup: func(t *testing.T) {
-			create(t, "apps", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "podinfo-defaults"}, Data: map[string]string{"values.yaml": "ingress:\n  enabled: false\n"}})
-			create(t, "apps", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "podinfo-ui"}, StringData: map[string]string{"message": "from a Secret"}})
+		{dir: "examples/resources/helmrelease_release/values_from", setup: func(t *testing.T, ns func(string) string) {
+			create(t, ns("apps"), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "podinfo-defaults"}, Data: map[string]string{"values.yaml": "ingress:\n  enabled: false\n"}})
+			create(t, ns("apps"), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "podinfo-ui"}, StringData: map[string]string{"message": "from a Secret"}})
 		}},
-		{dir: "examples/resources/helmrelease_release/service_account", setup: func(t *testing.T) {
-			create(t, "team-a", &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "deployer"}})
-			create(t, "team-a", &rbacv1.Role{
+		{dir: "examples/resources/helmrelease_release/service_account", setup: func(t *testing.T, ns func(string) string) {
+			create(t, ns("team-a"), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "deployer"}})
+			create(t, ns("team-a"), &rbacv1.Role{
 				ObjectMeta: metav1.ObjectMeta{Name: "deployer"},
 				Rules: []rbacv1.PolicyRule{{APIGroups: []string{"", "apps"}, Verbs: []string{"*"},
 					Resources: []string{"deployments", "replicasets", "services", "configmaps", "secrets", "pods", "pods/log"}}},
 			})
-			create(t, "team-a", &rbacv1.RoleBinding{
+			create(t, ns("team-a"), &rbacv1.RoleBinding{
 				ObjectMeta: metav1.ObjectMeta{Name: "deployer"},
 				RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "deployer"},
-				Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "deployer", Namespace: "team-a"}},
+				Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "deployer", Namespace: ns("team-a")}},
 			})
 		}},
-		{dir: "examples/resources/helmrelease_release/kube_config", setup: func(t *testing.T) {
+		{dir: "examples/resources/helmrelease_release/kube_config", setup: func(t *testing.T, ns func(string) string) {
 			kc, err := os.ReadFile(cluster.Kubeconfig)
 			if err != nil {
 				t.Fatal(err)
 			}
-			create(t, "fleet", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "workload-1-kubeconfig"}, Data: map[string][]byte{"value": kc}})
+			create(t, ns("fleet"), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "workload-1-kubeconfig"}, Data: map[string][]byte{"value": kc}})
 		}},
-		{dir: "examples/resources/helmrelease_release/import_blocks", newer: true, setup: func(t *testing.T) {
-			helmInstall(t, podinfo, "apps", "podinfo")
-			helmInstall(t, podinfo, "apps", "backend")
+		{dir: "examples/resources/helmrelease_release/import_blocks", newer: true, setup: func(t *testing.T, ns func(string) string) {
+			helmInstall(t, podinfo, ns("apps"), "podinfo")
+			helmInstall(t, podinfo, ns("apps"), "backend")
 		}},
 		{dir: "examples/actions/helmrelease_test", newer: true, invoke: "action.helmrelease_test.podinfo"},
 		{dir: "examples/actions/helmrelease_force", newer: true, invoke: "action.helmrelease_force.podinfo", invokeChanges: true},
 		{dir: "examples/actions/helmrelease_reset", newer: true, invoke: "action.helmrelease_reset.podinfo", invokeChanges: true, invokeNoHelmAction: true},
-		{dir: "examples/list-resources/helmrelease_release", newer: true, query: true, setup: func(t *testing.T) {
-			helmInstall(t, podinfo, "apps", "podinfo")
+		{dir: "examples/list-resources/helmrelease_release", newer: true, query: true, setup: func(t *testing.T, ns func(string) string) {
+			helmInstall(t, podinfo, ns("apps"), "podinfo")
 		}},
 		{dir: "examples/data-sources/helmrelease_chart", vars: []string{"oci_repository=" + oci.URL, "oci_ca_file=" + oci.CAFile}},
 		{dir: "examples/data-sources/helmrelease_template"},
@@ -115,10 +119,14 @@ func TestExamples(t *testing.T) {
 		{dir: "examples/demo"},
 		{dir: "examples/guides/hcp_kubernetes_credentials", tfvars: hcpKubernetesCredentials},
 	} {
+		prefix := fmt.Sprintf("ex%d-", i)
+		ns := func(name string) string { return prefix + name }
 		t.Run(strings.TrimPrefix(ex.dir, "examples/"), func(t *testing.T) {
-			namespaces(t, "apps", "team-a", "fleet")
+			t.Parallel()
+			namespaces(t, ns("apps"), ns("team-a"), ns("fleet"))
 			w := newWorkspace(t, "example")
 			copyDir(t, filepath.Join(root, ex.dir), w.dir)
+			inNamespaces(t, w.dir, prefix)
 			if ex.newer {
 				if newer == "" {
 					testenv.SkipUnlessRequired(t, "needs a newer Terraform: set HELMRELEASE_TEST_TERRAFORM_NEWER")
@@ -128,7 +136,7 @@ func TestExamples(t *testing.T) {
 			w.env = []string{"KUBECONFIG=" + cluster.Kubeconfig}
 			if ex.tfvars != nil {
 				w.env = []string{"KUBECONFIG="}
-				writeJSON(t, filepath.Join(w.dir, "terraform.tfvars.json"), ex.tfvars(t))
+				writeJSON(t, filepath.Join(w.dir, "terraform.tfvars.json"), ex.tfvars(t, ns))
 			}
 			var args []string
 			if strings.Contains(readAll(t, w.dir), "var.chart_repository") {
@@ -138,13 +146,13 @@ func TestExamples(t *testing.T) {
 				args = append(args, "-var", v)
 			}
 			if ex.setup != nil {
-				ex.setup(t)
+				ex.setup(t, ns)
 			}
 			w.must(0, "validate", "-no-color")
 			if ex.query {
 				res := w.must(0, append([]string{"query", "-no-color"}, args...)...)
-				if !has(res.stdout, "apps/podinfo") {
-					t.Errorf("the query lists no apps/podinfo:\n%s", res)
+				if !has(res.stdout, ns("apps")+"/podinfo") {
+					t.Errorf("the query lists no %s/podinfo:\n%s", ns("apps"), res)
 				}
 				return
 			}
@@ -172,23 +180,23 @@ func TestExamples(t *testing.T) {
 // alias, of an identity the cluster's RBAC lets deploy podinfo in apps
 // and team-a (here a ServiceAccount's token, where HCP Terraform's is its
 // run's workload identity token), and the clusters' addresses.
-func hcpKubernetesCredentials(t *testing.T) map[string]any {
+func hcpKubernetesCredentials(t *testing.T, ns func(string) string) map[string]any {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	create(t, "apps", &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "hcp-workspace"}})
-	for _, ns := range []string{"apps", "team-a"} {
-		create(t, ns, &rbacv1.Role{
+	create(t, ns("apps"), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "hcp-workspace"}})
+	for _, n := range []string{ns("apps"), ns("team-a")} {
+		create(t, n, &rbacv1.Role{
 			ObjectMeta: metav1.ObjectMeta{Name: "hcp-workspace"},
 			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"", "apps"}, Verbs: []string{"*"},
 				Resources: []string{"deployments", "replicasets", "services", "configmaps", "secrets", "pods", "pods/log"}}},
 		})
-		create(t, ns, &rbacv1.RoleBinding{
+		create(t, n, &rbacv1.RoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: "hcp-workspace"},
 			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "hcp-workspace"},
-			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "hcp-workspace", Namespace: "apps"}},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "hcp-workspace", Namespace: ns("apps")}},
 		})
 	}
-	tr, err := clientset.CoreV1().ServiceAccounts("apps").CreateToken(ctx, "hcp-workspace", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	tr, err := clientset.CoreV1().ServiceAccounts(ns("apps")).CreateToken(ctx, "hcp-workspace", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,6 +223,35 @@ func hcpKubernetesCredentials(t *testing.T) map[string]any {
 	return map[string]any{
 		"tfc_kubernetes_dynamic_credentials": map[string]any{"default": paths["default"], "aliases": map[string]any{"STAGING": paths["STAGING"]}},
 		"clusters":                           map[string]any{"default": api, "staging": api},
+	}
+}
+
+// exampleNamespaces are the namespaces an example's configuration names:
+// a namespace attribute, and the namespace of an import block's ID.
+var exampleNamespaces = []*regexp.Regexp{
+	regexp.MustCompile(`(namespace\s*=\s*")([a-z0-9-]+)(")`),
+	regexp.MustCompile(`(id\s*=\s*")([a-z0-9-]+)(/)`),
+}
+
+// inNamespaces rewrites the namespaces the .tf and .tfquery.hcl files
+// under dir name with prefix, so that examples run side by side.
+func inNamespaces(t *testing.T, dir, prefix string) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || (filepath.Ext(path) != ".tf" && !strings.HasSuffix(path, ".tfquery.hcl")) {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, re := range exampleNamespaces {
+			b = re.ReplaceAll(b, []byte("${1}"+prefix+"${2}${3}"))
+		}
+		return os.WriteFile(path, b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -73,9 +73,10 @@ provider "helmrelease" {
 	})
 
 	t.Run("cli", func(t *testing.T) {
+		testenv.FullSuiteOnly(t, "the Helm 3 CLI, built from tools/helm3")
 		helm3 := os.Getenv("HELMRELEASE_TEST_HELM3")
 		if helm3 == "" {
-			testenv.SkipUnlessRequired(t, "needs the Helm 3 CLI: set HELMRELEASE_TEST_HELM3 to a helm v3 binary (make test builds one from tools/helm3)")
+			testenv.SkipUnlessRequired(t, "needs the Helm 3 CLI: set HELMRELEASE_TEST_HELM3 to a helm v3 binary (make test-all builds one from tools/helm3)")
 		}
 		ns := newNamespace(t)
 		st := newStorage(t, ns)

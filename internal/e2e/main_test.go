@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testenv"
 )
 
 // The matrix's world, set up once by TestMain; skipReason is why it was
@@ -84,21 +85,25 @@ func run(m *testing.M) (int, error) {
 		cliConfig, err = buildProvider(ctx, work, "bin")
 		return err
 	})
-	builds.Go(func() (err error) {
-		raceCLIConfig, err = buildProvider(ctx, work, "race-bin", "-race")
-		return err
-	})
-	builds.Go(func() error {
-		// Flux's controllers, so that a first build does not spend a
-		// Flux test's deadline; a test retries a failed build and says
-		// why it cannot run.
-		ctx, cancel := context.WithTimeout(context.Background(), testcluster.FluxBuildTimeout)
-		defer cancel()
-		if err := testcluster.BuildFluxForTests(ctx, os.Stderr); err != nil {
-			fmt.Fprintln(os.Stderr, "e2e: building Flux's controllers before the tests:", err)
-		}
-		return nil
-	})
+	if testenv.FullSuite() {
+		// make test leaves the race build and Flux's controllers to
+		// make test-all, whose tests alone use them.
+		builds.Go(func() (err error) {
+			raceCLIConfig, err = buildProvider(ctx, work, "race-bin", "-race")
+			return err
+		})
+		builds.Go(func() error {
+			// Flux's controllers, so that a first build does not spend a
+			// Flux test's deadline; a test retries a failed build and says
+			// why it cannot run.
+			ctx, cancel := context.WithTimeout(context.Background(), testcluster.FluxBuildTimeout)
+			defer cancel()
+			if err := testcluster.BuildFluxForTests(ctx, os.Stderr); err != nil {
+				fmt.Fprintln(os.Stderr, "e2e: building Flux's controllers before the tests:", err)
+			}
+			return nil
+		})
+	}
 	builds.Go(func() error {
 		// A cluster of its own: the matrix stops its API server.
 		var err error

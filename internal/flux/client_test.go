@@ -58,7 +58,9 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	prebuildFlux()
+	if testenv.FullSuite() {
+		prebuildFlux()
+	}
 	return m.Run()
 }
 
@@ -102,6 +104,7 @@ func withFluxVersions(t *testing.T, newest bool, f func(t *testing.T)) {
 	if testing.Short() {
 		t.Skip("needs the test cluster")
 	}
+	testenv.FullSuiteOnly(t, "Flux's controllers, built from their sources")
 	all, err := testcluster.FluxVersions()
 	if err != nil {
 		t.Fatal(err)
@@ -126,6 +129,30 @@ func withFluxVersions(t *testing.T, newest bool, f func(t *testing.T)) {
 					t.Logf("helm-controller's last log lines:\n%s", strings.Join(lines[max(0, len(lines)-30):], "\n"))
 				}
 			}()
+			f(t)
+		})
+	}
+}
+
+// withFluxCRDs runs f against the CRDs of each helm-controller version
+// of testcluster.FluxVersions (with the newest source-controller's),
+// one at a time, no controller at work: for what the API server does
+// with the objects the provider writes.
+func withFluxCRDs(t *testing.T, f func(t *testing.T)) {
+	if testing.Short() {
+		t.Skip("needs the test cluster")
+	}
+	all, err := testcluster.FluxVersions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, version := range all[testcluster.HelmController] {
+		t.Run("helm-controller "+version, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			if err := testcluster.InstallFluxCRDs(ctx, testKubeconfig, version, os.Stderr); err != nil {
+				testenv.SkipUnlessRequired(t, "needs the sources of Flux's controllers, from the Go module proxy or from the archives "+testcluster.FluxSourcesEnv+" names: "+err.Error())
+			}
 			f(t)
 		})
 	}
@@ -310,11 +337,9 @@ func TestCheckCRDs(t *testing.T) {
 	if !errors.Is(err, ErrCRDsMissing) || !strings.Contains(err.Error(), "HelmRelease") || !strings.Contains(err.Error(), "OCIRepository") {
 		t.Fatalf("CheckCRDs on a cluster without Flux: %v, want ErrCRDsMissing naming the kinds", err)
 	}
-	f, err := testcluster.StartFluxWith(ctx, testcluster.FluxOptions{Kubeconfig: kubeconfig, Dir: t.TempDir()}, versions[0])
-	if err != nil {
-		testenv.SkipUnlessRequired(t, "needs Flux's controllers, built from the Go module proxy or from the archives "+testcluster.FluxSourcesEnv+" names: "+err.Error())
+	if err := testcluster.InstallFluxCRDs(ctx, kubeconfig, versions[0], os.Stderr); err != nil {
+		testenv.SkipUnlessRequired(t, "needs the sources of Flux's controllers, from the Go module proxy or from the archives "+testcluster.FluxSourcesEnv+" names: "+err.Error())
 	}
-	f.Stop()
 	if err := e.CheckCRDs(); err != nil {
 		t.Errorf("CheckCRDs once the CRDs are installed: %v", err)
 	}
@@ -333,11 +358,9 @@ func TestCheckCRDs(t *testing.T) {
 		"install.noSuchField":             100,
 	}
 	for _, v := range versions {
-		f, err := testcluster.StartFluxWith(ctx, testcluster.FluxOptions{Kubeconfig: kubeconfig, Dir: t.TempDir()}, v)
-		if err != nil {
+		if err := testcluster.InstallFluxCRDs(ctx, kubeconfig, v, os.Stderr); err != nil {
 			t.Fatal(err)
 		}
-		f.Stop()
 		var minor int
 		if _, err := fmt.Sscanf(v, "v1.%d.", &minor); err != nil {
 			t.Fatalf("version %q: %v", v, err)
@@ -356,7 +379,7 @@ func TestCheckCRDs(t *testing.T) {
 // only the fields the apply names; a HelmRelease no one else wrote is
 // left to the server-side apply alone.
 func TestApplyWritesBack(t *testing.T) {
-	withFlux(t, func(t *testing.T) { applyWritesBack(t) })
+	withFluxCRDs(t, func(t *testing.T) { applyWritesBack(t) })
 }
 
 func applyWritesBack(t *testing.T) {
@@ -420,7 +443,7 @@ func mustValues(t *testing.T, v map[string]any) *apiextensionsv1.JSON {
 // that another wrote (a GitOps GitRepository named as its HelmRelease) is
 // neither written over nor taken: Apply refuses before it writes anything.
 func TestApplyRefusesForeignObjects(t *testing.T) {
-	withFlux(t, func(t *testing.T) {
+	withFluxCRDs(t, func(t *testing.T) {
 		ctx := context.Background()
 		ns := newNamespace(t, kubernetes.NewForConfigOrDie(testRESTConfig))
 		e, err := New(testRESTConfig)

@@ -78,6 +78,7 @@ func TestWaitControllerGrace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs a cluster of its own")
 	}
+	testenv.FullSuiteOnly(t, "Flux's controllers, built from their sources")
 	all, err := testcluster.FluxVersions()
 	if err != nil {
 		t.Fatal(err)

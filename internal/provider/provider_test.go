@@ -124,13 +124,14 @@ func terraformAtLeast(t *testing.T, version string) {
 }
 
 // useOpenTofu runs the rest of the test on the OpenTofu that
-// HELMRELEASE_TEST_OPENTOFU names (make test builds one from tools/tofu);
-// it skips the test without one.
+// HELMRELEASE_TEST_OPENTOFU names (make test-all builds one from
+// tools/tofu); it skips the test without one, and in make test.
 func useOpenTofu(t *testing.T) {
 	t.Helper()
+	testenv.FullSuiteOnly(t, "OpenTofu, built from tools/tofu")
 	bin := os.Getenv("HELMRELEASE_TEST_OPENTOFU")
 	if bin == "" {
-		testenv.SkipUnlessRequired(t, "needs OpenTofu: set HELMRELEASE_TEST_OPENTOFU to a tofu binary (make test builds one from tools/tofu)")
+		testenv.SkipUnlessRequired(t, "needs OpenTofu: set HELMRELEASE_TEST_OPENTOFU to a tofu binary (make test-all builds one from tools/tofu)")
 	}
 	t.Setenv("TF_ACC_TERRAFORM_PATH", bin)
 	// The provider under test is served at OpenTofu's registry address,

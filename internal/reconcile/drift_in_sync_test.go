@@ -68,6 +68,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // ignore rules or of another engine's detection (kept as JSON, as the
 // provider keeps it) is honoured only for the same basis.
 func TestDriftDetectionSkipsUnchangedObjects(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	s := f.spec(func(s *Spec) { s.Drift.Mode = DriftEnabled })

@@ -25,6 +25,7 @@ func driftChart() *chart.Chart {
 }
 
 func TestDriftDetectionAndCorrection(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	st := &Status{}

@@ -65,6 +65,7 @@ metadata:
 // .Capabilities), and installs; with the CRD policy Skip the plan says the
 // cluster lacks the kind, as the install would fail.
 func TestDryRunBeforeTheChartsCRDs(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	group := f.ns + ".example.com"
 	crds := dynamic.NewForConfigOrDie(testRESTConfig).Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
@@ -104,6 +105,7 @@ func TestDryRunBeforeTheChartsCRDs(t *testing.T) {
 // another process given them (TrustedRender, from private state), once;
 // other objects are.
 func TestActionTrustsItsPlan(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -159,6 +161,7 @@ func TestActionTrustsItsPlan(t *testing.T) {
 // UnservedKinds names them with the operator's release; a kind no planned
 // release brings is named without one.
 func TestDryRunKindsOfAnotherRelease(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	group := f.ns + ".example.com"
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -25,6 +25,7 @@ import (
 // the expression when it never does, and fails at once when the failed
 // expression holds.
 func TestHealthChecks(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	group := f.ns + ".example.com"
 	crds := dynamic.NewForConfigOrDie(testRESTConfig).Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})

@@ -19,6 +19,7 @@ import (
 // annotations name another release outlive an uninstall, as Helm means
 // them to; the uninstall lists them (and nothing it deleted).
 func TestUninstallSaysWhatItLeaves(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	c := &chart.Chart{
 		Metadata: &chart.Metadata{APIVersion: "v2", Name: "stateful", Version: "1.0.0"},

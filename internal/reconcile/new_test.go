@@ -15,6 +15,7 @@ import (
 )
 
 func TestServiceAccountImpersonation(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	if _, err := f.cs.CoreV1().ServiceAccounts(f.ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "deployer"}}, metav1.CreateOptions{}); err != nil {
@@ -59,6 +60,7 @@ func TestServiceAccountImpersonation(t *testing.T) {
 }
 
 func TestKubeConfigFromSecret(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	raw, err := os.ReadFile(testKubeconfig)

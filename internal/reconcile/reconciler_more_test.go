@@ -59,6 +59,7 @@ func TestUninstall(t *testing.T) {
 }
 
 func TestStaleLockRecovered(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	st := &Status{}
 	s := f.spec(nil)
@@ -186,6 +187,7 @@ func createRelease(f *fixture, rel *release.Release) error {
 }
 
 func TestForceAndResetTokens(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	st := &Status{}
 	s := f.spec(nil)
@@ -222,6 +224,7 @@ func TestForceAndResetTokens(t *testing.T) {
 }
 
 func TestCRDPolicies(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	crdChart := func(version, description string) *chart.Chart {
 		c := engineChart(version)
@@ -307,6 +310,7 @@ spec:
 }
 
 func TestWaitTimeout(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	st := &Status{}
 	c := engineChart("1.0.0")
@@ -340,6 +344,7 @@ spec:
 }
 
 func TestOwnership(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	// A release made by hand (helm install): no origin labels.
 	if _, err := f.engine.Helm.Install(context.Background(), engineChart("1.0.0"), nil, helm.InstallOptions{
@@ -407,6 +412,7 @@ func (d *faultyStorage) Update(key string, rls ri.Releaser) error {
 // TestStorageFaults: an action that could not write to storage is an error
 // of the run, not a release failure; one that did write is a failure.
 func TestStorageFaults(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	faults := &faultyStorage{}
 	c, err := helm.NewClient(helm.ClientOptions{
@@ -461,6 +467,7 @@ func TestStorageFaults(t *testing.T) {
 }
 
 func TestTestFilters(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	c := engineChart("1.0.0")
 	c.Templates = append(c.Templates, &common.File{Name: "templates/failing-test.yaml", Data: []byte(`apiVersion: v1
@@ -513,6 +520,7 @@ spec:
 }
 
 func TestDryRun(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	s := f.spec(func(s *Spec) {
 		s.PostRenderers = []postrender.Renderer{{Kustomize: postrender.Kustomize{Patches: []postrender.Patch{{
@@ -601,6 +609,7 @@ func flakyChartAt(version string) *chart.Chart {
 }
 
 func TestInstallRetriesThenSuccess(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.engine.Log = failureHook{t, f, "action failed"}
 	st := &Status{}
@@ -620,6 +629,7 @@ func TestInstallRetriesThenSuccess(t *testing.T) {
 }
 
 func TestUpgradeFailureUninstallStrategy(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	st := &Status{}
 	s := f.spec(func(s *Spec) { s.Upgrade.Remediation = Remediation{Retries: 1, Strategy: StrategyUninstall} })
@@ -645,6 +655,7 @@ func TestUpgradeFailureUninstallStrategy(t *testing.T) {
 }
 
 func TestPreserveValuesConverges(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	st := &Status{}
 	s := f.spec(nil)
@@ -665,6 +676,7 @@ func TestPreserveValuesConverges(t *testing.T) {
 }
 
 func TestCreateNamespaceAndMaxHistory(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	target := f.ns + "-target"
 	t.Cleanup(func() { _ = f.cs.CoreV1().Namespaces().Delete(context.Background(), target, metav1.DeleteOptions{}) })
@@ -707,6 +719,7 @@ func TestCreateNamespaceAndMaxHistory(t *testing.T) {
 // the validation disabled a client-side install writes it (the API server
 // drops the field), as Helm 3 did: server-side apply never takes it.
 func TestInstallValidatedByTheServer(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	c := engineChart("1.0.0")
 	c.Templates = append(c.Templates, &common.File{Name: "templates/unknown.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: unknown}\nspec: {replicas: 2}\n")})

@@ -194,6 +194,7 @@ func condition(st *Status, t string) string {
 }
 
 func TestInstallAndTestSucceed(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	st := &Status{}
 	s := f.spec(func(s *Spec) { s.Test.Enable = true })
@@ -237,6 +238,7 @@ func TestInstallAndTestSucceed(t *testing.T) {
 }
 
 func TestInstallFailureExhausted(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	st := &Status{}
 	err := f.reconcile(f.spec(nil), st, "1.0.0", map[string]any{"failHook": true})
@@ -271,6 +273,7 @@ func TestInstallFailureExhausted(t *testing.T) {
 }
 
 func TestInstallRetriesThenRemediateLastFailure(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	st := &Status{}
 	yes := true
@@ -293,6 +296,7 @@ func TestInstallRetriesThenRemediateLastFailure(t *testing.T) {
 }
 
 func TestUpgradeFailureRolledBack(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	st := &Status{}
 	yes := true
@@ -317,6 +321,7 @@ func TestUpgradeFailureRolledBack(t *testing.T) {
 }
 
 func TestTestFailureIgnored(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	st := &Status{}
 	s := f.spec(func(s *Spec) { s.Test = TestSpec{Enable: true, IgnoreFailures: true} })
@@ -335,6 +340,7 @@ func TestTestFailureIgnored(t *testing.T) {
 }
 
 func TestTestFailureRemediated(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	st := &Status{}
 	yes := true
@@ -355,6 +361,7 @@ func TestTestFailureRemediated(t *testing.T) {
 }
 
 func TestManualRollbackDetected(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	st := &Status{}
 	s := f.spec(nil)
@@ -391,6 +398,7 @@ func TestManualRollbackDetected(t *testing.T) {
 // rollback's revision keeps the digest of the revision it restores, so a
 // failed upgrade to the new archive is not taken as done.
 func TestChartPublishedAgain(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	st := &Status{}
 	s := f.spec(nil)

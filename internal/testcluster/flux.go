@@ -574,3 +574,100 @@ func logTail(path string, n int) string {
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
+
+// FluxCRDs are the CRD manifests of the controller name at version, read
+// from its sources without building it: its archive in the directory
+// FluxSourcesEnv names when there is one (extracted once under
+// DefaultCacheDir), else its module on the Go module proxy. A test of
+// the API alone, with no controller at work, needs no more.
+func FluxCRDs(ctx context.Context, name, version string, log io.Writer) ([]string, error) {
+	if log == nil {
+		log = io.Discard
+	}
+	if dir := os.Getenv(FluxSourcesEnv); dir != "" {
+		archive := filepath.Join(dir, name+"-"+version+".tar.gz")
+		if _, err := os.Stat(archive); err == nil {
+			return archiveCRDs(ctx, archive, name, version, log)
+		}
+	}
+	if FluxModules[name] != version {
+		return nil, fmt.Errorf("%s %s: no archive of it in %s=%q, and the Go module proxy's is %s", name, version, FluxSourcesEnv, os.Getenv(FluxSourcesEnv), FluxModules[name])
+	}
+	module := "github.com/fluxcd/" + name + "@" + version
+	download := exec.CommandContext(ctx, "go", "mod", "download", "-json", module)
+	download.Dir = os.TempDir() // outside any module
+	download.Env = append(os.Environ(), "GOFLAGS=")
+	download.Stderr = log
+	out, err := download.Output()
+	var info struct{ Dir, Error string }
+	if jerr := json.Unmarshal(out, &info); err != nil || jerr != nil || info.Dir == "" {
+		return nil, fmt.Errorf("downloading %s from the Go module proxy: %w %s", module, errors.Join(err, jerr), info.Error)
+	}
+	return crdFiles(filepath.Join(info.Dir, "config", "crd", "bases"), name, version)
+}
+
+// archiveCRDs extracts the CRDs of a controller's source archive into
+// the cache, once per archive content.
+func archiveCRDs(ctx context.Context, archive, name, version string, log io.Writer) ([]string, error) {
+	b, err := os.ReadFile(archive)
+	if err != nil {
+		return nil, fmt.Errorf("reading the %s %s sources: %w", name, version, err)
+	}
+	cacheDir, err := DefaultCacheDir()
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(b)
+	dir := filepath.Join(cacheDir, "flux", name+"-"+version+"-crds-"+hex.EncodeToString(sum[:])[:12])
+	if files, err := crdFiles(dir, name, version); err == nil {
+		return files, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o750); err != nil {
+		return nil, fmt.Errorf("creating cache directory: %w", err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return nil, fmt.Errorf("creating extraction directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	untar := exec.CommandContext(ctx, "tar", "-xzf", archive, "-C", tmp, "--strip-components=1", "--wildcards", "*/config/crd/bases/*.yaml") //nolint:gosec // an archive of the directory the developer names
+	untar.Stdout, untar.Stderr = log, log
+	if err := untar.Run(); err != nil {
+		return nil, fmt.Errorf("extracting the CRDs of %s: %w", filepath.Base(archive), err)
+	}
+	// Another process may have extracted it meanwhile: either copy will do.
+	if err := os.Rename(filepath.Join(tmp, "config", "crd", "bases"), dir); err != nil {
+		if _, statErr := os.Stat(dir); statErr != nil {
+			return nil, fmt.Errorf("moving the CRDs into the cache: %w", err)
+		}
+	}
+	return crdFiles(dir, name, version)
+}
+
+func crdFiles(dir, name, version string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("%s %s has no CRDs in config/crd/bases", name, version)
+	}
+	return files, nil
+}
+
+// InstallFluxCRDs applies the CRDs of the newest source-controller and
+// of helm-controller at helmControllerVersion (those StartFluxWith runs)
+// to the cluster of kubeconfig, building neither.
+func InstallFluxCRDs(ctx context.Context, kubeconfig, helmControllerVersion string, log io.Writer) error {
+	versions, err := FluxVersions()
+	if err != nil {
+		return err
+	}
+	sources := versions[SourceController]
+	var files []string
+	for _, c := range [][2]string{{SourceController, sources[len(sources)-1]}, {HelmController, helmControllerVersion}} {
+		crds, err := FluxCRDs(ctx, c[0], c[1], log)
+		if err != nil {
+			return err
+		}
+		files = append(files, crds...)
+	}
+	return ApplyCRDs(ctx, kubeconfig, files...)
+}

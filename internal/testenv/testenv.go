@@ -41,3 +41,25 @@ func Allowed(name string) bool {
 	top, _, _ := strings.Cut(name, "/")
 	return slices.Contains(strings.Split(os.Getenv(AllowSkipVariable), ","), top)
 }
+
+// FullSuiteVariable, set to a true value by make test-all (which CI
+// runs), adds to make test what it leaves out to stay short: Flux's
+// controllers and every helm-controller version, the race detector's
+// builds, OpenTofu, the Helm 3 CLI and the release archives.
+const FullSuiteVariable = "HELMRELEASE_TEST_ALL"
+
+// FullSuite reports whether the run is make test-all's.
+func FullSuite() bool {
+	all, _ := strconv.ParseBool(os.Getenv(FullSuiteVariable))
+	return all
+}
+
+// FullSuiteOnly skips t unless the run is make test-all's; what names
+// the work make test leaves to it. It is not a missing tool: CI's
+// strictness does not apply, as make test-all runs the test.
+func FullSuiteOnly(t testing.TB, what string) {
+	t.Helper()
+	if !FullSuite() {
+		t.Skipf("make test-all runs this (%s=1): %s", FullSuiteVariable, what)
+	}
+}
