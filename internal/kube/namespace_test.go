@@ -149,6 +149,16 @@ func TestDeleteCreatedNamespaceReadsItWhole(t *testing.T) {
 	if err != nil {
 		t.Fatalf("creating a Widget: %v", err)
 	}
+	// The API server serves a new CRD before its discovery names it (the
+	// discovery controller catches up in the background, slower on a busy
+	// machine); the deletion reads discovery.
+	dc := discovery.NewDiscoveryClientForConfigOrDie(cfg)
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		_, err := dc.ServerResourcesForGroupVersion(group + "/v2")
+		return err == nil, nil
+	}); err != nil {
+		t.Fatalf("discovery of %s/v2: %v", group, err)
+	}
 	done, err = g.DeleteCreatedNamespace(ctx, NamespaceDeletion{Name: unlisted, CreatedFor: createdFor, Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
