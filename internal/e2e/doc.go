@@ -9,7 +9,8 @@
 // input that can carry a secret through every output a user or a log can
 // see. docs/guides/what-survives-what.md lists the cases.
 //
-// The tests run with TF_ACC set (make test) and need the local test
-// cluster (they stop and start its API server, so they never use the
-// shared cluster HELMRELEASE_TEST_KUBECONFIG names).
+// The tests run with TF_ACC set (make test; make test-all adds those that
+// need Flux's controllers, the race build and the release tools) and need
+// the local test cluster (they stop and start its API server, so they
+// never use the shared cluster HELMRELEASE_TEST_KUBECONFIG names).
 package e2e
