@@ -199,17 +199,12 @@ func BuildFluxModule(ctx context.Context, cacheDir, name, version string, log io
 	module := "github.com/fluxcd/" + name + "@" + version
 	return buildFlux(ctx, cacheDir, key, name, version, log, func(src string) error {
 		fmt.Fprintf(log, "testcluster: downloading %s from the Go module proxy\n", module)
-		download := exec.CommandContext(ctx, "go", "mod", "download", "-json", module)
-		download.Dir = filepath.Dir(src) // outside any module
-		download.Env = append(os.Environ(), "GOFLAGS=")
-		download.Stderr = log
-		out, err := download.Output()
-		var info struct{ Dir, Error string }
-		if jerr := json.Unmarshal(out, &info); err != nil || jerr != nil || info.Dir == "" {
-			return fmt.Errorf("downloading %s from the Go module proxy: %w %s", module, errors.Join(err, jerr), info.Error)
+		dir, err := downloadModule(ctx, module, log)
+		if err != nil {
+			return err
 		}
 		// The module cache is read-only; os.CopyFS makes the copy writable.
-		if err := os.CopyFS(src, os.DirFS(info.Dir)); err != nil {
+		if err := os.CopyFS(src, os.DirFS(dir)); err != nil {
 			return fmt.Errorf("copying %s out of the module cache: %w", module, err)
 		}
 		edit := exec.CommandContext(ctx, "go", append([]string{"mod", "edit"}, fluxModuleEdits[name]...)...)
@@ -593,7 +588,16 @@ func FluxCRDs(ctx context.Context, name, version string, log io.Writer) ([]strin
 	if FluxModules[name] != version {
 		return nil, fmt.Errorf("%s %s: no archive of it in %s=%q, and the Go module proxy's is %s", name, version, FluxSourcesEnv, os.Getenv(FluxSourcesEnv), FluxModules[name])
 	}
-	module := "github.com/fluxcd/" + name + "@" + version
+	dir, err := downloadModule(ctx, "github.com/fluxcd/"+name+"@"+version, log)
+	if err != nil {
+		return nil, err
+	}
+	return crdFiles(filepath.Join(dir, "config", "crd", "bases"), name, version)
+}
+
+// downloadModule downloads module (path@version) into the module cache
+// and returns its directory there, which is read-only.
+func downloadModule(ctx context.Context, module string, log io.Writer) (string, error) {
 	download := exec.CommandContext(ctx, "go", "mod", "download", "-json", module)
 	download.Dir = os.TempDir() // outside any module
 	download.Env = append(os.Environ(), "GOFLAGS=")
@@ -601,9 +605,9 @@ func FluxCRDs(ctx context.Context, name, version string, log io.Writer) ([]strin
 	out, err := download.Output()
 	var info struct{ Dir, Error string }
 	if jerr := json.Unmarshal(out, &info); err != nil || jerr != nil || info.Dir == "" {
-		return nil, fmt.Errorf("downloading %s from the Go module proxy: %w %s", module, errors.Join(err, jerr), info.Error)
+		return "", fmt.Errorf("downloading %s from the Go module proxy: %w %s", module, errors.Join(err, jerr), info.Error)
 	}
-	return crdFiles(filepath.Join(info.Dir, "config", "crd", "bases"), name, version)
+	return info.Dir, nil
 }
 
 // archiveCRDs extracts the CRDs of a controller's source archive into
