@@ -109,29 +109,26 @@ func (e *Client) Wait(ctx context.Context, namespace, name string, want Want, ti
 				return hr, err
 			}
 		}
-		if observed(hr, want) {
+		switch phaseOf(hr, want) {
+		case phaseStalled:
+			return hr, e.notReady(ctx, hr, want, timeout, true)
+		case phaseRetryingLater:
+			err := e.notReady(ctx, hr, want, timeout, false)
+			err.RetryingLater = true
+			return hr, err
+		case phaseReady:
+			asPlanned := e.AsPlanned(ctx, hr)
+			mismatch := historyMismatch(hr, want, asPlanned)
 			switch {
-			case apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.StalledCondition):
-				return hr, e.notReady(ctx, hr, want, timeout, true)
-			case retryingLater(hr):
+			case mismatch == "":
+				return hr, nil
+			case !e.chartBehind(ctx, hr, want, asPlanned):
 				err := e.notReady(ctx, hr, want, timeout, false)
-				err.RetryingLater = true
+				err.Mismatch = mismatch
 				return hr, err
-			case apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.ReconcilingCondition):
-			case apimeta.IsStatusConditionTrue(hr.Status.Conditions, meta.ReadyCondition):
-				asPlanned := e.AsPlanned(ctx, hr)
-				mismatch := historyMismatch(hr, want, asPlanned)
-				switch {
-				case mismatch == "":
-					return hr, nil
-				case !e.chartBehind(ctx, hr, want, asPlanned):
-					err := e.notReady(ctx, hr, want, timeout, false)
-					err.Mismatch = mismatch
-					return hr, err
-				}
-				// Ready with the HelmChart's older artifact: the controller
-				// acts again once the HelmChart has built the planned one.
 			}
+			// Ready with the HelmChart's older artifact: the controller
+			// acts again once the HelmChart has built the planned one.
 		}
 		if time.Now().After(deadline) {
 			return hr, e.notReady(ctx, hr, want, timeout, false)
@@ -186,6 +183,50 @@ func asPlannedBy(planned, generation string) func(string) string {
 		}
 		return planned
 	}
+}
+
+// phase is where the controller stands with the generation and request a
+// wait is for, as its status tells.
+type phase int
+
+const (
+	// phasePending: the controller has not ended a reconcile of them yet,
+	// or has and failed in a way it retries at once (remediation left).
+	phasePending phase = iota
+	// phaseReconciling: it is at work on them.
+	phaseReconciling
+	// phaseRetryingLater: its attempt failed; it retries after the
+	// strategy's interval (RetryOnFailure).
+	phaseRetryingLater
+	// phaseStalled: it gave up on them.
+	phaseStalled
+	// phaseReady: it reports them Ready.
+	phaseReady
+)
+
+// phaseOf decides the phase of hr for want. Reconciling comes before
+// Stalled, as in kstatus: the controller deletes Reconciling when it marks
+// Stalled, and leaves a Stalled condition in place when a later reconcile
+// starts until that one ends Ready. A reconcile that stalled on the older
+// spec while the HelmRelease was written reports, as it ends, the
+// generation its status patches read back (the one written): the
+// reconcile of that generation, which follows, starts with the older
+// Stalled still set.
+func phaseOf(hr *helmv2.HelmRelease, want Want) phase {
+	conds := hr.Status.Conditions
+	switch {
+	case !observed(hr, want):
+		return phasePending
+	case retryingLater(hr):
+		return phaseRetryingLater
+	case apimeta.IsStatusConditionTrue(conds, meta.ReconcilingCondition):
+		return phaseReconciling
+	case apimeta.IsStatusConditionTrue(conds, meta.StalledCondition):
+		return phaseStalled
+	case apimeta.IsStatusConditionTrue(conds, meta.ReadyCondition):
+		return phaseReady
+	}
+	return phasePending
 }
 
 // retryingLater reports whether the controller's last attempt failed and

@@ -57,3 +57,48 @@ func TestTakenUp(t *testing.T) {
 		}
 	}
 }
+
+// TestPhaseOf: the wait's verdict from the controller's status. A
+// reconcile that stalled on the spec before the write can report the
+// written generation as observed (its status patches read it back); the
+// reconcile of that generation then starts with the older Stalled still
+// set, and the wait goes on until it ends (helm-controller v1.4).
+func TestPhaseOf(t *testing.T) {
+	t.Parallel()
+	cond := func(typ string, status metav1.ConditionStatus, reason, message string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: 3}
+	}
+	var (
+		ready       = cond(meta.ReadyCondition, metav1.ConditionTrue, "UpgradeSucceeded", "Helm upgrade succeeded")
+		notReady    = cond(meta.ReadyCondition, metav1.ConditionFalse, "UpgradeFailed", "Helm upgrade failed")
+		unknown     = cond(meta.ReadyCondition, metav1.ConditionUnknown, meta.ProgressingReason, "Running 'upgrade' action with timeout of 30s")
+		stalled     = cond(meta.StalledCondition, metav1.ConditionTrue, "RetriesExceeded", "Failed to upgrade after 1 attempt(s)")
+		running     = cond(meta.ReconcilingCondition, metav1.ConditionTrue, meta.ProgressingReason, "Running 'upgrade' action with timeout of 30s")
+		retryLater  = cond(meta.ReconcilingCondition, metav1.ConditionTrue, meta.ProgressingWithRetryReason, "retrying after 5m0s")
+		retryAtOnce = cond(meta.ReconcilingCondition, metav1.ConditionTrue, meta.ProgressingWithRetryReason, "Helm upgrade failed")
+	)
+	hr := func(observed, attempted int64, conds ...metav1.Condition) *helmv2.HelmRelease {
+		out := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Generation: 3}}
+		out.Status.ObservedGeneration, out.Status.LastAttemptedGeneration = observed, attempted
+		out.Status.Conditions = conds
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		hr   *helmv2.HelmRelease
+		want phase
+	}{
+		{"not observed", hr(2, 2, ready), phasePending},
+		{"stalled on the older spec, the written generation read back", hr(3, 2, stalled, notReady), phasePending},
+		{"the written generation's reconcile starts, the older stall still set", hr(3, 3, stalled, running, unknown), phaseReconciling},
+		{"stalled on the written generation", hr(3, 3, stalled, notReady), phaseStalled},
+		{"failed, retried after the interval", hr(3, 3, retryLater, notReady), phaseRetryingLater},
+		{"failed, remediation left", hr(3, 3, retryAtOnce, notReady), phaseReconciling},
+		{"ready", hr(3, 3, ready), phaseReady},
+		{"failed, not stalled, nothing running", hr(3, 3, notReady), phasePending},
+	} {
+		if got := phaseOf(tc.hr, Want{Generation: 3}); got != tc.want {
+			t.Errorf("%s: phase %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
