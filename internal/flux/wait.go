@@ -190,10 +190,11 @@ func asPlannedBy(planned, generation string) func(string) string {
 type phase int
 
 const (
-	// phasePending: the controller has not ended a reconcile of them yet,
-	// or has and failed in a way it retries at once (remediation left).
+	// phasePending: the controller has not reported on them yet, or its
+	// status decides nothing (neither Ready, Reconciling nor Stalled).
 	phasePending phase = iota
-	// phaseReconciling: it is at work on them.
+	// phaseReconciling: it is at work on them, or requeued them at once
+	// to remediate a failure (remediation retries left).
 	phaseReconciling
 	// phaseRetryingLater: its attempt failed; it retries after the
 	// strategy's interval (RetryOnFailure).
