@@ -19,14 +19,19 @@ import (
 	"golang.org/x/mod/modfile"
 )
 
-// Binaries of the cluster, as named in the bin directory.
+// The cluster's processes, as named in the bin directory: each is a
+// symbolic link to binKube, the one executable of tools/kube/cmd/kube.
 const (
 	binEtcd              = "etcd"
 	binAPIServer         = "kube-apiserver"
 	binControllerManager = "kube-controller-manager"
 	binScheduler         = "kube-scheduler"
 	binKwok              = "kwok"
+
+	binKube = "kube"
 )
+
+var components = []string{binEtcd, binAPIServer, binControllerManager, binScheduler, binKwok}
 
 // DefaultCacheDir is $HELMRELEASE_TESTCLUSTER_CACHE, or testcluster under the
 // user's cache directory.
@@ -41,8 +46,8 @@ func DefaultCacheDir() (string, error) {
 	return filepath.Join(dir, "terraform-provider-helmrelease", "testcluster"), nil
 }
 
-// Build builds the cluster binaries unless a build with the same key (the
-// build modules' go.mod and go.sum, the Go version and platform) is cached,
+// Build builds the cluster's executable unless a build with the same key
+// (tools/kube's go.mod, go.sum and main.go, the Go version and platform) is cached,
 // and returns the directory holding them. Concurrent builds are serialised by
 // a lock file, so parallel test packages build once.
 func Build(ctx context.Context, opts BuildOptions) (string, error) {
@@ -89,33 +94,22 @@ func Build(ctx context.Context, opts BuildOptions) (string, error) {
 	}
 	defer os.RemoveAll(tmp)
 
-	steps := []struct {
-		module string
-		out    string
-		pkg    string
-	}{
-		{"tools/kube", binEtcd, "go.etcd.io/etcd/server/v3"},
-		{"tools/kube", binAPIServer, "k8s.io/kubernetes/cmd/kube-apiserver"},
-		{"tools/kube", binControllerManager, "k8s.io/kubernetes/cmd/kube-controller-manager"},
-		{"tools/kube", binScheduler, "k8s.io/kubernetes/cmd/kube-scheduler"},
-		{"tools/kwok", binKwok, "sigs.k8s.io/kwok/cmd/kwok"},
-	}
 	kubeVersion, err := kubernetesVersion(root)
 	if err != nil {
 		return "", err
 	}
-	for _, s := range steps {
-		fmt.Fprintf(log, "testcluster: building %s\n", s.out)
-		ldflags := "-s -w"
-		if s.module == "tools/kube" {
-			ldflags += versionLDFlags(kubeVersion)
-		}
-		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags="+ldflags, "-o", filepath.Join(tmp, s.out), s.pkg)
-		cmd.Dir = filepath.Join(root, s.module)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=readonly")
-		cmd.Stdout, cmd.Stderr = log, log
-		if err := cmd.Run(); err != nil {
-			return "", fmt.Errorf("building %s in %s: %w", s.pkg, s.module, err)
+	fmt.Fprintf(log, "testcluster: building %s (%s)\n", binKube, strings.Join(components, ", "))
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w"+versionLDFlags(kubeVersion), "-o", filepath.Join(tmp, binKube), "./cmd/kube")
+	cmd.Dir = filepath.Join(root, "tools", "kube")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=readonly")
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("building tools/kube/cmd/kube: %w", err)
+	}
+	// The executable picks the component by the name it runs under.
+	for _, c := range components {
+		if err := os.Symlink(binKube, filepath.Join(tmp, c)); err != nil {
+			return "", fmt.Errorf("linking %s to %s: %w", c, binKube, err)
 		}
 	}
 	if err := os.Rename(tmp, binDir); err != nil {
@@ -156,7 +150,7 @@ func versionLDFlags(version string) string {
 }
 
 func complete(binDir string) bool {
-	for _, b := range []string{binEtcd, binAPIServer, binControllerManager, binScheduler, binKwok} {
+	for _, b := range append([]string{binKube}, components...) {
 		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
 			return false
 		}
@@ -167,9 +161,9 @@ func complete(binDir string) bool {
 func buildKey(root string) (string, error) {
 	h := sha256.New()
 	// buildRecipe changes whenever the way of building changes.
-	const buildRecipe = "2"
+	const buildRecipe = "3"
 	fmt.Fprintln(h, buildRecipe, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	for _, f := range []string{"tools/kube/go.mod", "tools/kube/go.sum", "tools/kwok/go.mod", "tools/kwok/go.sum"} {
+	for _, f := range []string{"tools/kube/go.mod", "tools/kube/go.sum", "tools/kube/cmd/kube/main.go"} {
 		b, err := os.ReadFile(filepath.Join(root, f))
 		if err != nil {
 			return "", fmt.Errorf("reading build module file: %w", err)

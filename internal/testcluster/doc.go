@@ -1,7 +1,8 @@
 // Package testcluster builds and runs the project's local Kubernetes cluster
-// for tests: etcd, kube-apiserver, kube-controller-manager and kube-scheduler
-// built from the official Go modules (see tools/kube), and kwok (tools/kwok)
-// simulating one node. Everything listens on loopback.
+// for tests: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
+// kwok simulating one node, built from the official Go modules into one
+// executable (tools/kube/cmd/kube) that runs as the component it is named
+// after. Everything listens on loopback.
 //
 // The simulated node runs no containers; kwok moves pods through the Stages in
 // kwok.yaml: pods become Running and Ready, so Deployments become Ready; pods
@@ -20,8 +21,8 @@
 // PersistentVolumeClaims bind; a Service of type LoadBalancer gets an
 // address (its cluster IP) as with a cloud's load balancer.
 //
-// The binaries are built once into a cache keyed by the build modules'
-// go.mod and go.sum files; a cluster then starts in a few seconds.
+// The executable is built once into a cache keyed by tools/kube's go.mod,
+// go.sum and main.go; a cluster then starts in a few seconds.
 package testcluster
 
 // StorageClassName is the cluster's default StorageClass: the

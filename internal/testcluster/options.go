@@ -7,8 +7,8 @@ const NodeName = "kwok-node-0"
 
 // BuildOptions says where the build modules are and where binaries go.
 type BuildOptions struct {
-	// RepoRoot is the root of this repository, holding tools/kube and
-	// tools/kwok. Empty means: found by walking up from the working directory.
+	// RepoRoot is the root of this repository, holding tools/kube. Empty
+	// means: found by walking up from the working directory.
 	RepoRoot string
 	// CacheDir holds one bin directory per build key. Empty means DefaultCacheDir().
 	CacheDir string
