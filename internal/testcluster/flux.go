@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -359,7 +360,7 @@ func StartFlux(ctx context.Context, opts FluxOptions) (_ *Flux, err error) {
 		return nil, fmt.Errorf("creating client: %w", err)
 	}
 	for _, c := range opts.Controllers {
-		if err := applyCRDs(ctx, dyn, c.CRDs); err != nil {
+		if err := applyCRDs(ctx, dyn, cs.Discovery(), c.CRDs); err != nil {
 			return nil, fmt.Errorf("%s %s: %w", c.Name, c.Version, err)
 		}
 	}
@@ -454,13 +455,19 @@ func ApplyCRDs(ctx context.Context, kubeconfig string, files ...string) error {
 	if err != nil {
 		return fmt.Errorf("creating client: %w", err)
 	}
-	return applyCRDs(ctx, dyn, files)
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating client: %w", err)
+	}
+	return applyCRDs(ctx, dyn, disc, files)
 }
 
 // applyCRDs server-side applies the CRD files (too large for the
 // last-applied annotation of a client-side apply) and waits until each is
-// established.
-func applyCRDs(ctx context.Context, dyn dynamic.Interface, files []string) error {
+// established and its kind is in the API server's discovery, which follows
+// Established by a moment: a client that looks the kind up on return
+// finds it.
+func applyCRDs(ctx context.Context, dyn dynamic.Interface, disc discovery.DiscoveryInterface, files []string) error {
 	for _, file := range files {
 		b, err := os.ReadFile(file)
 		if err != nil {
@@ -479,6 +486,9 @@ func applyCRDs(ctx context.Context, dyn dynamic.Interface, files []string) error
 			return fmt.Errorf("applying CRD %s: %w", obj.GetName(), err)
 		}
 		if err := waitEstablished(ctx, dyn, obj.GetName()); err != nil {
+			return err
+		}
+		if err := waitDiscovered(ctx, disc, &obj); err != nil {
 			return err
 		}
 	}
@@ -505,6 +515,36 @@ func waitEstablished(ctx context.Context, dyn dynamic.Interface, name string) er
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// waitDiscovered waits until discovery lists the CRD's resource in each
+// version it serves.
+func waitDiscovered(ctx context.Context, disc discovery.DiscoveryInterface, crd *unstructured.Unstructured) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+	plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	for _, v := range versions {
+		m, _ := v.(map[string]any)
+		name, _ := m["name"].(string)
+		if served, _ := m["served"].(bool); !served || name == "" {
+			continue
+		}
+		gv := group + "/" + name
+		for {
+			list, err := disc.ServerResourcesForGroupVersion(gv)
+			if err == nil && slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == plural }) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("CRD %s: %s not in discovery: %w", crd.GetName(), gv, errors.Join(ctx.Err(), err))
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	return nil
 }
 
 // FluxBuildTimeout bounds BuildFluxForTests: a first build of every
