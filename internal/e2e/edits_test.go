@@ -319,6 +319,7 @@ func configMapData(name, key string) func(ctx context.Context, ns, message strin
 // written client-side: the upgrades and the rollback follow the install's
 // apply method, which every record says.
 func TestOutOfBandEdits(t *testing.T) {
+	parallelMatrix(t)
 	for _, m := range []struct {
 		name, method string
 		ssa          bool

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -105,7 +106,8 @@ func run(m *testing.M) (int, error) {
 		})
 	}
 	builds.Go(func() error {
-		// A cluster of its own: the matrix stops its API server.
+		// A cluster of the package's own, shared by its tests; those that
+		// stop an API server start one more (newOutageCluster).
 		var err error
 		if bin, err = testcluster.Build(ctx, testcluster.BuildOptions{Log: os.Stderr}); err != nil {
 			return fmt.Errorf("TF_ACC is set and the local test cluster does not build: %w", err)
@@ -213,8 +215,7 @@ func stopExtraClusters() {
 	}
 }
 
-// needMatrix skips the test when the matrix is not set up. Tests that
-// stop the API server call it alone: they run first, by themselves.
+// needMatrix skips the test when the matrix is not set up.
 func needMatrix(t *testing.T) {
 	t.Helper()
 	if skipReason != "" {
@@ -236,7 +237,12 @@ func parallelMatrix(t *testing.T) {
 func buildProvider(ctx context.Context, work, dir string, flags ...string) (string, error) {
 	provider := filepath.Join(work, dir, "terraform-provider-helmrelease")
 	args := append(append([]string{"build"}, flags...), "-o", provider, "github.com/helmrelease/terraform-provider-helmrelease")
-	if out, err := exec.CommandContext(ctx, "go", args...).CombinedOutput(); err != nil {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	if slices.Contains(flags, "-race") {
+		// The race detector needs cgo, whatever the tests are built with.
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the provider (%s): %w: %s", strings.Join(flags, " "), err, out)
 	}
 	rc := filepath.Join(work, dir+".terraformrc")

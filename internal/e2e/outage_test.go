@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,14 +14,56 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
 )
 
-// apiServerDown stops the API server until the test ends or up is called.
-func apiServerDown(t *testing.T) (up func()) {
+// outageCluster is a cluster of the test's own, stopped when it ends: the
+// outage tests stop its API server while the other tests go on against
+// the run's cluster.
+type outageCluster struct {
+	*target
+	cluster *testcluster.Cluster
+}
+
+func newOutageCluster(t *testing.T) *outageCluster {
 	t.Helper()
-	if err := cluster.StopComponent(testcluster.ComponentAPIServer); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := testcluster.Start(ctx, testcluster.Options{BinDir: clusterBin, Dir: t.TempDir(), Log: os.Stderr})
+	if err != nil {
+		t.Fatalf("starting the test's cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Errorf("stopping the test's cluster: %v", err)
+		}
+	})
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &outageCluster{target: &target{kubeconfig: c.Kubeconfig, rest: cfg, cs: cs}, cluster: c}
+}
+
+// host is the API server's host:port as errors name it.
+func (o *outageCluster) host() string { return strings.TrimPrefix(o.cluster.Host, "https://") }
+
+// config is a configuration of the svc chart on this cluster.
+func (o *outageCluster) config(t *testing.T, ns string) config {
+	return config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir(), kubernetes: fmt.Sprintf("{ config_path = %q }", o.kubeconfig)}
+}
+
+// apiServerDown stops the API server until the test ends or up is called.
+func (o *outageCluster) apiServerDown(t *testing.T) (up func()) {
+	t.Helper()
+	if err := o.cluster.StopComponent(testcluster.ComponentAPIServer); err != nil {
 		t.Fatal(err)
 	}
 	started := false
@@ -32,10 +75,10 @@ func apiServerDown(t *testing.T) (up func()) {
 		started = true
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		if err := cluster.StartComponent(ctx, testcluster.ComponentAPIServer); err != nil {
+		if err := o.cluster.StartComponent(ctx, testcluster.ComponentAPIServer); err != nil {
 			t.Fatal(err)
 		}
-		controllersWatching(ctx, t)
+		o.controllersWatching(ctx, t)
 	}
 	t.Cleanup(up)
 	return up
@@ -45,7 +88,7 @@ func apiServerDown(t *testing.T) (up func()) {
 // controllers, the scheduler and kwok watch the API server again (their
 // watches back off for up to half a minute after an outage, as on any
 // cluster).
-func controllersWatching(ctx context.Context, t *testing.T) {
+func (o *outageCluster) controllersWatching(ctx context.Context, t *testing.T) {
 	t.Helper()
 	name := fmt.Sprintf("probe-%d", time.Now().UnixNano())
 	labels := map[string]string{"app": name}
@@ -59,7 +102,7 @@ func controllersWatching(ctx context.Context, t *testing.T) {
 			},
 		},
 	}
-	deployments := clientset.AppsV1().Deployments(metav1.NamespaceDefault)
+	deployments := o.cs.AppsV1().Deployments(metav1.NamespaceDefault)
 	if _, err := deployments.Create(ctx, d, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -77,19 +120,17 @@ func controllersWatching(ctx context.Context, t *testing.T) {
 	}
 }
 
-// host is the API server's host:port as errors name it.
-func host() string { return strings.TrimPrefix(cluster.Host, "https://") }
-
 // TestAPIServerStoppedDuringUpgrade: the API server goes away while an
 // upgrade waits for its rollout. The apply fails within the action's
 // timeout naming the cluster; the resource and its status stay in the
 // state; once the server is back the next apply converges.
 func TestAPIServerStoppedDuringUpgrade(t *testing.T) {
-	needMatrix(t)
-	ns := newNamespace(t)
-	c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
+	parallelMatrix(t)
+	o := newOutageCluster(t)
+	ns := newNamespaceOn(t, o.cs)
+	c := o.config(t, ns)
 	w := newWorkspace(t, "outage-upgrade")
-	store := newStorage(t, ns)
+	store := newStorageOn(t, o.rest, ns)
 	body := func(message string, stuck bool) string {
 		return `  values = { message = "` + message + `", stuck = ` + map[bool]string{true: "true", false: "false"}[stuck] + ` }
   timeout = "20s"
@@ -104,20 +145,20 @@ func TestAPIServerStoppedDuringUpgrade(t *testing.T) {
 	run := w.start(strings.Fields(applyArgs)...)
 	store.waitFor("svc", 2, releasecommon.StatusPendingUpgrade, 2*time.Minute)
 	// The objects are applied: Helm waits for the rollout now.
-	for deadline := time.Now().Add(time.Minute); configMessage(t, ns, "svc") != "v2"; {
+	for deadline := time.Now().Add(time.Minute); configMessageOn(t, o.cs, ns, "svc") != "v2"; {
 		if time.Now().After(deadline) {
 			t.Fatal("the upgrade never applied its objects")
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	time.Sleep(time.Second)
-	up := apiServerDown(t)
+	up := o.apiServerDown(t)
 	res := run.wait(t, 5*time.Minute)
 	if res.code == 0 {
 		t.Fatalf("the apply succeeded with the API server down:\n%s", res)
 	}
-	if !has(res.stderr, host()) || !has(res.stderr, "Kubernetes cluster unreachable") || !has(res.stderr, "helmrelease_release.svc") || !has(res.stderr, "Last Helm log lines") {
-		t.Errorf("the error names neither the cluster %s nor the resource:\n%s", host(), res)
+	if !has(res.stderr, o.host()) || !has(res.stderr, "Kubernetes cluster unreachable") || !has(res.stderr, "helmrelease_release.svc") || !has(res.stderr, "Last Helm log lines") {
+		t.Errorf("the error names neither the cluster %s nor the resource:\n%s", o.host(), res)
 	}
 	t.Log(res)
 	if got := w.releases(); got["svc"] < 1 {
@@ -128,7 +169,7 @@ func TestAPIServerStoppedDuringUpgrade(t *testing.T) {
 	w.write(c.hcl(map[string]string{"svc": body("v3", false)}))
 	w.apply()
 	store.consistent("svc", w, "svc")
-	if got := configMessage(t, ns, "svc"); got != "v3" {
+	if got := configMessageOn(t, o.cs, ns, "svc"); got != "v3" {
 		t.Errorf("message %q, want v3", got)
 	}
 	w.planIsEmpty()
@@ -138,16 +179,17 @@ func TestAPIServerStoppedDuringUpgrade(t *testing.T) {
 // destroy fail with an error naming the host, the state file is left as
 // it was and no resource is dropped; once it is back, plans are empty.
 func TestClusterUnreachable(t *testing.T) {
-	needMatrix(t)
-	ns := newNamespace(t)
-	c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
+	parallelMatrix(t)
+	o := newOutageCluster(t)
+	ns := newNamespaceOn(t, o.cs)
+	c := o.config(t, ns)
 	w := newWorkspace(t, "unreachable")
-	store := newStorage(t, ns)
+	store := newStorageOn(t, o.rest, ns)
 	w.write(c.hcl(map[string]string{"svc": `  values = { message = "v1" }`}))
 	w.apply()
 	before := w.stateBytes()
 
-	up := apiServerDown(t)
+	up := o.apiServerDown(t)
 	for _, args := range [][]string{
 		{"plan", "-input=false", "-no-color"},
 		{"apply", "-auto-approve", "-input=false", "-no-color"},
@@ -164,8 +206,8 @@ func TestClusterUnreachable(t *testing.T) {
 		if res.code == 0 {
 			t.Fatalf("succeeded with the cluster unreachable:\n%s", res)
 		}
-		if !has(res.stderr, host()) || !has(res.stderr, "Kubernetes cluster unreachable") {
-			t.Errorf("the error does not name the cluster %s:\n%s", host(), res)
+		if !has(res.stderr, o.host()) || !has(res.stderr, "Kubernetes cluster unreachable") {
+			t.Errorf("the error does not name the cluster %s:\n%s", o.host(), res)
 		}
 		if string(w.stateBytes()) != string(before) {
 			t.Errorf("terraform %s changed the state file", strings.Join(args, " "))

@@ -58,6 +58,7 @@ func TestAccRelease_helmInstalledRefused(t *testing.T) {
 // is detected by digest, planned as an upgrade back to the configuration
 // (the objects it changed), and applied.
 func TestAccRelease_manualRollback(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	configMap := "v1/ConfigMap/" + ns + "/web-config"
 	resource.Test(t, resource.TestCase{
@@ -97,6 +98,7 @@ func TestAccRelease_manualRollback(t *testing.T) {
 // apply (here setting uninstall.disable_hooks, the remedy) takes back the
 // release the failed uninstall left, and destroying then succeeds.
 func TestAccRelease_failedUninstall(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	failing := webConfig(t, ns, `values = { failDelete = true }`)
 	resource.Test(t, resource.TestCase{
@@ -141,6 +143,7 @@ func TestAccRelease_failedUninstall(t *testing.T) {
 // TestAccRelease_suspendedDestroy: destroying a suspended release leaves
 // it installed, as helm-controller does.
 func TestAccRelease_suspendedDestroy(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	testClient(t) // skips without the test cluster
 	t.Cleanup(func() { _, _ = helmCLI(t, ns).Uninstall("web", helm.UninstallOptions{Timeout: time.Minute}) })
@@ -170,6 +173,7 @@ func TestAccRelease_suspendedDestroy(t *testing.T) {
 // annotation selectors (and leave the others alone), and objects annotated
 // with the provider's or Flux's driftDetection key are left out.
 func TestAccRelease_driftSelectors(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	config := webConfig(t, ns, `values = { password = "s3cret" }
   common_metadata = { labels = { team = "web" }, annotations = { tier = "frontend" } }
@@ -242,6 +246,7 @@ func TestAccRelease_driftSelectors(t *testing.T) {
 // service account allowed less than the provider's identity: what it may
 // not do fails naming it, and succeeds once it may.
 func TestAccRelease_kubeConfigSecret(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	ctx := context.Background()
 	user := "system:serviceaccount:" + ns + ":deployer"

@@ -42,6 +42,7 @@ resource "helmrelease_release" "r" {
 // TestAccRelease_outOfBand: a manual helm upgrade is detected by digest,
 // shown in the plan as the objects it changed, and upgraded back.
 func TestAccRelease_outOfBand(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	configMap := "v1/ConfigMap/" + ns + "/web-config"
 	resource.Test(t, resource.TestCase{
@@ -80,6 +81,7 @@ func TestAccRelease_outOfBand(t *testing.T) {
 // upgrades it. ImportStateVerify checks that an import of a release this
 // resource made recovers the same state.
 func TestAccRelease_import(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	configMap := "v1/ConfigMap/" + ns + "/web-config"
 	// The release was made from the chart's version alone: adopting it
@@ -175,6 +177,7 @@ func TestAccRelease_import(t *testing.T) {
 // use is refused at plan; the target namespace changing replaces the
 // release; a long name is shortened as Helm requires.
 func TestAccRelease_conflicts(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	second := func(releaseName string) string {
 		return fmt.Sprintf(`
@@ -240,6 +243,7 @@ resource "helmrelease_release" "r" {
 // TestAccRelease_renamed: a new name with the same release name replaces
 // the resource; the release it made is its own to replace, not a conflict.
 func TestAccRelease_renamed(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	config := func(name string) string {
 		return providerConfig() + fmt.Sprintf(`
@@ -274,6 +278,7 @@ resource "helmrelease_release" "r" {
 // created suspended, then resumed) keeps no revision; destroying it leaves
 // the other's release installed.
 func TestAccRelease_neverOwned(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	other := func(suspend bool) string {
 		return fmt.Sprintf(`

@@ -29,8 +29,10 @@ import (
 )
 
 func TestUninstall(t *testing.T) {
+	t.Parallel() // a namespace of its own per case
 	for _, keep := range []bool{false, true} {
 		t.Run(map[bool]string{false: "purge", true: "keep-history"}[keep], func(t *testing.T) {
+			t.Parallel()
 			f := newFixture(t)
 			st := &Status{}
 			s := f.spec(func(s *Spec) { s.Uninstall.KeepHistory = keep })
@@ -114,7 +116,9 @@ func TestStaleLockRecovered(t *testing.T) {
 // provider gone, the state never saw the run) is broken at once: the next
 // apply recovers without waiting for the action's timeout.
 func TestOwnLockBrokenAtOnce(t *testing.T) {
+	t.Parallel() // a namespace of its own per case
 	t.Run("upgrade", func(t *testing.T) {
+		t.Parallel()
 		f := newFixture(t)
 		st := &Status{}
 		s := f.spec(func(s *Spec) { s.Timeout = time.Hour })
@@ -146,6 +150,7 @@ func TestOwnLockBrokenAtOnce(t *testing.T) {
 		}
 	})
 	t.Run("install", func(t *testing.T) {
+		t.Parallel()
 		f := newFixture(t)
 		s := f.spec(func(s *Spec) { s.Timeout = time.Hour })
 		if err := f.reconcile(s, &Status{}, "1.0.0", nil); err != nil {
@@ -795,6 +800,7 @@ func TestInstallValidatedByTheServer(t *testing.T) {
 // or upgrade is left as it is (no remediation, no stall), each later run
 // upgrades it once more, and the first success clears the counters.
 func TestRetryOnFailure(t *testing.T) {
+	t.Parallel() // a namespace of its own per case
 	for _, tc := range []struct {
 		name string
 		// before runs first, with the cause of failure absent.
@@ -805,6 +811,7 @@ func TestRetryOnFailure(t *testing.T) {
 		{name: "upgrade", before: "1.0.0", action: ActionUpgrade},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFixture(t)
 			retry := ActionStrategy{Name: StrategyRetryOnFailure}
 			s := f.spec(func(s *Spec) { s.Install.Strategy, s.Upgrade.Strategy = retry, retry })
