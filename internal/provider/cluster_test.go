@@ -48,7 +48,7 @@ func TestParseReleaseID(t *testing.T) {
 // not configure; a named cluster whose settings are unknown until apply
 // fails only what needs it.
 func TestProvider_namedClusters(t *testing.T) {
-	t.Setenv("KUBECONFIG", "")
+	t.Parallel() // no cluster; KUBECONFIG is unset for the package (TestMain)
 	chart := testChartDir(t)
 	// Each config changes the input, so that the output is unknown at its plan.
 	port := 0
@@ -114,6 +114,7 @@ data "helmrelease_template" "t" {
 // installed again; its ID carries the cluster, it imports by that ID, and
 // a cluster the provider does not configure is refused at plan.
 func TestAccRelease_cluster(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	named := func(cluster string) string { return namedClusterConfig(t, ns, cluster) }
 	resource.Test(t, resource.TestCase{

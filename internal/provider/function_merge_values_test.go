@@ -20,6 +20,7 @@ import (
 // the real terraform on files, gives what Helm's own merge of the same
 // files gives (helm install -f a.yaml -f b.yaml …).
 func TestMergeValuesFunction(t *testing.T) {
+	t.Parallel() // no cluster, no environment of its own
 	dir := t.TempDir()
 	var steps []resource.TestStep
 	for i, docs := range [][]string{

@@ -12,7 +12,7 @@ import (
 // are known only after apply, as when the cluster is created in the same
 // configuration: what needs no cluster still works, what needs one says so.
 func TestProvider_unknownKubernetesSettings(t *testing.T) {
-	t.Setenv("KUBECONFIG", "")
+	t.Parallel() // no cluster; KUBECONFIG is unset for the package (TestMain)
 	chart := testChartDir(t)
 	// Each step changes the input, so that the output is unknown at its plan.
 	base := func(host string) string {

@@ -28,6 +28,7 @@ import (
 // under the name is refused at plan with the import remedy, and left as it
 // was.
 func TestAccRelease_helmInstalledRefused(t *testing.T) {
+	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
 	ns := testNamespace(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,

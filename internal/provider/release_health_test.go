@@ -16,6 +16,8 @@ import (
 // waits for its expression, fails naming it when it never holds (the
 // resource tainted), and succeeds once the object satisfies it.
 func TestAccRelease_healthChecks(t *testing.T) {
+	t.Parallel()
+	installsAppChart(t)
 	ns := testNamespace(t)
 	config := func(message, phase, wait string) string {
 		return providerConfig() + fmt.Sprintf(`

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,6 +41,18 @@ func webChartDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// appChart is held by a test that installs testdata/charts/app, whose
+// CRD and ClusterRole are cluster-scoped: one such release at a time,
+// beside the tests of namespaced objects.
+var appChart sync.Mutex
+
+// installsAppChart holds appChart until the test ends.
+func installsAppChart(t *testing.T) {
+	t.Helper()
+	appChart.Lock()
+	t.Cleanup(appChart.Unlock)
 }
 
 // testNamespace is a namespace name for the test.

@@ -18,6 +18,8 @@ import (
 // the hooks it runs and the CRDs its CRD policy writes, beside resources;
 // a refresh clears them, so the plan after the apply is empty.
 func TestAccRelease_plannedHooksAndCRDs(t *testing.T) {
+	t.Parallel()
+	installsAppChart(t)
 	ns := testNamespace(t)
 	const web, app = "helmrelease_release.web", "helmrelease_release.app"
 	config := func(message, appCRDs string) string {

@@ -472,7 +472,7 @@ func TestAccRelease_nonReproducible(t *testing.T) {
 // TestTemplate_nonReproducible: helmrelease_template names the objects a
 // render cannot reproduce, through the same render path as the plan.
 func TestTemplate_nonReproducible(t *testing.T) {
-	t.Setenv("KUBECONFIG", "")
+	t.Parallel() // no cluster; KUBECONFIG is unset for the package (TestMain)
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{

@@ -11,6 +11,7 @@ import (
 // TestRelease_badInput: invalid configurations fail at plan with the
 // attribute path and a remedy, before anything reaches a cluster.
 func TestRelease_badInput(t *testing.T) {
+	t.Parallel() // no cluster, no environment of its own
 	config := func(body string) string {
 		// Defaults for what the case does not set itself.
 		defaults := ""

@@ -363,7 +363,7 @@ data "helmrelease_template" "t" {
 // TestTemplate_withoutCluster renders with no cluster configured at all: no
 // attributes, no KUBE_* variables, no KUBECONFIG.
 func TestTemplate_withoutCluster(t *testing.T) {
-	t.Setenv("KUBECONFIG", "")
+	t.Parallel() // no cluster; KUBECONFIG is unset for the package (TestMain)
 	chart := testChartDir(t)
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
