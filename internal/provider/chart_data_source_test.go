@@ -42,7 +42,7 @@ entries:
 }
 
 func TestChartDataSource(t *testing.T) {
-	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
+	t.Parallel() // a repository of its own, no cluster, no environment of its own
 	srv := chartRepository(t)
 	const addr = "data.helmrelease_chart.c"
 	config := func(version, password string) string {
@@ -109,7 +109,7 @@ data "helmrelease_chart" "c" {
 // manifest digest in the version, and a tag pushed again with other content
 // seen as another version.
 func TestChartDataSource_oci(t *testing.T) {
-	t.Parallel() // namespaced objects of its own namespace only; no environment of its own
+	t.Parallel() // a repository of its own, no cluster, no environment of its own
 	registry := testrepo.NewOCI(t)
 	registry.Push(t, testChart(t, "1.0.0"), nil)
 	registry.Push(t, testChart(t, "1.1.0"), nil)
