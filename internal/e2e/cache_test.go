@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -27,8 +26,7 @@ import (
 func TestTamperedCache(t *testing.T) {
 	parallelMatrix(t)
 	ns := newNamespace(t)
-	_, file, _, _ := runtime.Caller(0)
-	chartDir := filepath.Join(filepath.Dir(file), "testdata", "charts", "svc")
+	chartDir := testdataPath("charts", "svc")
 	oci := testrepo.NewOCI(t)
 	key := testrepo.NewCosignKey(t)
 	signer := testrepo.NewSigner(t, "release-team")
@@ -126,8 +124,7 @@ resource "helmrelease_release" %[1]q {
 func TestForgedCachedIndex(t *testing.T) {
 	parallelMatrix(t)
 	ns := newNamespace(t)
-	_, file, _, _ := runtime.Caller(0)
-	planted := testrepo.LoadChart(t, filepath.Join(filepath.Dir(file), "testdata", "charts", "svc"), "0.9.0")
+	planted := testrepo.LoadChart(t, testdataPath("charts", "svc"), "0.9.0")
 	for _, tpl := range planted.Templates {
 		if tpl.Name == "templates/configmap.yaml" {
 			tpl.Data = []byte(strings.ReplaceAll(string(tpl.Data), "{{ .Values.message | quote }}", `"planted"`))

@@ -8,8 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -196,8 +194,7 @@ func testChartRefLifecycle(t *testing.T, run *fluxRun, inProcess bool) {
 	for _, e := range engines {
 		names = append(names, "oci-"+e, "hc-"+e)
 	}
-	_, file, _, _ := runtime.Caller(0)
-	chartDir := filepath.Join(filepath.Dir(file), "testdata", "charts", "svc")
+	chartDir := testdataPath("charts", "svc")
 	oci, repo := testrepo.NewOCI(t), testrepo.NewHTTP(t)
 	oci.Push(t, testrepo.LoadChart(t, chartDir, "1.0.0"), nil)
 	repo.Add(t, testrepo.LoadChart(t, chartDir, "1.0.0"), nil)

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -113,8 +112,7 @@ func sharedCharts(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("HELMRELEASE_TEST_CHARTS")
 	if dir == "" {
-		_, file, _, _ := runtime.Caller(0)
-		dir = filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "charts")
+		dir = filepath.Join(repoRoot, "..", "shared", "charts")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "podinfo", "Chart.yaml")); err != nil {
 		testenv.SkipUnlessRequired(t, fmt.Sprintf("no public charts at %s (set HELMRELEASE_TEST_CHARTS): %v", dir, err))
@@ -131,8 +129,7 @@ func sharedCharts(t *testing.T) string {
 // It logs the wall time of each step and the provider's peak memory.
 func TestPublicCharts(t *testing.T) {
 	parallelMatrix(t)
-	_, file, _, _ := runtime.Caller(0)
-	local := filepath.Join(filepath.Dir(file), "testdata", "charts")
+	local := testdataPath("charts")
 	for _, pc := range publicCharts {
 		t.Run(pc.dir, func(t *testing.T) {
 			// The in-repository charts run wherever the tests do.

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -60,14 +59,12 @@ func namedClusters(t *testing.T, names ...string) map[string]namedCluster {
 func TestManyClusters(t *testing.T) {
 	parallelMatrix(t)
 	clusters := namedClusters(t, "east", "west", "north")
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
 	repo := testrepo.NewHTTP(t)
 	repo.Password = ""
-	repo.Add(t, testrepo.LoadChart(t, filepath.Join(filepath.Dir(file), "testdata", "charts", "podinfo"), "6.7.1"), nil)
+	repo.Add(t, testrepo.LoadChart(t, testdataPath("charts", "podinfo"), "6.7.1"), nil)
 
 	w := newWorkspace(t, "fleet")
-	copyDir(t, filepath.Join(root, "examples", "guides", "many_clusters"), w.dir)
+	copyDir(t, filepath.Join(repoRoot, "examples", "guides", "many_clusters"), w.dir)
 	fleet := func(apps map[string]bool) {
 		t.Helper()
 		vars := map[string]any{"chart_repository": repo.URL}
@@ -201,8 +198,7 @@ func TestManyClusters(t *testing.T) {
 func TestClusterImport(t *testing.T) {
 	parallelMatrix(t)
 	clusters := namedClusters(t, "east", "west")
-	_, file, _, _ := runtime.Caller(0)
-	podinfo := filepath.Join(filepath.Dir(file), "testdata", "charts", "podinfo")
+	podinfo := testdataPath("charts", "podinfo")
 	ns := newNamespaceOn(t, clusters["east"].cs)
 	newNamespaceOn(t, clusters["west"].cs) // a namespace of another name there
 	helmInstallOn(t, clusters["east"].rest, podinfo, ns, "imported")

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -203,8 +202,7 @@ func valuesFilesHCL(on bool) string {
 
 // svcChartDir is the svc chart's directory.
 func svcChartDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "testdata", "charts", "svc")
+	return testdataPath("charts", "svc")
 }
 
 // valuesProd is the values file the values files path adds.
@@ -984,8 +982,7 @@ func conformanceTable() string {
 // TestConformanceTableInDocs: the chart sources guide shows the matrix
 // TestConformance runs.
 func TestConformanceTableInDocs(t *testing.T) {
-	_, file, _, _ := runtime.Caller(0)
-	guide := filepath.Join(filepath.Dir(file), "..", "..", "templates", "guides", "chart-sources.md.tmpl")
+	guide := filepath.Join(repoRoot, "templates", "guides", "chart-sources.md.tmpl")
 	b, err := os.ReadFile(guide)
 	if err != nil {
 		t.Fatal(err)

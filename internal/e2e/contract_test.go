@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -140,8 +139,7 @@ func contractBusyPlan(t *testing.T, env *engineEnv) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, file, _, _ := runtime.Caller(0)
-		chart := testrepo.LoadChart(t, filepath.Join(filepath.Dir(file), "testdata", "charts", "svc"), "1.0.0")
+		chart := testrepo.LoadChart(t, testdataPath("charts", "svc"), "1.0.0")
 		otherDone = make(chan error, 1)
 		go func() {
 			_, err := c.Upgrade(ctx, name, chart, other, helm.UpgradeOptions{Namespace: env.ns, Timeout: 30 * time.Second, Wait: true, ReuseValues: false})
@@ -186,9 +184,8 @@ func contractBusyPlan(t *testing.T, env *engineEnv) {
 // apply: its apply deploys what the range resolves to then.
 func contractSavedPlan(t *testing.T, env *engineEnv) {
 	const name = "saved"
-	_, file, _, _ := runtime.Caller(0)
 	svc := func(version, appVersion string) {
-		c := testrepo.LoadChart(t, filepath.Join(filepath.Dir(file), "testdata", "charts", "svc"), version)
+		c := testrepo.LoadChart(t, testdataPath("charts", "svc"), version)
 		c.Metadata.AppVersion = appVersion
 		env.c.repo.Add(t, c, nil)
 	}
@@ -257,10 +254,9 @@ func contractSavedPlan(t *testing.T, env *engineEnv) {
 // digest plans its chart, and deploys that manifest. The next plan sees
 // the tag's newest push.
 func contractSavedPlanOCI(t *testing.T, env *engineEnv) {
-	_, file, _, _ := runtime.Caller(0)
 	oci := testrepo.NewOCI(t)
 	push := func(appVersion string) string {
-		c := testrepo.LoadChart(t, filepath.Join(filepath.Dir(file), "testdata", "charts", "svc"), "1.0.0")
+		c := testrepo.LoadChart(t, testdataPath("charts", "svc"), "1.0.0")
 		c.Metadata.AppVersion = appVersion
 		oci.Push(t, c, nil)
 		return oci.Digest(t, "svc", "1.0.0")

@@ -67,9 +67,7 @@ func buildReleaseArchives(t *testing.T) releaseArchive {
 	if goreleaser == "" {
 		testenv.SkipUnlessRequired(t, "needs GoReleaser: set HELMRELEASE_TEST_GORELEASER to a goreleaser binary (make test-all builds one from tools/goreleaser)")
 	}
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	raw, err := os.ReadFile(filepath.Join(root, ".goreleaser.yml"))
+	raw, err := os.ReadFile(filepath.Join(repoRoot, ".goreleaser.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +97,7 @@ func buildReleaseArchives(t *testing.T) releaseArchive {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, goreleaser, "release", "--snapshot", "--clean", "--skip=sign", "--config", config)
-	cmd.Dir = root
+	cmd.Dir = repoRoot
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("goreleaser: %v\n%s", err, out)
 	}

@@ -6,8 +6,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -333,8 +331,7 @@ func TestOutOfBandEdits(t *testing.T) {
 
 func outOfBandEditsBy(t *testing.T, ssa bool, method string) {
 	ns := newNamespace(t)
-	_, file, _, _ := runtime.Caller(0)
-	chart := filepath.Join(filepath.Dir(file), "testdata", "charts", "edits")
+	chart := testdataPath("charts", "edits")
 	w := newWorkspace(t, "edits")
 	st := newStorage(t, ns)
 	configure := func(values string) {

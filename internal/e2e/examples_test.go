@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -39,9 +38,7 @@ import (
 // each in namespaces of its own: the namespaces they name, prefixed.
 func TestExamples(t *testing.T) {
 	parallelMatrix(t)
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	podinfo := filepath.Join(filepath.Dir(file), "testdata", "charts", "podinfo")
+	podinfo := testdataPath("charts", "podinfo")
 
 	repo := testrepo.NewHTTP(t)
 	repo.Password = "" // public, as the examples' default repository
@@ -125,7 +122,7 @@ func TestExamples(t *testing.T) {
 			t.Parallel()
 			namespaces(t, ns("apps"), ns("team-a"), ns("fleet"))
 			w := newWorkspace(t, "example")
-			copyDir(t, filepath.Join(root, ex.dir), w.dir)
+			copyDir(t, filepath.Join(repoRoot, ex.dir), w.dir)
 			inNamespaces(t, w.dir, prefix)
 			if ex.newer {
 				if newer == "" {

@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -26,8 +25,7 @@ import (
 // a chart that was renamed upstream.
 func addRenamedChart(t *testing.T, repo *testrepo.HTTP, name string) {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	c := testrepo.LoadChart(t, filepath.Join(filepath.Dir(file), "testdata", "charts", "svc"), "1.0.0")
+	c := testrepo.LoadChart(t, testdataPath("charts", "svc"), "1.0.0")
 	c.Metadata.Name = name
 	repo.Add(t, c, nil)
 }

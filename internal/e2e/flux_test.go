@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -704,8 +703,7 @@ resource "helmrelease_release" "this" {
 func TestFluxEmptyFields(t *testing.T) {
 	withFluxControllers(t, func(t *testing.T, run *fluxRun) {
 		repo := testrepo.NewHTTP(t)
-		_, file, _, _ := runtime.Caller(0)
-		repo.Add(t, testrepo.LoadChart(t, filepath.Join(filepath.Dir(file), "testdata", "charts", "dashboards"), "1.0.0"), nil)
+		repo.Add(t, testrepo.LoadChart(t, testdataPath("charts", "dashboards"), "1.0.0"), nil)
 		c := run.config(t, repo)
 		c.chart = "dashboards"
 		w := newWorkspace(t, "dashboards")

@@ -6,8 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -78,8 +76,7 @@ resource "helmrelease_release" "ssh" {
 // svcChart are the files of the svc chart at version under charts/svc.
 func svcChart(t *testing.T, version string) map[string]string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	files := testrepo.ChartFiles(t, filepath.Join(filepath.Dir(file), "testdata", "charts", "svc"), "charts/svc")
+	files := testrepo.ChartFiles(t, testdataPath("charts", "svc"), "charts/svc")
 	files["charts/svc/Chart.yaml"] = strings.Replace(files["charts/svc/Chart.yaml"], "version: 1.0.0", "version: "+version, 1)
 	return files
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -331,8 +330,7 @@ func newNamespaceOn(t *testing.T, clientset kubernetes.Interface) string {
 func newRepository(t *testing.T) *testrepo.HTTP {
 	t.Helper()
 	repo := testrepo.NewHTTP(t)
-	_, file, _, _ := runtime.Caller(0)
-	repo.Add(t, testrepo.LoadChart(t, filepath.Join(filepath.Dir(file), "testdata", "charts", "svc"), "1.0.0"), nil)
+	repo.Add(t, testrepo.LoadChart(t, testdataPath("charts", "svc"), "1.0.0"), nil)
 	return repo
 }
 

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -34,8 +33,7 @@ import (
 // empty.
 func TestReleasesOfHelm3(t *testing.T) {
 	parallelMatrix(t)
-	_, file, _, _ := runtime.Caller(0)
-	fixture := filepath.Join(filepath.Dir(file), "testdata", "provider-helm3")
+	fixture := testdataPath("provider-helm3")
 	provider := fmt.Sprintf(`terraform {
   required_providers {
     helmrelease = { source = "helmrelease/helmrelease" }

@@ -38,7 +38,16 @@ var (
 	cluster       *testcluster.Cluster
 	restConfig    *rest.Config
 	clientset     kubernetes.Interface
+	// repoRoot is the repository's root, found from the package's
+	// directory, where go test runs the tests: the paths runtime.Caller
+	// gives are module paths in a build with -trimpath.
+	repoRoot string
 )
+
+// testdataPath is the path of elem under the package's testdata.
+func testdataPath(elem ...string) string {
+	return filepath.Join(append([]string{repoRoot, "internal", "e2e", "testdata"}, elem...)...)
+}
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -51,6 +60,10 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) (int, error) {
+	var err error
+	if repoRoot, err = filepath.Abs(filepath.Join("..", "..")); err != nil {
+		return 0, fmt.Errorf("finding the repository's root: %w", err)
+	}
 	switch {
 	case testing.Short():
 		skipReason = "the e2e tests run terraform against a cluster"
@@ -236,7 +249,9 @@ func parallelMatrix(t *testing.T) {
 // it; it returns the configuration's path.
 func buildProvider(ctx context.Context, work, dir string, flags ...string) (string, error) {
 	provider := filepath.Join(work, dir, "terraform-provider-helmrelease")
-	args := append(append([]string{"build"}, flags...), "-o", provider, "github.com/helmrelease/terraform-provider-helmrelease")
+	// -trimpath as make test builds the tests and GoReleaser the release:
+	// the three share their compiled packages.
+	args := append(append([]string{"build", "-trimpath"}, flags...), "-o", provider, "github.com/helmrelease/terraform-provider-helmrelease")
 	cmd := exec.CommandContext(ctx, "go", args...)
 	if slices.Contains(flags, "-race") {
 		// The race detector needs cgo, whatever the tests are built with.

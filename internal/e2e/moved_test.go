@@ -29,9 +29,7 @@ import (
 // change then upgrades the release, client-side as it was installed.
 func TestMovedFromHelmProvider(t *testing.T) {
 	parallelMatrix(t)
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	podinfo := filepath.Join(filepath.Dir(file), "testdata", "charts", "podinfo")
+	podinfo := testdataPath("charts", "podinfo")
 
 	repo := testrepo.NewHTTP(t)
 	repo.Password = ""
@@ -110,7 +108,7 @@ resource "helm_release" "options" {
 	if err := os.Remove(filepath.Join(w.dir, "main.tf")); err != nil {
 		t.Fatal(err)
 	}
-	guide := filepath.Join(root, "examples", "guides", "moving_from_helm_release")
+	guide := filepath.Join(repoRoot, "examples", "guides", "moving_from_helm_release")
 	for _, name := range []string{"main.tf", "terraform.tf"} {
 		b, err := os.ReadFile(filepath.Join(guide, name))
 		if err != nil {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -27,9 +26,8 @@ import (
 // module cache, at the version tools/certmanager pins.
 func certManagerChart(t *testing.T) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
 	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/cert-manager/cert-manager")
-	cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..", "tools", "certmanager")
+	cmd.Dir = filepath.Join(repoRoot, "tools", "certmanager")
 	out, err := cmd.Output()
 	if err != nil || strings.TrimSpace(string(out)) == "" {
 		testenv.SkipUnlessRequired(t, fmt.Sprintf("needs cert-manager's module in the module cache (go mod download in tools/certmanager): %v", err))
@@ -52,10 +50,9 @@ func certManagerChart(t *testing.T) string {
 // fails after waiting for the kind, naming it, with nothing written.
 func contractOperator(t *testing.T, env *engineEnv) {
 	chartDir := certManagerChart(t)
-	_, file, _, _ := runtime.Caller(0)
 	repo := testrepo.NewHTTP(t)
 	repo.Add(t, testrepo.LoadChart(t, chartDir, "1.21.2"), nil)
-	repo.Add(t, testrepo.LoadChart(t, filepath.Join(filepath.Dir(file), "testdata", "charts", "issuers"), "1.0.0"), nil)
+	repo.Add(t, testrepo.LoadChart(t, testdataPath("charts", "issuers"), "1.0.0"), nil)
 	c := env.c
 	// One version each: the plan of a create from a range shows its
 	// objects as known after apply.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -27,8 +26,7 @@ func TestQueryGeneratesConfig(t *testing.T) {
 	if newer == "" {
 		testenv.SkipUnlessRequired(t, "terraform query needs Terraform >= 1.14: set HELMRELEASE_TEST_TERRAFORM_NEWER")
 	}
-	_, file, _, _ := runtime.Caller(0)
-	charts := filepath.Join(filepath.Dir(file), "testdata", "charts")
+	charts := testdataPath("charts")
 	repo := testrepo.NewHTTP(t)
 	repo.Password = "" // the generated configuration holds no credentials
 	repo.Add(t, testrepo.LoadChart(t, filepath.Join(charts, "svc"), "1.0.0"), nil)

@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -65,8 +64,7 @@ func TestSecretsNeverShown(t *testing.T) {
 	repo := newRepository(t)
 	repo.Password = inputs["chart password"]
 	oci := testrepo.NewOCIWithPassword(t, inputs["registry password"])
-	_, file, _, _ := runtime.Caller(0)
-	oci.Push(t, testrepo.LoadChart(t, filepath.Join(filepath.Dir(file), "testdata", "charts", "svc"), "1.0.0"), nil)
+	oci.Push(t, testrepo.LoadChart(t, testdataPath("charts", "svc"), "1.0.0"), nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if _, err := clientset.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{

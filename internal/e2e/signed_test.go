@@ -5,8 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -46,8 +44,7 @@ resource "helmrelease_release" %[1]q {
 // after signing fail at plan with nothing written.
 func testSignedCharts(t *testing.T, run *fluxRun) {
 	ns, dyn := run.ns, dynamic.NewForConfigOrDie(run.rest)
-	_, file, _, _ := runtime.Caller(0)
-	chartDir := filepath.Join(filepath.Dir(file), "testdata", "charts", "svc")
+	chartDir := testdataPath("charts", "svc")
 	oci := testrepo.NewOCI(t)
 	key, otherKey := testrepo.NewCosignKey(t), testrepo.NewCosignKey(t)
 	sigstore := testrepo.NewSigstore(t)

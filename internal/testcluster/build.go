@@ -99,11 +99,11 @@ func Build(ctx context.Context, opts BuildOptions) (string, error) {
 		return "", err
 	}
 	fmt.Fprintf(log, "testcluster: building %s (%s)\n", binKube, strings.Join(components, ", "))
-	// Built as make test builds the tests (pure Go, no -trimpath), with
+	// Built as make test builds the tests (pure Go, -trimpath), with
 	// tools/kube's module versions those of go.mod where both use one: the
 	// packages the two share (client-go, apimachinery, k8s.io/api and what
 	// they import) compile once into the Go build cache, not once each.
-	cmd := exec.CommandContext(ctx, "go", "build", "-ldflags=-s -w"+versionLDFlags(kubeVersion), "-o", filepath.Join(tmp, binKube), "./cmd/kube")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w"+versionLDFlags(kubeVersion), "-o", filepath.Join(tmp, binKube), "./cmd/kube")
 	cmd.Dir = filepath.Join(root, "tools", "kube")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=readonly")
 	cmd.Stdout, cmd.Stderr = log, log
@@ -165,7 +165,7 @@ func complete(binDir string) bool {
 func buildKey(root string) (string, error) {
 	h := sha256.New()
 	// buildRecipe changes whenever the way of building changes.
-	const buildRecipe = "4"
+	const buildRecipe = "5"
 	fmt.Fprintln(h, buildRecipe, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	for _, f := range []string{"tools/kube/go.mod", "tools/kube/go.sum", "tools/kube/cmd/kube/main.go"} {
 		b, err := os.ReadFile(filepath.Join(root, f))
