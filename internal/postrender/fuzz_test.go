@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
 )
 
 const fuzzManifest = `apiVersion: v1
@@ -66,6 +68,39 @@ func FuzzPostRenderer(f *testing.F) {
 		out, err := Build(context.Background(), []Renderer{{Kustomize: k}}, Metadata{}, Origin{Name: "web", Namespace: "apps"}).Run(bytes.NewBufferString(fuzzManifest))
 		if err == nil && out == nil {
 			t.Fatal("no manifest and no error")
+		}
+	})
+}
+
+// FuzzMetadataLines: for any manifest and any label or annotation, the
+// inserted lines are stored as kyaml's setters would be, or Run fails where
+// they fail.
+func FuzzMetadataLines(f *testing.F) {
+	f.Add(fuzzManifest, "team", "a", "owner", "it's")
+	f.Add("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations:\n    x: 'y'\n  labels:\n    app: a\n  name: a\n", "app", "b", "x", "")
+	f.Add("a: 1\nmetadata:\n  name: a\n  labels:\n    \"k\": v\n", "k", "true", "n", "1.0")
+	f.Fuzz(func(t *testing.T, manifest, labelKey, labelValue, annotationKey, annotationValue string) {
+		m := Metadata{Labels: map[string]string{labelKey: labelValue}, Annotations: map[string]string{annotationKey: annotationValue}}
+		want, werr := parsedOnly(m).Run(bytes.NewBufferString(manifest))
+		got, gerr := m.Run(bytes.NewBufferString(manifest))
+		if werr != nil {
+			return // kyaml cannot read it: the fallback says so
+		}
+		if gerr != nil {
+			t.Fatalf("error %v where kyaml's setters give\n%s", gerr, want)
+		}
+		wantNodes, err := kio.ParseAll(want.String())
+		if err != nil {
+			return // Helm would refuse both
+		}
+		gotNodes, err := kio.ParseAll(got.String())
+		if err != nil {
+			t.Fatalf("Helm would not read\n%s\nwhere it reads kyaml's\n%s", got, want)
+		}
+		g, _ := kio.StringAll(gotNodes)
+		w, _ := kio.StringAll(wantNodes)
+		if g != w {
+			t.Fatalf("Helm stores\n%s\nwhere kyaml's setters give\n%s", g, w)
 		}
 	})
 }

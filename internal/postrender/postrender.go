@@ -126,23 +126,50 @@ type Metadata struct {
 
 var _ helm.PostRenderer = Metadata{}
 
-// Run implements helm.PostRenderer.
+// Run implements helm.PostRenderer: each document of the usual shape by
+// inserting lines (insertLines), any other through kyaml (setParsed).
 func (m Metadata) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
-	nodes, err := kio.FromBytes(in.Bytes())
+	// Sorted, so that the same input always renders the same manifest.
+	labels, annotations := slices.Sorted(maps.Keys(m.Labels)), slices.Sorted(maps.Keys(m.Annotations))
+	ins, ok := m.insertions(labels, annotations)
+	docs, split := documents(in.Bytes())
+	if !ok || !split || len(docs) == 0 {
+		return m.setParsed(in.Bytes(), labels, annotations)
+	}
+	out := bytes.NewBuffer(make([]byte, 0, in.Len()+len(docs)*128))
+	for i, doc := range docs {
+		if i > 0 {
+			out.WriteString("---\n")
+		}
+		if inserted, ok := insertLines(doc, ins); ok {
+			out.Write(inserted)
+			continue
+		}
+		parsed, err := m.setParsed(doc, labels, annotations)
+		if err != nil {
+			return nil, err
+		}
+		out.Write(parsed.Bytes())
+	}
+	return out, nil
+}
+
+// setParsed sets m's labels and annotations on every document of in with
+// kyaml, in the order given.
+func (m Metadata) setParsed(in []byte, labels, annotations []string) (*bytes.Buffer, error) {
+	nodes, err := kio.FromBytes(in)
 	if err != nil {
 		return nil, fmt.Errorf("parsing rendered manifest: %w", err)
 	}
-	// Sorted, so that the same input always renders the same manifest.
-	labels, annotations := slices.Sorted(maps.Keys(m.Labels)), slices.Sorted(maps.Keys(m.Annotations))
 	for _, n := range nodes {
 		for _, k := range labels {
 			if err := n.PipeE(kyaml.SetLabel(k, m.Labels[k])); err != nil {
-				return nil, fmt.Errorf("setting label %s on %s/%s: %w", k, n.GetKind(), n.GetName(), err)
+				return nil, fmt.Errorf("setting label %s on %s: %w", k, documentName(n), err)
 			}
 		}
 		for _, k := range annotations {
 			if err := n.PipeE(kyaml.SetAnnotation(k, m.Annotations[k])); err != nil {
-				return nil, fmt.Errorf("setting annotation %s on %s/%s: %w", k, n.GetKind(), n.GetName(), err)
+				return nil, fmt.Errorf("setting annotation %s on %s: %w", k, documentName(n), err)
 			}
 		}
 	}
@@ -151,6 +178,15 @@ func (m Metadata) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 		return nil, fmt.Errorf("writing rendered manifest: %w", err)
 	}
 	return bytes.NewBufferString(out), nil
+}
+
+// documentName is kind/name of a document for errors; kyaml's getters
+// panic on a document that is not a mapping.
+func documentName(n *kyaml.RNode) string {
+	if n.YNode().Kind != kyaml.MappingNode {
+		return "a document that is not a mapping"
+	}
+	return n.GetKind() + "/" + n.GetName()
 }
 
 // errEmpty is returned for an empty patch.
