@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"helm.sh/helm/v4/pkg/kube"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -43,6 +44,15 @@ func withSharedValidation(f kube.Factory, getter genericclioptions.RESTClientGet
 		return f
 	}
 	return sharedValidation{Factory: f, getter: getter, kinds: kinds.FieldValidationKinds()}
+}
+
+// UnstructuredClientForMapping is the wrapped factory's (Build's clients).
+func (f sharedValidation) UnstructuredClientForMapping(m *meta.RESTMapping) (resource.RESTClient, error) {
+	u, ok := f.Factory.(unstructuredClients)
+	if !ok {
+		return nil, fmt.Errorf("the factory makes no client for %s", m.GroupVersionKind)
+	}
+	return u.UnstructuredClientForMapping(m)
 }
 
 // Validator is kubectl's (cmd/util's factory) with the verifier shared.
