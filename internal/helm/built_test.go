@@ -58,7 +58,7 @@ func TestBuildDecodesOnce(t *testing.T) {
 	}
 	first := build(plan, builtManifest)
 	key, keyed := plan.kube.builtKey([]byte(builtManifest), false)
-	if !keyed || builtManifests.get(key) == nil {
+	if !keyed || !builtManifests.Has(key) {
 		t.Fatal("the built manifest is not kept")
 	}
 	second := build(apply, builtManifest)

@@ -32,34 +32,9 @@ type Object struct {
 // scope may be nil; kinds it does not know are decided by KnownClusterScoped
 // and by the CRDs of the manifest itself, and are otherwise namespaced.
 func Parse(manifest, defaultNamespace string, scope Scope) ([]Object, error) {
-	var objs []*unstructured.Unstructured
-	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(manifest), 4096)
-	for i := 0; ; i++ {
-		var raw map[string]any
-		if err := dec.Decode(&raw); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return nil, fmt.Errorf("parsing document %d of the manifest: %w", i+1, err)
-		}
-		if len(raw) == 0 {
-			continue
-		}
-		u := &unstructured.Unstructured{Object: raw}
-		if u.GetKind() == "" || u.GetAPIVersion() == "" {
-			return nil, fmt.Errorf("document %d of the manifest has no apiVersion or kind", i+1)
-		}
-		if u.IsList() {
-			list, err := u.ToList()
-			if err != nil {
-				return nil, fmt.Errorf("document %d of the manifest: %w", i+1, err)
-			}
-			for j := range list.Items {
-				objs = append(objs, &list.Items[j])
-			}
-			continue
-		}
-		objs = append(objs, u)
+	objs, err := decodeOnce(manifest)
+	if err != nil {
+		return nil, err
 	}
 	crdScopes := map[schema.GroupKind]bool{}
 	for _, u := range objs {
@@ -284,3 +259,37 @@ func KindOfKey(key string) (schema.GroupVersionKind, bool) {
 }
 
 func isKind(s string) bool { return s != "" && s[0] >= 'A' && s[0] <= 'Z' }
+
+// decode is the objects of manifest, decoded (lists flattened).
+func decode(manifest string) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(manifest), 4096)
+	for i := 0; ; i++ {
+		var raw map[string]any
+		if err := dec.Decode(&raw); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, fmt.Errorf("parsing document %d of the manifest: %w", i+1, err)
+		}
+		if len(raw) == 0 {
+			continue
+		}
+		u := &unstructured.Unstructured{Object: raw}
+		if u.GetKind() == "" || u.GetAPIVersion() == "" {
+			return nil, fmt.Errorf("document %d of the manifest has no apiVersion or kind", i+1)
+		}
+		if u.IsList() {
+			list, err := u.ToList()
+			if err != nil {
+				return nil, fmt.Errorf("document %d of the manifest: %w", i+1, err)
+			}
+			for j := range list.Items {
+				objs = append(objs, &list.Items[j])
+			}
+			continue
+		}
+		objs = append(objs, u)
+	}
+	return objs, nil
+}

@@ -128,3 +128,29 @@ func TestDisplayMasksSecrets(t *testing.T) {
 		t.Error("Display modified the object it was given")
 	}
 }
+
+// TestParseCopies: a manifest parsed again gives the same objects, as
+// copies: a change to one Parse's objects is not seen by the next, and
+// each gets its own default namespace.
+func TestParseCopies(t *testing.T) {
+	const m = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: copies\ndata:\n  k: v\n"
+	first, err := Parse(m, "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first[0].Object.SetLabels(map[string]string{"changed": "true"})
+	second, err := Parse(m, "b", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := second[0].Object.GetLabels(); got != nil {
+		t.Errorf("labels %v seen by the next Parse", got)
+	}
+	second[0].Object.SetLabels(map[string]string{"changed": "true"})
+	if third, err := Parse(m, "b", nil); err != nil || third[0].Object.GetLabels() != nil {
+		t.Errorf("a change to a copy seen by the next Parse: %v", err)
+	}
+	if first[0].Key != "v1/ConfigMap/a/copies" || second[0].Key != "v1/ConfigMap/b/copies" {
+		t.Errorf("keys %s and %s", first[0].Key, second[0].Key)
+	}
+}
