@@ -16,11 +16,11 @@ import (
 )
 
 // builtManifests are the objects Helm's Build decoded from the manifests
-// most recently built in this process (up to 8 MB of manifests, some 40 MB decoded), so that
-// the same manifest is decoded once: the plan Terraform makes while
-// applying and the apply render the same release, and an upgrade builds
-// its new manifest twice (to validate it, then to apply it). Nothing is
-// kept across processes.
+// most recently built in this process (up to 8 MB of manifests, some 40 MB
+// decoded), so that the same manifest is decoded once: the plan Terraform
+// makes while applying and the apply render the same release, and an
+// upgrade builds its new manifest twice (to validate it, then to apply
+// it). Nothing is kept across processes.
 var builtManifests = bytecache.New[[]builtObject](8 << 20)
 
 // builtObject is what Build made of one object, but its REST client,

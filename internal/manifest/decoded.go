@@ -9,10 +9,11 @@ import (
 )
 
 // decoded keeps the objects of the manifests most recently parsed in this
-// process (up to 8 MB of manifests, some 40 MB decoded), so that a manifest is decoded once
-// however many readers it has: a plan validates and shows the same
-// manifest; an install checks its post-rendered stream for hooks, then
-// validates it. Each Parse gets copies. Nothing is kept across processes.
+// process (up to 8 MB of manifests, some 40 MB decoded), so that a
+// manifest is decoded once however many readers it has: a plan validates
+// and shows the same manifest; an install checks its post-rendered stream
+// for hooks, then validates it. Each Parse gets copies. Nothing is kept
+// across processes.
 var decoded = bytecache.New[[]*unstructured.Unstructured](8 << 20)
 
 // decodeOnce is decode(manifest), copied from decoded when it was decoded
