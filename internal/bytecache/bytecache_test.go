@@ -1,6 +1,9 @@
 package bytecache
 
-import "testing"
+import (
+	"sync"
+	"testing"
+)
 
 func key(b byte) Key { return Key{b} }
 
@@ -27,5 +30,27 @@ func TestCacheBoundedByBytes(t *testing.T) {
 	c.Add(key(4), 11, "d")
 	if c.Has(key(4)) || !c.Has(key(1)) {
 		t.Error("an input over the limit displaced others or was kept")
+	}
+}
+
+// TestCacheConcurrent: releases planned and applied in parallel share the
+// cache (run it with -race); its bytes stay within the limit.
+func TestCacheConcurrent(t *testing.T) {
+	c := New[[]int](64)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				k := key(byte((g*31 + i) % 40))
+				if v, ok := c.Get(k); ok && len(v) != int(k[0]%7) {
+					t.Errorf("value of %d has %d items", k[0], len(v))
+				}
+				c.Add(k, 8, make([]int, k[0]%7))
+			}
+		})
+	}
+	wg.Wait()
+	if c.size > 64 || c.size != 8*c.lru.Len() {
+		t.Errorf("size %d for %d entries", c.size, c.lru.Len())
 	}
 }
