@@ -594,9 +594,9 @@ func contractFailedCreate(t *testing.T, env *engineEnv) {
 	if env.flux() {
 		// The namespace holds the other rows' releases. A deleted
 		// HelmRepository goes once source-controller has removed its
-		// finalizer, which under load takes a moment.
+		// finalizer, which under load can take minutes.
 		left := sourcesOf(t, env.rest, env.ns, env.c.repo.URL)
-		for deadline := time.Now().Add(time.Minute); len(left) > 0 && time.Now().Before(deadline); left = sourcesOf(t, env.rest, env.ns, env.c.repo.URL) {
+		for deadline := time.Now().Add(3 * time.Minute); len(left) > 0 && time.Now().Before(deadline); left = sourcesOf(t, env.rest, env.ns, env.c.repo.URL) {
 			time.Sleep(500 * time.Millisecond)
 		}
 		if len(left) > 0 {

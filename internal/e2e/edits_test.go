@@ -361,6 +361,8 @@ resource "helmrelease_release" "edits" {
 
 	round := func(phase, message string) {
 		t.Helper()
+		// A minute for the edits, another for the checks after the
+		// apply: plan and apply in between take what they take.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		revisions := len(st.history("edits"))
@@ -400,6 +402,8 @@ resource "helmrelease_release" "edits" {
 		if got := len(st.history("edits")); got != revisions {
 			t.Errorf("%s: correcting the drift made %d Helm revisions, want none", phase, got-revisions)
 		}
+		ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
 		for _, e := range outOfBandEdits {
 			if msg := e.corrected(ctx, ns, message); msg != "" {
 				t.Errorf("%s: %s: not corrected: %s", phase, e.name, msg)

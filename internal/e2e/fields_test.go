@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -114,8 +113,9 @@ func TestFluxNewFields(t *testing.T) {
 		case strings.HasPrefix(version, "v1.6."):
 			minor = 6
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
+		// The test's own calls to the cluster; its terraform runs have
+		// their own timeouts.
+		ctx := t.Context()
 		const literal = `a,b={c}[0]\n"quoted"`
 		if _, err := run.cs.CoreV1().ConfigMaps(run.ns).Create(ctx, &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: "raw"},
