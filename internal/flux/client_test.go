@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 
@@ -478,6 +479,75 @@ func TestApplyRefusesForeignObjects(t *testing.T) {
 		}
 		if hr, err := e.Get(ctx, ns, "app"); err != nil || hr != nil {
 			t.Errorf("after the refusal the HelmRelease is %v (%v), want none written", hr, err)
+		}
+	})
+}
+
+// TestDeleteWrittenWhileTheSourceChanges: what a failed create wrote goes
+// even when source-controller writes the status of the new shared
+// HelmRepository between the read and the delete (its resourceVersion
+// moves on), as it does at once for a source it has just seen.
+func TestDeleteWrittenWhileTheSourceChanges(t *testing.T) {
+	withFluxCRDs(t, func(t *testing.T) {
+		ctx := t.Context()
+		ns := newNamespace(t, kubernetes.NewForConfigOrDie(testRESTConfig))
+		s, err := NewScheme()
+		if err != nil {
+			t.Fatal(err)
+		}
+		kube, err := client.NewWithWatch(testRESTConfig, client.Options{Scheme: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := Build(&Release{
+			Spec:            &reconcile.Spec{Name: "app", Namespace: ns},
+			Chart:           Chart{Source: chartsource.Source{Repository: "https://charts.example.com", Name: "settings"}, Version: "1.0.0"},
+			SensitiveValues: map[string]any{"password": "never-kept"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !objs.Shared || objs.Values == nil {
+			t.Fatalf("Build: shared %v, values Secret %v; want a shared HelmRepository and a values Secret", objs.Shared, objs.Values)
+		}
+		// What the create wrote before the HelmRelease was refused.
+		written := []client.Object{objs.Source, objs.Values}
+		for _, obj := range written {
+			if err := kube.Create(ctx, obj); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var statusWrites int
+		e := &Client{Kube: interceptor.NewClient(kube, interceptor.Funcs{
+			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if err := c.Get(ctx, key, obj, opts...); err != nil {
+					return err
+				}
+				if _, ok := obj.(*sourcev1.HelmRepository); !ok || statusWrites > 0 {
+					return nil
+				}
+				// source-controller's first status write, just after
+				// the provider read the source.
+				statusWrites++
+				repo := &sourcev1.HelmRepository{}
+				if err := c.Get(ctx, key, repo); err != nil {
+					return err
+				}
+				repo.Status.ObservedGeneration = repo.Generation
+				return c.Status().Update(ctx, repo)
+			},
+		})}
+		if err := e.DeleteWritten(ctx, objs); err != nil {
+			t.Errorf("DeleteWritten: %v", err)
+		}
+		if statusWrites == 0 {
+			t.Fatal("the HelmRepository's status was never written between a read and the delete")
+		}
+		for _, obj := range written {
+			err := kube.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+			if !apierrors.IsNotFound(err) {
+				t.Errorf("%T %s after DeleteWritten: %v, want not found", obj, obj.GetName(), err)
+			}
 		}
 	})
 }

@@ -2,6 +2,7 @@ package flux
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -127,12 +128,18 @@ func (e *Client) DeleteWritten(ctx context.Context, objs *Objects) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	hr := objs.HelmRelease
+	var errs []error
 	for _, obj := range objs.sharedObjects() {
-		if err := e.deleteUnowned(ctx, obj); err != nil {
-			return err
-		}
+		// source-controller writes the status of a source it has just
+		// seen: the change is read again, not taken for another
+		// release's.
+		errs = append(errs, retry.OnError(ownersBackoff, apierrors.IsConflict, func() error {
+			return e.deleteUnowned(ctx, obj)
+		}))
 	}
-	return e.deleteAuxiliary(ctx, hr.Namespace, hr.Name)
+	// The release's own Secrets go even when a shared source could not.
+	errs = append(errs, e.deleteAuxiliary(ctx, hr.Namespace, hr.Name))
+	return errors.Join(errs...)
 }
 
 // Release lets the shared sources and HelmCharts of namespace go that
@@ -180,15 +187,17 @@ func ownedBy(obj client.Object, uid types.UID) bool {
 	return slices.ContainsFunc(obj.GetOwnerReferences(), func(r metav1.OwnerReference) bool { return r.UID == uid })
 }
 
+// ownersBackoff paces the tries of a change to a shared object that
+// others change at once (releases destroyed together, the garbage
+// collector, source-controller's status): each try reads it again, after
+// a jittered wait, for up to about 20 seconds.
+var ownersBackoff = wait.Backoff{Duration: 50 * time.Millisecond, Factor: 1.5, Jitter: 1, Steps: 14, Cap: 4 * time.Second}
+
 // disown removes the owner reference of uid from obj, then deletes obj if
 // no owner is left; a change made meanwhile by another release (its owner
 // reference added) is read again.
 func (e *Client) disown(ctx context.Context, obj client.Object, uid types.UID) error {
-	// Releases destroyed together, and the garbage collector, change the
-	// owner references at once: each try reads them again, after a
-	// jittered wait, for up to about 20 seconds.
-	backoff := wait.Backoff{Duration: 50 * time.Millisecond, Factor: 1.5, Jitter: 1, Steps: 14, Cap: 4 * time.Second}
-	return retry.OnError(backoff, func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsInvalid(err) }, func() error {
+	return retry.OnError(ownersBackoff, func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsInvalid(err) }, func() error {
 		if err := e.Kube.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 			return client.IgnoreNotFound(err)
 		}
