@@ -505,6 +505,9 @@ type UninstallOptions struct {
 	KeepHistory         bool
 	DeletionPropagation string
 	Description         string
+	// Poller waits for the deletion and the hooks when Wait is set; nil
+	// is Helm's legacy waiter.
+	Poller *Poller
 }
 
 // Uninstalled is what an uninstall did.
@@ -525,8 +528,9 @@ const notOwnedHeader = "were not deleted because they are not owned by this rele
 func (c *Client) Uninstall(name string, o UninstallOptions) (*Uninstalled, error) {
 	a := action.NewUninstall(c.cfg)
 	a.Timeout = o.Timeout
-	a.WaitStrategy = waitStrategy(o.Wait, nil)
+	a.WaitStrategy = waitStrategy(o.Wait, o.Poller)
 	a.DisableHooks, a.KeepHistory = o.DisableHooks, o.KeepHistory
+	defer c.waitWith(o.Poller)()
 	a.DeletionPropagation = o.DeletionPropagation
 	a.Description = o.Description
 	res, err := a.Run(name)

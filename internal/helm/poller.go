@@ -138,20 +138,16 @@ func (w *pollWaiter) WatchUntilReady(resources kube.ResourceList, timeout time.D
 	return w.k.poll(w.p, resources, timeout, false, true, newPodStatusReader, alwaysCurrent)
 }
 
+// WaitForDelete waits until every object of resources is gone
+// (waitDeleted).
 func (w *pollWaiter) WaitForDelete(resources kube.ResourceList, timeout time.Duration) error {
-	objs := make([]*unstructured.Unstructured, 0, len(resources))
-	for _, r := range resources {
-		var o unstructured.Unstructured
-		o.SetGroupVersionKind(r.Object.GetObjectKind().GroupVersionKind())
-		o.SetNamespace(r.Namespace)
-		o.SetName(r.Name)
-		objs = append(objs, &o)
-	}
-	mgr, err := w.k.resourceManager(w.p, false)
+	c, err := w.k.controllerClient()
 	if err != nil {
 		return err
 	}
-	return mgr.WaitForTermination(objs, ssa.WaitOptions{Interval: pollInterval, Timeout: timeout})
+	ctx, cancel := context.WithTimeout(w.p.context(), timeout)
+	defer cancel()
+	return waitDeleted(ctx, c, resources, pollInterval)
 }
 
 func (p *Poller) context() context.Context {
@@ -207,7 +203,9 @@ func (k *kubeClient) poll(p *Poller, resources kube.ResourceList, timeout time.D
 
 // resourceManager reads statuses with the health checks first, then
 // (withJobs) helm-controller's Job reader, then extra, then kstatus.
-func (k *kubeClient) resourceManager(p *Poller, withJobs bool, extra ...func(meta.RESTMapper) engine.StatusReader) (*ssa.ResourceManager, error) {
+// controllerClient is a client of the cluster for the poller, with the
+// getter's REST mapping.
+func (k *kubeClient) controllerClient() (client.Client, error) {
 	cfg, err := k.getter.ToRESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("creating Kubernetes client for the poller: %w", err)
@@ -220,6 +218,15 @@ func (k *kubeClient) resourceManager(p *Poller, withJobs bool, extra ...func(met
 	if err != nil {
 		return nil, fmt.Errorf("for the poller: %w", err)
 	}
+	return c, nil
+}
+
+func (k *kubeClient) resourceManager(p *Poller, withJobs bool, extra ...func(meta.RESTMapper) engine.StatusReader) (*ssa.ResourceManager, error) {
+	c, err := k.controllerClient()
+	if err != nil {
+		return nil, err
+	}
+	mapper := c.RESTMapper()
 	var readers []engine.StatusReader
 	if len(p.HealthChecks) > 0 {
 		newReader, err := NewHealthCheckReader(p.HealthChecks)

@@ -27,7 +27,7 @@ func (e *Reconciler) Uninstall(ctx context.Context, spec *Spec, st *Status) ([]L
 	if e.Logs != nil {
 		e.Logs.Reset()
 	}
-	done, err := e.Helm.Uninstall(name, uninstallOptions(spec, "Uninstalled by helmrelease"))
+	done, err := e.Helm.Uninstall(name, uninstallOptions(ctx, spec, "Uninstalled by helmrelease"))
 	if _, rerr := e.recordObserved(&Request{Spec: spec, Status: st}, "", ActionUninstall); rerr != nil && err == nil {
 		err = rerr
 	}

@@ -18,7 +18,7 @@ func (a *UninstallRemediation) Type() ActionType { return TypeRemediate }
 
 func (a *UninstallRemediation) Reconcile(ctx context.Context, req *Request) error {
 	s, st := req.Spec, req.Status
-	_, err := a.e.Helm.Uninstall(s.GetReleaseName(), uninstallOptions(s, "Uninstalled by helmrelease to remediate a failure"))
+	_, err := a.e.Helm.Uninstall(s.GetReleaseName(), uninstallOptions(ctx, s, "Uninstalled by helmrelease to remediate a failure"))
 	if _, rerr := a.e.recordObserved(req, "", ActionUninstallRemediation); rerr != nil && err == nil {
 		err = rerr
 	}
@@ -36,7 +36,9 @@ func (a *UninstallRemediation) Reconcile(ctx context.Context, req *Request) erro
 	return nil
 }
 
-func uninstallOptions(s *Spec, description string) helm.UninstallOptions {
+// uninstallOptions are the options of an uninstall per spec.uninstall,
+// waited for with the spec's wait strategy, as the install was.
+func uninstallOptions(ctx context.Context, s *Spec, description string) helm.UninstallOptions {
 	propagation := s.Uninstall.DeletionPropagation
 	if propagation == "" {
 		propagation = "background"
@@ -48,5 +50,6 @@ func uninstallOptions(s *Spec, description string) helm.UninstallOptions {
 		KeepHistory:         s.Uninstall.KeepHistory,
 		DeletionPropagation: propagation,
 		Description:         description,
+		Poller:              s.poller(ctx),
 	}
 }
