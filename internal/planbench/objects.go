@@ -54,11 +54,16 @@ provider "helmrelease" {
   cache_dir  = %q
 }
 
+variable "message" {
+  type    = string
+  default = "hello"
+}
+
 resource "helmrelease_release" "big" {
   name            = "big"
   namespace       = %q
   chart           = { repository = %q, name = "big", version = "1.0.0" }
-  values          = { message = "hello" }
+  values          = { message = var.message }
   install         = { create_namespace = true }
   drift_detection = { mode = "enabled" }
   timeout         = "10m"
@@ -140,13 +145,35 @@ resource "helmrelease_release" "big" {
 	if rel == nil {
 		return errors.New("the release is not in storage")
 	}
-	if m, err = tf.run([]string{"destroy", "-auto-approve", "-input=false"}, 0); err != nil {
+	// Every object changed: the chart puts the message in each ConfigMap.
+	requests := func(args []string, step, name string) (string, error) {
+		before, err := tf.api.byRequest()
+		if err != nil {
+			return "", err
+		}
+		t.profileDir = profileDir(step)
+		m, err := t.run(args, 0)
+		if err != nil {
+			return "", err
+		}
+		m.row(1, name)
+		after, err := tf.api.byRequest()
+		if err != nil {
+			return "", err
+		}
+		return requestsBetween(before, after), nil
+	}
+	upgradeRequests, err := requests([]string{"apply", "-auto-approve", "-input=false", "-var", "message=changed"}, "upgrade", "apply, every object changed")
+	if err != nil {
+		return fmt.Errorf("applying a change of every object: %w", err)
+	}
+	destroyRequests, err := requests([]string{"destroy", "-auto-approve", "-input=false", "-var", "message=changed"}, "destroy", "destroy")
+	if err != nil {
 		return fmt.Errorf("destroying: %w", err)
 	}
-	m.row(1, "destroy")
 	fmt.Printf("\nthe drift plan changes %d of the release's objects: %v\n", len(changed), changed)
 	fmt.Printf("state %.2f MB; the release's manifest %.2f MB\n", float64(state.Size())/(1<<20), float64(len(rel.Manifest))/(1<<20))
-	fmt.Printf("the apply's API requests, by verb and resource: %s\n", applyRequests)
+	fmt.Printf("API requests by verb and resource:\n  install: %s\n  every object changed: %s\n  destroy: %s\n", applyRequests, upgradeRequests, destroyRequests)
 	if len(changed) != 1 || changed[0] != "v1/ConfigMap/"+bigNamespace+"/"+edited {
 		return fmt.Errorf("the drift plan changes %v, want just the ConfigMap %s", changed, edited)
 	}
