@@ -429,7 +429,7 @@ func strategyAttribute(action string) schema.SingleNestedAttribute {
 
 func waitStrategyAttribute() schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
-		MarkdownDescription: "How install, upgrade and rollback wait for the release's objects and hooks (HelmRelease `spec.waitStrategy`). Default: `poller`, helm-controller's default since v1.5 (Helm 4), on both engines (helm-controller v1.4 waits as `legacy`).",
+		MarkdownDescription: "How install, upgrade, rollback and uninstall wait for the release's objects and hooks (HelmRelease `spec.waitStrategy`). Default: `poller`, helm-controller's default since v1.5 (Helm 4), on both engines (helm-controller v1.4 waits as `legacy`).",
 		Optional:            true,
 		Attributes: map[string]schema.Attribute{
 			"name": schema.StringAttribute{
