@@ -201,8 +201,6 @@ func (k *kubeClient) poll(p *Poller, resources kube.ResourceList, timeout time.D
 	})
 }
 
-// resourceManager reads statuses with the health checks first, then
-// (withJobs) helm-controller's Job reader, then extra, then kstatus.
 // controllerClient is a client of the cluster for the poller, with the
 // getter's REST mapping.
 func (k *kubeClient) controllerClient() (client.Client, error) {
@@ -221,6 +219,8 @@ func (k *kubeClient) controllerClient() (client.Client, error) {
 	return c, nil
 }
 
+// resourceManager reads statuses with the health checks first, then
+// (withJobs) helm-controller's Job reader, then extra, then kstatus.
 func (k *kubeClient) resourceManager(p *Poller, withJobs bool, extra ...func(meta.RESTMapper) engine.StatusReader) (*ssa.ResourceManager, error) {
 	c, err := k.controllerClient()
 	if err != nil {
