@@ -70,6 +70,8 @@ var contractRows = []struct {
 	{"a failed create", contractFailedCreate, false},
 	{"namespaces that go with their release", contractDeleteNamespace, true},
 	{"an operator and its custom resources in one apply", contractOperator, true},
+	{"a release gated on a kind its dependency brings", contractGatedOnKind, true},
+	{"a public chart gated on a kind its dependency brings", contractGatedOnKindPublic, true},
 }
 
 // TestEngineContract runs each row against the in-process engine, and

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/common"
 	"helm.sh/helm/v4/pkg/kube"
 	postrender "helm.sh/helm/v4/pkg/postrenderer"
 	ri "helm.sh/helm/v4/pkg/release"
@@ -20,6 +21,7 @@ import (
 	"helm.sh/helm/v4/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/discovery"
 )
 
 // Release is a Helm release.
@@ -238,25 +240,25 @@ type InstallOptions struct {
 	Poller *Poller
 	// DryRun renders and validates against the cluster without writing.
 	DryRun bool
+	// APIVersions, for a dry run, are group/versions and
+	// group/version/Kinds that .Capabilities.APIVersions has beside the
+	// cluster's: the kinds of CRDs that releases applied before this one
+	// will create.
+	APIVersions []string
 }
 
 // Install installs chart as a new release. The chart's CRDs are left to the
 // caller (the CRD policy): Helm's own CRD handling is off.
 func (c *Client) Install(ctx context.Context, chart *Chart, values map[string]any, o InstallOptions) (*Release, error) {
 	cfg := c.cfg
-	if o.DryRun && o.TakeOwnership {
+	if o.DryRun {
 		// Helm reads every object of the release to learn which exist; a
 		// dry run that takes ownership of what exists does nothing with
 		// the answer.
-		dry := action.NewConfiguration(action.ConfigurationSetLogger(c.logs))
-		dry.RESTClientGetter, dry.Releases, dry.Capabilities = c.cfg.RESTClientGetter, c.cfg.Releases, c.cfg.Capabilities
-		dry.KubeClient = mappedOnly{c.kube}
-		cfg = dry
-		defer func() {
-			if c.cfg.Capabilities == nil {
-				c.cfg.Capabilities = dry.Capabilities // discovered once
-			}
-		}()
+		var err error
+		if cfg, err = c.dryRunConfiguration(o.TakeOwnership, o.APIVersions); err != nil {
+			return nil, err
+		}
 	}
 	a := action.NewInstall(cfg)
 	a.ReleaseName, a.Namespace = o.ReleaseName, o.Namespace
@@ -316,6 +318,64 @@ func (c *Client) waitWith(p *Poller) func() {
 	return func() { c.kube.poller = nil }
 }
 
+// dryRunConfiguration is the configuration of a dry run: c's, or, when
+// mapOnly or apiVersions ask for it, a copy whose KubeClient maps the
+// objects without reading them (mappedOnly) and whose .Capabilities are the
+// cluster's with apiVersions added. A server-side dry run takes
+// .Capabilities from its configuration alone (Helm ignores an action's
+// APIVersions then), so kinds still to come go there.
+func (c *Client) dryRunConfiguration(mapOnly bool, apiVersions []string) (*action.Configuration, error) {
+	if !mapOnly && len(apiVersions) == 0 {
+		return c.cfg, nil
+	}
+	if c.cfg.Capabilities == nil {
+		caps, err := discoverCapabilities(c.cfg.RESTClientGetter)
+		if err != nil {
+			return nil, err
+		}
+		c.cfg.Capabilities = caps // discovered once, as Helm's actions do
+	}
+	dry := action.NewConfiguration(action.ConfigurationSetLogger(c.logs))
+	dry.RESTClientGetter, dry.Releases, dry.Capabilities, dry.KubeClient = c.cfg.RESTClientGetter, c.cfg.Releases, c.cfg.Capabilities, c.kube
+	if mapOnly {
+		dry.KubeClient = mappedOnly{c.kube}
+	}
+	if len(apiVersions) > 0 {
+		caps := c.cfg.Capabilities.Copy()
+		for _, v := range apiVersions {
+			if !caps.APIVersions.Has(v) {
+				caps.APIVersions = append(caps.APIVersions, v)
+			}
+		}
+		dry.Capabilities = caps
+	}
+	return dry, nil
+}
+
+// discoverCapabilities reads .Capabilities from the cluster as Helm's
+// actions do: discovery invalidated first, a group that fails to answer
+// (an orphaned APIService) left out.
+func discoverCapabilities(getter action.RESTClientGetter) (*common.Capabilities, error) {
+	dc, err := getter.ToDiscoveryClient()
+	if err != nil {
+		return nil, fmt.Errorf("creating the discovery client: %w", err)
+	}
+	dc.Invalidate()
+	v, err := dc.ServerVersion()
+	if err != nil {
+		return nil, fmt.Errorf("reading the Kubernetes version: %w", err)
+	}
+	versions, err := action.GetVersionSet(dc)
+	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+		return nil, fmt.Errorf("reading the served API versions: %w", err)
+	}
+	return &common.Capabilities{
+		APIVersions: versions,
+		KubeVersion: common.KubeVersion{Version: v.GitVersion, Major: v.Major, Minor: v.Minor},
+		HelmVersion: common.DefaultCapabilities.HelmVersion,
+	}, nil
+}
+
 // mappedOnly is the KubeClient of a dry-run install that takes ownership:
 // Build maps the manifest's objects to the cluster's kinds (an unknown kind
 // is still an error) and returns none, so that Helm does not read each.
@@ -353,6 +413,8 @@ type UpgradeOptions struct {
 	Poller *Poller
 	// DryRun renders and validates against the cluster without writing.
 	DryRun bool
+	// APIVersions, for a dry run: as InstallOptions.APIVersions.
+	APIVersions []string
 }
 
 // Upgrade upgrades release name to chart with values; CRDs are the caller's.
@@ -361,7 +423,13 @@ func (c *Client) Upgrade(ctx context.Context, name string, chart *Chart, values 
 	if err != nil {
 		return nil, err
 	}
-	a := action.NewUpgrade(c.cfg)
+	cfg := c.cfg
+	if o.DryRun {
+		if cfg, err = c.dryRunConfiguration(false, o.APIVersions); err != nil {
+			return nil, err
+		}
+	}
+	a := action.NewUpgrade(cfg)
 	a.Namespace = o.Namespace
 	a.Timeout, a.WaitForJobs = o.Timeout, o.WaitForJobs
 	a.WaitStrategy = waitStrategy(o.Wait, o.Poller)

@@ -129,9 +129,7 @@ func (e *Reconciler) renderBeforeCRDs(ctx context.Context, req *Request, install
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range coming {
-		caps.APIVersions = append(caps.APIVersions, k.GroupVersion().String(), k.GroupVersion().String()+"/"+k.Kind)
-	}
+	caps.APIVersions = append(caps.APIVersions, apiVersionsOf(coming)...)
 	s := req.Spec
 	skipSchema := s.Upgrade.DisableSchemaValidation
 	if install {
@@ -185,8 +183,16 @@ func (e *Reconciler) renderAsTheAction(ctx context.Context, req *Request) (rel *
 	if err != nil {
 		return nil, false, nil, false, err
 	}
+	// The kinds of the CRDs planned before this release that the cluster
+	// does not serve yet: the apply creates them first, so the install or
+	// upgrade sees them in .Capabilities, and so must every render of the
+	// plan (a chart that gates its custom resources on
+	// .Capabilities.APIVersions.Has renders them only then). A render that
+	// then has objects of those kinds cannot be mapped: it is made
+	// client-side, below.
+	planned := kube.Unserved(mapper, e.plannedKinds.All())
 	if len(coming) == 0 {
-		rel, err = e.render(ctx, req)
+		rel, err = e.render(ctx, req, apiVersionsOf(planned))
 		if err == nil || !meta.IsNoMatchError(err) {
 			return rel, install, coming, false, err
 		}
@@ -196,7 +202,6 @@ func (e *Reconciler) renderAsTheAction(ctx context.Context, req *Request) (rel *
 			return nil, false, nil, false, err
 		}
 	}
-	planned := kube.Unserved(mapper, e.plannedKinds.All())
 	rel, err = e.renderBeforeCRDs(ctx, req, install, append(slices.Clone(coming), planned...))
 	return rel, install, coming, true, err
 }
@@ -292,7 +297,7 @@ func crdsManifest(c *helm.Chart) string {
 }
 
 // render returns the release a dry-run install or upgrade makes.
-func (e *Reconciler) render(ctx context.Context, req *Request) (rel *helm.Release, err error) {
+func (e *Reconciler) render(ctx context.Context, req *Request, apiVersions []string) (rel *helm.Release, err error) {
 	s := req.Spec
 	latest, err := e.Helm.LastRelease(s.GetReleaseName())
 	if err != nil {
@@ -311,6 +316,7 @@ func (e *Reconciler) render(ctx context.Context, req *Request) (rel *helm.Releas
 			PostRenderer:             postRenderer(ctx, s),
 			PostRenderStrategy:       s.PostRenderStrategy.helm(),
 			DryRun:                   true,
+			APIVersions:              apiVersions,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("dry-run install of release %s with chart %s: %w", releaseRef(req), chartRef(req), err)
@@ -328,6 +334,7 @@ func (e *Reconciler) render(ctx context.Context, req *Request) (rel *helm.Releas
 		PostRenderer:             postRenderer(ctx, s),
 		PostRenderStrategy:       s.PostRenderStrategy.helm(),
 		DryRun:                   true,
+		APIVersions:              apiVersions,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("dry-run upgrade of release %s with chart %s: %w", releaseRef(req), chartRef(req), err)
@@ -442,4 +449,15 @@ func (v *validatingRenderer) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// apiVersionsOf is what .Capabilities.APIVersions has for kinds: each
+// kind's group/version and group/version/Kind.
+func apiVersionsOf(kinds []schema.GroupVersionKind) []string {
+	out := make([]string, 0, 2*len(kinds))
+	for _, k := range kinds {
+		gv := k.GroupVersion().String()
+		out = append(out, gv, gv+"/"+k.Kind)
+	}
+	return out
 }

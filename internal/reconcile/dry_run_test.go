@@ -228,3 +228,58 @@ metadata:
 		t.Error("the scope of Thing, which nothing defines, is known")
 	}
 }
+
+// TestDryRunGatedOnAPlannedKind: a chart that renders objects only when
+// .Capabilities has a kind, planned after the release that brings the
+// kind's CRD and before the cluster serves it, renders them as its install
+// will once that release is applied: a custom resource of the kind
+// (rendered client-side, as it cannot be mapped yet), and objects of
+// served kinds under the same gate (rendered server-side with the planned
+// kind, and validated whole). Either way the apply, which sees the kind,
+// renders what the plan showed.
+func TestDryRunGatedOnAPlannedKind(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	group := f.ns + ".example.com"
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	f.engine.plannedKinds = &kube.PlannedKinds{}
+	if _, err := f.engine.DryRun(ctx, &Request{Spec: f.spec(func(s *Spec) { s.Name = "operator" }), Chart: operatorChart(group), Values: map[string]any{}, Status: &Status{}}); err != nil {
+		t.Fatal(err)
+	}
+	gate := `{{- if .Capabilities.APIVersions.Has "` + group + `/v1/Widget" }}`
+	for _, tc := range []struct {
+		name, templates, want string
+		validatedWhole        bool
+	}{
+		{"a custom resource of the kind", gate + `
+apiVersion: ` + group + `/v1
+kind: Widget
+metadata:
+  name: gated
+{{- end }}
+`, "name: gated", false},
+		{"objects of served kinds", gate + `
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: monitoring-on
+{{- end }}
+`, "name: monitoring-on", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			app := &helm.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "app", Version: "1.0.0"},
+				Templates: []*common.File{{Name: "templates/gated.yaml", Data: []byte(tc.templates)}}}
+			rel, err := f.engine.DryRun(ctx, &Request{Spec: f.spec(func(s *Spec) { s.Name = "app" }), Chart: app, Values: map[string]any{}, Status: &Status{}})
+			if err != nil {
+				t.Fatalf("dry run: %v", err)
+			}
+			if !strings.Contains(rel.Manifest, tc.want) {
+				t.Errorf("the plan renders without the kind its operator's release brings; manifest:\n%s", rel.Manifest)
+			}
+			if got := f.engine.Validated() != nil; got != tc.validatedWhole {
+				t.Errorf("validated whole: %v, want %v", got, tc.validatedWhole)
+			}
+		})
+	}
+}
