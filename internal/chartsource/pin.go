@@ -32,11 +32,13 @@ type Pin struct {
 	SourceRevision string `json:"sourceRevision,omitempty"`
 	// Dependencies are the subcharts resolved (Resolved.Dependencies).
 	Dependencies []Dependency `json:"dependencies,omitempty"`
+	// Content is Resolved.ContentDigest: a local chart's files.
+	Content string `json:"content,omitempty"`
 }
 
 // PinOf is the pin of what r resolved.
 func PinOf(r *Resolved) *Pin {
-	return &Pin{Version: r.Version, Digest: r.Digest, SourceRevision: r.SourceRevision, Dependencies: r.Dependencies}
+	return &Pin{Version: r.Version, Digest: r.Digest, SourceRevision: r.SourceRevision, Dependencies: r.Dependencies, Content: r.ContentDigest}
 }
 
 // String names the pinned revision for messages: its version, with its
@@ -69,6 +71,11 @@ func (p *Pin) check(src Source, out *Resolved) error {
 		return string(b)
 	}
 	got := PinOf(out)
+	if p.Content != "" && got.Content != p.Content {
+		// A local chart: its files are the configuration's own, with no
+		// history to read the planned ones from.
+		return marked{fmt.Errorf("chart %s: its files changed since the plan read them (content %s then, %s now)", src.Name, shortHex(p.Content), shortHex(got.Content)), ErrLocalChartChanged}
+	}
 	same := got.Version == p.Version && (p.SourceRevision == "" || got.SourceRevision == p.SourceRevision) &&
 		(p.Digest == "" || strings.TrimPrefix(got.Digest, "sha256:") == strings.TrimPrefix(p.Digest, "sha256:")) &&
 		(p.Dependencies == nil || deps(got.Dependencies) == deps(p.Dependencies))

@@ -27,6 +27,9 @@ import (
 var (
 	// ErrLocalChart: a local chart that cannot be read or loaded.
 	ErrLocalChart = errors.New("local chart not loadable")
+	// ErrLocalChartChanged: a local chart's files are not those pinned
+	// (Pin.Content). It is an ErrChangedSincePlan.
+	ErrLocalChartChanged = fmt.Errorf("local chart %w", ErrChangedSincePlan)
 	// ErrDependency: a Chart.yaml dependency that cannot be resolved.
 	ErrDependency = errors.New("chart dependency not resolvable")
 	// ErrValuesFile: a values file missing from the chart or not YAML.
@@ -125,6 +128,10 @@ type Resolved struct {
 	// Digest is the archive's SHA-256 (repositories, .tgz) or the manifest
 	// digest (OCI); empty for a chart directory.
 	Digest string
+	// ContentDigest is the SHA-256 of a local chart's files as loaded,
+	// its dependencies' included (whatever the reconcile strategy): what
+	// a pin of a local chart holds it to. Empty for other sources.
+	ContentDigest string
 	// LayerDigest is the OCI chart layer's digest ("sha256:…"): the
 	// archive of an OCI chart, as source-controller stores it.
 	LayerDigest string
@@ -267,6 +274,9 @@ func (r *Repositories) resolve(ctx context.Context, src Source) (*Resolved, erro
 		out.Parts = append(out.Parts, RevisionPart{Change: changeValuesFiles, Hex: shortHex(valuesFilesDigest(used))})
 	}
 	out.Version = revision(out.Version, out.Parts)
+	if src.Repository == "" && !src.fromSource() && src.ChartRef == nil {
+		out.ContentDigest = contentDigest(out.Chart, nil)
+	}
 	switch {
 	case src.ociArtifact():
 		out.SourceRevision = src.Artifact.Revision

@@ -73,6 +73,45 @@ func (x *Exec) Resolve() (string, error) {
 	return p, nil
 }
 
+// maxProgramBytes bounds the files Files reads: a program or script, not
+// data.
+const maxProgramBytes = 64 << 20
+
+// Files returns the content of the files the command runs and reads as
+// its arguments say: the program Command resolves to (a script, or a
+// binary), and each argument that names a regular file (sh render.sh,
+// kustomize build ./overlay's files are not: a directory is not read),
+// by path. What the program reads on its own (a path in its environment,
+// files it opens) is not seen.
+func (x *Exec) Files() (map[string][]byte, error) {
+	program, err := x.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	paths := []string{program}
+	for _, a := range x.Args {
+		if info, err := os.Stat(a); err == nil && info.Mode().IsRegular() {
+			paths = append(paths, a)
+		}
+	}
+	out := make(map[string][]byte, len(paths))
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("reading post-renderer file %s: %w", p, err)
+		}
+		if info.Size() > maxProgramBytes {
+			return nil, fmt.Errorf("post-renderer file %s: %d bytes, over the %d read", p, info.Size(), maxProgramBytes)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("reading post-renderer file %s: %w", p, err)
+		}
+		out[p] = b
+	}
+	return out, nil
+}
+
 // execRun is a command run under the context of the request that renders
 // (an Exec alone is no helm.PostRenderer: a command always has one).
 type execRun struct {

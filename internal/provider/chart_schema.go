@@ -208,6 +208,8 @@ func chartError(diags *diag.Diagnostics, chart path.Path, err error) {
 	switch {
 	case errors.Is(err, chartsource.ErrChartPath):
 		attrError(diags, at("name"), "Chart not found in the source", err.Error()+".", "Point chart.name at the chart's directory in the repository (the one holding Chart.yaml, e.g. charts/podinfo), at the reference chart.git.ref checks out.")
+	case errors.Is(err, chartsource.ErrLocalChartChanged):
+		attrError(diags, at("name"), "Local chart changed since the plan", err.Error()+".", "Run terraform plan again to review what the chart renders now, and apply that plan; nothing was deployed. Keep the chart's files unchanged between a plan and its apply (a step that generates or vendors them runs before the plan).")
 	case errors.Is(err, chartsource.ErrChangedSincePlan) && errors.Is(err, chartsource.ErrBucket):
 		attrError(diags, at("bucket"), "Bucket changed since the plan", err.Error()+".", "Run terraform plan again, and apply the new plan: a bucket keeps no history to read the planned objects from, and the provider reads each run's objects anew rather than trust what cache_dir holds.")
 	case errors.Is(err, chartsource.ErrChangedSincePlan):

@@ -147,8 +147,7 @@ func (r *releaseResource) decodeRun(ctx context.Context, eng engine, run *releas
 	if diags.HasError() || chartChangedSincePlan(m, run.resolved, diags) {
 		return ctx
 	}
-	// A plan without a refresh (-refresh=false) plans against this chart.
-	setChartPin(ctx, run.private, src, run.resolved, diags)
+	keepAppliedChart(ctx, run.private, src, run.resolved, diags)
 	run.input = releaseValuesInput(ctx, m, run.wo, diags)
 	run.values = r.composeReleaseValues(ctx, m, run.input, run.red, diags)
 	ctx = run.red.context(ctx)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
 )
@@ -50,12 +49,6 @@ func (r *releaseResource) pinChart(ctx context.Context, m *releaseModel, private
 	if m.Status.IsNull() || m.Suspend.ValueBool() {
 		return
 	}
-	if localChart(m) {
-		// The configuration's own files: the plan reads them, and the
-		// refresh would load the chart a second time for nothing to pin.
-		dropChartPin(ctx, private, diags)
-		return
-	}
 	var scratch diag.Diagnostics
 	resolved, src := r.resolveChartSource(ctx, m, writeOnlyOf(ctx, nil, &scratch), true, chartPin{}, &scratch)
 	for _, w := range scratch.Warnings() {
@@ -74,6 +67,29 @@ func (r *releaseResource) pinChart(ctx context.Context, m *releaseModel, private
 // setChartPin keeps resolved, what src resolved to, in the private state.
 func setChartPin(ctx context.Context, private privateSetter, src chartsource.Source, resolved *chartsource.Resolved, diags *diag.Diagnostics) {
 	raw, err := json.Marshal(chartPinState{Source: src.Fingerprint(), Pin: chartsource.PinOf(resolved)})
+	if err != nil {
+		return
+	}
+	diags.Append(private.SetKey(ctx, privateChartPin, raw)...)
+}
+
+// keepAppliedChart keeps the chart an apply deployed, for a plan without a
+// refresh (-refresh=false) to plan against, as it plans against the
+// objects of the last apply: a local chart's files are the configuration's
+// own, which such a plan reads anew (only the dependencies a
+// dependency_update resolved are kept); the refresh pins them.
+func keepAppliedChart(ctx context.Context, private privateSetter, src chartsource.Source, resolved *chartsource.Resolved, diags *diag.Diagnostics) {
+	if resolved.ContentDigest == "" {
+		setChartPin(ctx, private, src, resolved, diags)
+		return
+	}
+	if !src.DependencyUpdate {
+		dropChartPin(ctx, private, diags)
+		return
+	}
+	pin := chartsource.PinOf(resolved)
+	pin.Content = ""
+	raw, err := json.Marshal(chartPinState{Source: src.Fingerprint(), Pin: pin})
 	if err != nil {
 		return
 	}
@@ -119,20 +135,4 @@ func plannedChartPin(m *releaseModel) chartPin {
 // dropChartPin removes the pin from the private state.
 func dropChartPin(ctx context.Context, private privateSetter, diags *diag.Diagnostics) {
 	diags.Append(private.SetKey(ctx, privateChartPin, nil)...)
-}
-
-// localChart reports whether m's chart is a local directory or archive,
-// without a dependency update.
-func localChart(m *releaseModel) bool {
-	if !m.ChartRef.IsNull() || m.Chart.IsNull() || m.Chart.IsUnknown() {
-		return false
-	}
-	attrs := m.Chart.Attributes()
-	for _, name := range []string{"repository", "git", "bucket"} {
-		if v, ok := attrs[name]; ok && !v.IsNull() {
-			return false
-		}
-	}
-	update, ok := attrs["dependency_update"].(types.Bool)
-	return !ok || !update.ValueBool()
 }

@@ -253,8 +253,12 @@ func releaseChanges(st *reconcile.Status, chart *chartsource.Resolved, sameValue
 		}
 		return out
 	}
-	if digests.PostRenderers(spec) != st.ObservedPostRenderersDigest {
-		out = append(out, "post_renderers changed")
+	switch observed := st.ObservedPostRenderersDigest; {
+	case digests.PostRenderers(spec) == observed:
+	case observed != "" && digests.PostRenderersBeforePrograms(spec) == observed:
+		out = append(out, "post_renderers' digest now covers the content of each exec command's program (an earlier version of this provider recorded it without): one upgrade records it")
+	default:
+		out = append(out, "post_renderers changed (their settings, or an exec command's program)")
 	}
 	if reconcile.OptionsDigest(spec) != st.ObservedOptionsDigest {
 		out = append(out, "common_metadata changed")

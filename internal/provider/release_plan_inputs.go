@@ -61,7 +61,12 @@ func (p *releasePlan) inputs(ctx context.Context) bool {
 	if p.state != nil {
 		requestsOf(ctx, p.req.Private, p.diags).Apply(p.spec)
 	}
-	p.values = p.r.releaseValues(ctx, m, p.wo, p.red, p.diags)
+	var reads []valuesRead
+	in := releaseValuesInput(ctx, m, p.wo, p.diags)
+	if in != nil {
+		in.Observe = observer(&reads)
+	}
+	p.values = p.r.composeReleaseValues(ctx, m, in, p.red, p.diags)
 	ctx = p.red.context(ctx)
 	if p.diags.HasError() {
 		return false
@@ -72,6 +77,9 @@ func (p *releasePlan) inputs(ctx context.Context) bool {
 	// an older version recorded.
 	if p.state != nil {
 		p.key = secretHashKeyOf(ctx, p.req.Private, nil, p.diags)
+		if p.checkInputs(ctx, reads); p.diags.HasError() {
+			return false
+		}
 	}
 	st, diags := statusOf(ctx, stateStatus(p.state))
 	p.diags.Append(diags...)

@@ -101,6 +101,7 @@ func (r *releaseResource) refresh(ctx context.Context, m *releaseModel, private 
 	ctx = rf.red.context(ctx)
 	defer rf.red.finish(ctx, &resp.State, &resp.Diagnostics)
 	rf.spec = eng.spec(ctx, m, &resp.Diagnostics)
+	r.recordInputs(ctx, m, rf.spec, private, resp.Private, &resp.Diagnostics)
 	found := eng.read(ctx, rf)
 	if found == nil {
 		return

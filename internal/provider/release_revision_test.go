@@ -194,10 +194,11 @@ func TestAccRelease_localChartRevision(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(rel, plancheck.ResourceActionUpdate), expectChangedObjects()}},
 			},
 			{
-				// The chart edited between plan and apply: Terraform plans
-				// again during the apply, sees another chart_version than
-				// the plan's and stops before anything is applied (a local
-				// chart is the configuration's own: not pinned).
+				// The chart edited between plan and apply: the refresh
+				// pinned the chart's files, and the apply's own plan,
+				// reading others, stops with this provider's error before
+				// anything is applied (never Terraform's "inconsistent
+				// final plan").
 				Config: config(`values_files = ["values-prod.yaml", "values.yaml", "values-eu.yaml"]
     ignore_missing_values_files = true`),
 				PreConfig: func() {
@@ -207,7 +208,7 @@ func TestAccRelease_localChartRevision(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					editChartFile{t, filepath.Join(chart, "values-prod.yaml"), "message: not planned\n"},
 				}},
-				ExpectError: regexp.MustCompile(`(?s)Provider produced inconsistent final plan.*\.chart_version`),
+				ExpectError: regexp.MustCompile(`(?s)Local chart changed since the plan.*its files\s+changed\s+since\s+the\s+plan\s+read\s+them`),
 			},
 			{
 				// With ChartVersion only the version counts: an edit is not

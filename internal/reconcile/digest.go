@@ -8,11 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"slices"
 	"sort"
 	"strings"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/postrender"
 )
 
 const (
@@ -169,14 +169,40 @@ func isTestHook(h *helm.Hook) bool {
 // list of Kustomize directives has Flux's digest. The values of a
 // command's env, which are sensitive, enter it as HMACs under the key
 // (left out without one), so that the digest in a status gives no way to
-// confirm a guessed value offline.
+// confirm a guessed value offline; so does the content of each command's
+// program and of the files its arguments name (postrender.Exec.Files), so
+// that an edited script is a change like an edited directive.
 func (d Digests) PostRenderers(s *Spec) string {
+	return d.postRenderers(s, true)
+}
+
+// PostRenderersBeforePrograms is PostRenderers as versions of this
+// provider that did not digest the commands' programs wrote it: a status
+// that records it says nothing of the programs deployed.
+func (d Digests) PostRenderersBeforePrograms(s *Spec) string {
+	return d.postRenderers(s, false)
+}
+
+func (d Digests) postRenderers(s *Spec, programs bool) string {
 	if len(s.PostRenderers) == 0 {
 		return ""
 	}
-	renderers := slices.Clone(s.PostRenderers)
-	for i, r := range renderers {
-		if r.Exec == nil || len(r.Exec.Env) == 0 {
+	type digested struct {
+		postrender.Renderer
+		// Programs are the digests of the files a command runs and
+		// reads, by path.
+		Programs map[string]string `json:",omitempty"`
+	}
+	renderers := make([]digested, len(s.PostRenderers))
+	for i, r := range s.PostRenderers {
+		renderers[i].Renderer = r
+		if r.Exec == nil {
+			continue
+		}
+		if programs {
+			renderers[i].Programs = d.programs(r.Exec)
+		}
+		if len(r.Exec.Env) == 0 {
 			continue
 		}
 		x := *r.Exec
@@ -184,15 +210,40 @@ func (d Digests) PostRenderers(s *Spec) string {
 		for name, v := range r.Exec.Env {
 			x.Env[name] = ""
 			if len(d.Key) > 0 {
-				mac := hmac.New(sha256.New, d.Key)
-				mac.Write([]byte(v))
-				x.Env[name] = keyedDigestPrefix + hex.EncodeToString(mac.Sum(nil))
+				x.Env[name] = d.keyedBytes([]byte(v))
 			}
 		}
 		renderers[i].Exec = &x
 	}
 	digest, _ := digestJSON(sha256.New(), digestPrefix, renderers) // plain structs of strings: cannot fail
 	return digest
+}
+
+// programs digests what x.Files finds, keyed when d has a key; a file
+// that cannot be found or read is recorded with why, so that it differs
+// from any content.
+func (d Digests) programs(x *postrender.Exec) map[string]string {
+	files, err := x.Files()
+	if err != nil {
+		return map[string]string{x.Command: "unreadable: " + err.Error()}
+	}
+	out := make(map[string]string, len(files))
+	for path, content := range files {
+		if len(d.Key) > 0 {
+			out[path] = d.keyedBytes(content)
+			continue
+		}
+		sum := sha256.Sum256(content)
+		out[path] = digestPrefix + hex.EncodeToString(sum[:])
+	}
+	return out
+}
+
+// keyedBytes is the HMAC of b under d's key.
+func (d Digests) keyedBytes(b []byte) string {
+	mac := hmac.New(sha256.New, d.Key)
+	mac.Write(b)
+	return keyedDigestPrefix + hex.EncodeToString(mac.Sum(nil))
 }
 
 // OptionsDigest is the digest of the spec fields that change what a

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -248,5 +250,46 @@ func TestPostRenderersDigestHidesEnv(t *testing.T) {
 	kustomize := &Spec{PostRenderers: []postrender.Renderer{{Kustomize: postrender.Kustomize{Images: []postrender.Image{{Name: "app", NewTag: "2"}}}}}}
 	if want, _ := digestJSON(sha256.New(), digestPrefix, kustomize.PostRenderers); key.PostRenderers(kustomize) != want {
 		t.Error("a Kustomize list's digest is not Flux's")
+	}
+}
+
+// TestPostRenderersDigestCoversPrograms: the digest of a command's
+// post-renderer changes when its program is edited, or a file its
+// arguments name, with the command line unchanged; a status recorded
+// before programs entered it is told apart (PostRenderersBeforePrograms).
+func TestPostRenderersDigestCoversPrograms(t *testing.T) {
+	dir := t.TempDir()
+	script, patch := filepath.Join(dir, "render.sh"), filepath.Join(dir, "patch.yaml")
+	write := func(path, content string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(content), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(script, "#!/bin/sh\ncat\n")
+	write(patch, "a: 1\n")
+	spec := &Spec{PostRenderers: []postrender.Renderer{{Exec: &postrender.Exec{Command: script, Args: []string{patch, "--flag"}}}}}
+	d := Digests{Key: []byte("resource key")}
+	first := d.PostRenderers(spec)
+	if first == d.PostRenderersBeforePrograms(spec) {
+		t.Fatal("the program's content is not in the digest")
+	}
+	write(script, "#!/bin/sh\nsed s/a/b/\n")
+	edited := d.PostRenderers(spec)
+	if edited == first {
+		t.Error("an edited program leaves the digest as it was")
+	}
+	write(patch, "a: 2\n")
+	if d.PostRenderers(spec) == edited {
+		t.Error("an edited file named by an argument leaves the digest as it was")
+	}
+	if d.PostRenderers(spec) != d.PostRenderers(spec) {
+		t.Error("the digest is not stable")
+	}
+	if err := os.Remove(script); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.PostRenderers(spec); got == first || got == edited {
+		t.Error("a missing program has the digest of a program that existed")
 	}
 }

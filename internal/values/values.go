@@ -61,6 +61,10 @@ type Input struct {
 	// for a target path), so that the caller can keep them out of what it
 	// prints.
 	Sensitive func(s string)
+	// Observe, when set, receives what each reference read, in order:
+	// the object (nil when it does not exist) and the data under its key
+	// (found false when an optional reference found neither).
+	Observe func(ref Reference, obj metav1.Object, data []byte, found bool)
 }
 
 // Reason classifies a ReferenceError.
@@ -115,9 +119,12 @@ func Compose(ctx context.Context, client kubernetes.Interface, in Input) (map[st
 	}
 	var targeted []pathValue
 	for i, ref := range in.References {
-		data, found, err := read(ctx, client, in.Namespace, ref)
+		obj, data, found, err := read(ctx, client, in.Namespace, ref)
 		if err != nil {
 			return nil, &ReferenceError{Index: i, Ref: ref, Reason: reasonOf(err), Err: err}
+		}
+		if in.Observe != nil {
+			in.Observe(ref, obj, data, found)
 		}
 		if !found {
 			continue
@@ -193,11 +200,26 @@ func reasonOf(err error) Reason {
 	return ReasonRead
 }
 
-// read returns the referenced data; found is false for an optional
-// reference whose object or key is missing.
-func read(ctx context.Context, client kubernetes.Interface, namespace string, ref Reference) (data []byte, found bool, err error) {
+// Read reads what each of refs names in namespace, as Compose does,
+// passing it to observe; it composes nothing. The first reference that
+// fails stops it, with a ReferenceError.
+func Read(ctx context.Context, client kubernetes.Interface, namespace string, refs []Reference, observe func(ref Reference, obj metav1.Object, data []byte, found bool)) error {
+	for i, ref := range refs {
+		obj, data, found, err := read(ctx, client, namespace, ref)
+		if err != nil {
+			return &ReferenceError{Index: i, Ref: ref, Reason: reasonOf(err), Err: err}
+		}
+		observe(ref, obj, data, found)
+	}
+	return nil
+}
+
+// read returns the referenced object and data; found is false for an
+// optional reference whose object or key is missing (obj is nil when the
+// object is).
+func read(ctx context.Context, client kubernetes.Interface, namespace string, ref Reference) (obj metav1.Object, data []byte, found bool, err error) {
 	if client == nil {
-		return nil, false, errors.New("no Kubernetes cluster is configured to read it from")
+		return nil, nil, false, errors.New("no Kubernetes cluster is configured to read it from")
 	}
 	key := ref.key()
 	var ok bool
@@ -205,11 +227,12 @@ func read(ctx context.Context, client kubernetes.Interface, namespace string, re
 	case KindConfigMap:
 		cm, err := client.CoreV1().ConfigMaps(namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			return nil, false, missing(ref, ReasonNotFound)
+			return nil, nil, false, missing(ref, ReasonNotFound)
 		}
 		if err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
+		obj = cm
 		var s string
 		s, ok = cm.Data[key]
 		data = []byte(s)
@@ -219,19 +242,20 @@ func read(ctx context.Context, client kubernetes.Interface, namespace string, re
 	case KindSecret:
 		sec, err := client.CoreV1().Secrets(namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			return nil, false, missing(ref, ReasonNotFound)
+			return nil, nil, false, missing(ref, ReasonNotFound)
 		}
 		if err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
+		obj = sec
 		data, ok = sec.Data[key]
 	default:
-		return nil, false, fmt.Errorf("unsupported kind %q", ref.Kind)
+		return nil, nil, false, fmt.Errorf("unsupported kind %q", ref.Kind)
 	}
 	if !ok {
-		return nil, false, missing(ref, ReasonKeyNotFound)
+		return obj, nil, false, missing(ref, ReasonKeyNotFound)
 	}
-	return data, true, nil
+	return obj, data, true, nil
 }
 
 // missing is an error unless the reference is optional. As in Flux, an
