@@ -1,0 +1,113 @@
+//go:build unix
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// contractSavedPlanValuesFrom: a saved plan whose values_from Secret is
+// written again before its apply (by another pipeline, or by a resource
+// applied before the release in the same run) fails with this provider's
+// error naming the reference and the write, deploys nothing and shows
+// none of the Secret's data; a new plan reads it anew and deploys it.
+func contractSavedPlanValuesFrom(t *testing.T, env *engineEnv) {
+	const name = "from"
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	secrets := env.cs.CoreV1().Secrets(env.ns)
+	setMessage := func(message string) {
+		t.Helper()
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "from-values"}, Data: map[string][]byte{"values.yaml": []byte("message: " + message + "\n")}}
+		if _, err := secrets.Update(ctx, s, metav1.UpdateOptions{FieldManager: "other-pipeline"}); err != nil {
+			if _, err := secrets.Create(ctx, s, metav1.CreateOptions{FieldManager: "other-pipeline"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	setMessage("first-value")
+	w := newWorkspace(t, "values-from")
+	w.write(env.c.hcl(map[string]string{name: env.body(`values_from = [{ kind = "Secret", name = "from-values" }]`)}))
+	w.apply()
+	revision := env.st.latest(name).Version
+
+	setMessage("planned-value")
+	res := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=tfplan")
+	if !has(res.stdout, "values changed") {
+		t.Errorf("the plan does not show the upgrade the Secret's new data makes:\n%s", res.stdout)
+	}
+	setMessage("unplanned-value")
+	res = w.must(1, "apply", "-input=false", "-no-color", "tfplan")
+	for _, want := range []string{"Values changed since the plan", "values_from[0]", `Secret "from-values"`, `written at`, `"other-pipeline", after that refresh`, "sensitive_values"} {
+		if !has(res.stderr, want) {
+			t.Errorf("the apply's error lacks %q:\n%s", want, res.stderr)
+		}
+	}
+	for _, leaked := range []string{"inconsistent", "planned-value", "unplanned-value", "first-value"} {
+		if strings.Contains(res.stdout+res.stderr, leaked) {
+			t.Errorf("the apply's output has %q:\n%s", leaked, res)
+		}
+	}
+	if latest := env.st.latest(name); latest == nil || latest.Version != revision {
+		t.Errorf("the refused apply made a revision: %s (was %d)", env.st.describe(name), revision)
+	}
+	w.apply()
+	if got := configMessageOn(t, env.cs, env.ns, name); got != "unplanned-value" {
+		t.Errorf("message %q after a new plan's apply, want the Secret's data", got)
+	}
+	w.planIsEmpty()
+}
+
+// TestPostRendererProgramEdited: a post-renderer command's script edited
+// with its command line unchanged is planned as an upgrade and deployed;
+// a saved plan whose script is edited again before its apply fails with
+// this provider's error and deploys nothing.
+func TestPostRendererProgramEdited(t *testing.T) {
+	parallelMatrix(t)
+	ns := newNamespace(t)
+	c := config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}
+	store := newStorage(t, ns)
+	w := newWorkspace(t, "program")
+	script := func(message string) {
+		t.Helper()
+		body := "#!/bin/sh\nexec sed -e 's/message: .*/message: " + message + "/'\n"
+		if err := os.WriteFile(filepath.Join(w.dir, "render.sh"), []byte(body), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script("by-script-one")
+	w.write(c.hcl(map[string]string{"svc": `  post_renderers = [{ exec = { command = "./render.sh" } }]`}))
+	w.apply()
+	if got := configMessage(t, ns, "svc"); got != "by-script-one" {
+		t.Fatalf("message %q, want by-script-one", got)
+	}
+	w.planIsEmpty()
+
+	script("by-script-two")
+	res := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=tfplan")
+	if !has(res.stdout, "post_renderers changed") || !has(res.stdout, "by-script-two") {
+		t.Errorf("the plan after the script's edit does not show the upgrade:\n%s", res.stdout)
+	}
+	revision := store.latest("svc").Version
+	script("by-script-three")
+	res = w.must(1, "apply", "-input=false", "-no-color", "tfplan")
+	if !has(res.stderr, "Post-renderer program changed since the plan") || strings.Contains(res.stderr, "inconsistent") {
+		t.Errorf("the apply of a plan whose script changed:\n%s", res.stderr)
+	}
+	if got := store.latest("svc").Version; got != revision {
+		t.Errorf("the refused apply made revision %d (was %d)", got, revision)
+	}
+	w.apply()
+	if got := configMessage(t, ns, "svc"); got != "by-script-three" {
+		t.Errorf("message %q, want by-script-three", got)
+	}
+	w.planIsEmpty()
+}
