@@ -105,6 +105,9 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	diags.Append(private.SetKey(ctx, privateDrift, nil)...)
 	diags.Append(private.SetKey(ctx, privateDriftChanges, nil)...)
 	dropChartPin(ctx, private, diags)
+	// What the refresh read before this apply: a plan without a refresh
+	// after it reads the inputs anew.
+	diags.Append(private.SetKey(ctx, privateInputs, nil)...)
 	if !r.waitForKinds(ctx, m, diags) {
 		return
 	}
