@@ -125,8 +125,9 @@ func (r execRun) Run(in *bytes.Buffer) (*bytes.Buffer, error) { return r.x.RunCo
 
 // RunContext runs the command on in; it is stopped when ctx ends or its
 // timeout passes. What the command wrote on standard error, which its
-// error quotes, is redacted of the values of Env and of the Secrets of
-// in (their data and stringData), which it may have echoed.
+// error quotes, is redacted of the values of Env, of the Secrets of in
+// (their data and stringData) and of what ctx carries (redact.WithForms),
+// which it may have echoed, before it is cut.
 func (x *Exec) RunContext(ctx context.Context, in *bytes.Buffer) (*bytes.Buffer, error) {
 	bin, err := x.Resolve()
 	if err != nil {
@@ -146,6 +147,9 @@ func (x *Exec) RunContext(ctx context.Context, in *bytes.Buffer) (*bytes.Buffer,
 	// The secrets are known before the command runs: its standard error
 	// is kept long enough to redact a secret the cut would split.
 	red, parsed := x.secrets(in.String())
+	// And the sensitive strings of the release (sensitive values, values
+	// read from Secrets), which a chart may have put outside a Secret.
+	red.AddForms(redact.FormsFrom(parent)...)
 	stderr := &tail{max: maxStderr + red.Longest()}
 	cmd.Stdout, cmd.Stderr = &out, stderr
 	cmd.WaitDelay = 5 * time.Second // children holding the pipes open

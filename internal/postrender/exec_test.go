@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/redact"
 	"io"
 	"os"
 	"strings"
@@ -267,4 +268,33 @@ func TestRendererDigestEncoding(t *testing.T) {
 func jsonOf(v any) (string, error) {
 	b, err := json.Marshal(v)
 	return string(b), err
+}
+
+// TestExecStderrCutInASensitiveValue: a sensitive value of the release
+// that a chart put outside a Secret (the request's context carries it),
+// printed where the cut of the command's standard error falls, shows no
+// part of itself: it is redacted before the cut.
+func TestExecStderrCutInASensitiveValue(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const value = "sensitive-value-in-a-configmap-0123456789"
+	var secrets redact.Secrets
+	secrets.Add(value)
+	ctx := redact.WithForms(context.Background(), secrets.Forms())
+	// TOKEN carries it to the command as it would read it from its input:
+	// the test binary prints its TOKEN; its env is not what is checked.
+	x := &Exec{Command: self, Env: map[string]string{commandEnv: "long"}, Timeout: 10 * time.Second}
+	t.Setenv("TOKEN", value)
+	_, err = x.RunContext(ctx, bytes.NewBufferString(execManifest))
+	var execErr *ExecError
+	if !errors.As(err, &execErr) {
+		t.Fatalf("the command's failure was not reported as an ExecError: %v", err)
+	}
+	for n := 4; n <= len(value); n++ {
+		if tail := value[len(value)-n:]; strings.Contains(execErr.Stderr, tail) {
+			t.Fatalf("the error shows the end of the sensitive value, %q", tail)
+		}
+	}
 }

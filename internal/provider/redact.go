@@ -184,6 +184,9 @@ func (r *redactor) context(ctx context.Context) context.Context {
 	if r.secrets.Empty() {
 		return ctx
 	}
+	// Post-renderer commands redact them from their standard error
+	// before cutting it.
+	ctx = redact.WithForms(ctx, r.secrets.Forms())
 	ctx = tflog.MaskMessageStrings(ctx, r.secrets.Forms()...)
 	return tflog.MaskAllFieldValuesStrings(ctx, r.secrets.Forms()...)
 }

@@ -5,6 +5,7 @@ package redact
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"slices"
@@ -85,6 +86,33 @@ func (r *Secrets) Add(secrets ...string) {
 			}
 		}
 	}
+}
+
+// AddForms records forms as they are (Forms of another Secrets).
+func (r *Secrets) AddForms(forms ...string) {
+	for _, form := range forms {
+		if form != "" && !slices.Contains(r.forms, form) {
+			r.forms = append(r.forms, form)
+			r.replacer = nil
+		}
+	}
+}
+
+type formsKey struct{}
+
+// WithForms is ctx carrying forms (Secrets.Forms), so that what runs under
+// it redacts them from what it quotes before it cuts it (FormsFrom).
+func WithForms(ctx context.Context, forms []string) context.Context {
+	if len(forms) == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, formsKey{}, slices.Clone(forms))
+}
+
+// FormsFrom are the forms ctx carries (WithForms).
+func FormsFrom(ctx context.Context) []string {
+	forms, _ := ctx.Value(formsKey{}).([]string)
+	return forms
 }
 
 // Empty reports whether no secret is recorded.
