@@ -16,11 +16,6 @@ import (
 // resolves from what another release's credentials downloaded, in the
 // process or on disk (an index revalidated or used stale).
 
-// credentialKeyFile, in the cache directory, holds the key that names the
-// cache entries of each set of credentials: a plain digest of a password
-// in a file name would let whoever lists the directory confirm a guess.
-const credentialKeyFile = "credentials.key"
-
 // authenticated reports whether auth identifies the client to the
 // repository (basic auth or a client certificate).
 func (a Auth) authenticated() bool {
@@ -53,11 +48,18 @@ func (r *Repositories) credentialID(auth Auth) string {
 	return hex.EncodeToString(mac.Sum(nil))
 }
 
-// credentialKey is the cache's key: read from the cache directory, made
-// there when missing. Where it can be neither read nor made, a key of the
-// process's own: its entries are then never reused by another process.
+// credentialKey names the cache entries of each set of credentials: a
+// plain digest of a password in a file name would let whoever lists the
+// directory confirm a guess. It derives from the integrity key, kept
+// outside the cache directory: a cache copied elsewhere, without it,
+// neither confirms a guess nor lends one set of credentials' entries to
+// another (a key in the cache would travel with it).
 func (r *Repositories) credentialKey() []byte {
-	r.keyOnce.Do(func() { r.key = loadOrMakeKey(filepath.Join(r.cacheDir, credentialKeyFile)) })
+	r.keyOnce.Do(func() {
+		mac := hmac.New(sha256.New, r.integrityKey())
+		mac.Write([]byte("credentials"))
+		r.key = mac.Sum(nil)
+	})
 	return r.key
 }
 
