@@ -31,7 +31,8 @@ func TestCredentialKeyOutsideTheCache(t *testing.T) {
 	for _, e := range entries {
 		t.Errorf("the cache directory holds %s: a key there would travel with the cache", e.Name())
 	}
-	if id(filepath.Join(cache, "in-cache.key")) == id(filepath.Join(cache, "in-cache.key")) {
+	inCache := filepath.Join(cache, "in-cache.key")
+	if first, second := id(inCache), id(inCache); first == second {
 		t.Error("a key file inside the cache directory is used: two processes name the entries alike")
 	}
 }

@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/redact"
 	"io"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/redact"
 )
 
 // commandEnv makes the test binary a post-renderer command: the mode it
