@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,7 +17,6 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/helmrelease/terraform-provider-helmrelease/internal/testenv"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 )
 
@@ -27,13 +25,7 @@ import (
 // pins.
 func prometheusCharts(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/prometheus-community/helm-charts")
-	cmd.Dir = filepath.Join(repoRoot, "tools", "charts")
-	out, err := cmd.Output()
-	if err != nil || strings.TrimSpace(string(out)) == "" {
-		testenv.SkipUnlessRequired(t, fmt.Sprintf("needs prometheus-community/helm-charts in the module cache (go mod download in tools/charts): %v", err))
-	}
-	return filepath.Join(strings.TrimSpace(string(out)), "charts")
+	return filepath.Join(moduleDir(t, "charts", "github.com/prometheus-community/helm-charts"), "charts")
 }
 
 // gatedRelease is a release whose chart renders an object only when

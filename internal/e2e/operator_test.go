@@ -26,13 +26,21 @@ import (
 // module cache, at the version tools/certmanager pins.
 func certManagerChart(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/cert-manager/cert-manager")
-	cmd.Dir = filepath.Join(repoRoot, "tools", "certmanager")
+	return filepath.Join(moduleDir(t, "certmanager", "github.com/cert-manager/cert-manager"), "deploy", "charts", "cert-manager")
+}
+
+// moduleDir is the directory in the module cache of module, at the
+// version the module tools/<tools> pins; the test skips (fails under CI)
+// without it.
+func moduleDir(t *testing.T, tools, module string) string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module)
+	cmd.Dir = filepath.Join(repoRoot, "tools", tools)
 	out, err := cmd.Output()
 	if err != nil || strings.TrimSpace(string(out)) == "" {
-		testenv.SkipUnlessRequired(t, fmt.Sprintf("needs cert-manager's module in the module cache (go mod download in tools/certmanager): %v", err))
+		testenv.SkipUnlessRequired(t, fmt.Sprintf("needs %s in the module cache (go mod download in tools/%s): %v", module, tools, err))
 	}
-	return filepath.Join(strings.TrimSpace(string(out)), "deploy", "charts", "cert-manager")
+	return strings.TrimSpace(string(out))
 }
 
 // contractOperator: an operator and its custom resources in one apply.
