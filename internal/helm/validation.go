@@ -8,8 +8,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/resource"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes/scheme"
 	cachedopenapi "k8s.io/client-go/openapi/cached"
 	"k8s.io/kubectl/pkg/util/openapi"
 	"k8s.io/kubectl/pkg/validation"
@@ -70,6 +73,7 @@ func (f sharedValidation) Validator(directive string) (validation.Schema, error)
 	}
 	verifier := supportCache{
 		supported: f.kinds,
+		builtin:   func() bool { return validatesBuiltinKinds(disc, f.kinds) },
 		next: resource.NewFallbackQueryParamVerifier(
 			resource.NewQueryParamVerifierV3(dyn, cachedopenapi.NewClient(disc.OpenAPIV3()), resource.QueryParamFieldValidation),
 			resource.NewQueryParamVerifier(dyn, disc, resource.QueryParamFieldValidation)),
@@ -78,14 +82,22 @@ func (f sharedValidation) Validator(directive string) (validation.Schema, error)
 	return validation.NewParamVerifyingSchema(local, verifier, directive), nil
 }
 
-// supportCache answers from supported, and asks next for a kind not in it.
+// supportCache answers from supported, then for a built-in kind of a
+// server that validates every built-in kind, and asks next for any other.
 type supportCache struct {
 	supported *sync.Map
-	next      resource.Verifier
+	// builtin says whether the server validates the fields of every kind
+	// Kubernetes itself serves.
+	builtin func() bool
+	next    resource.Verifier
 }
 
 func (c supportCache) HasSupport(gvk schema.GroupVersionKind) error {
 	if _, ok := c.supported.Load(gvk); ok {
+		return nil
+	}
+	if scheme.Scheme.Recognizes(gvk) && c.builtin != nil && c.builtin() {
+		c.supported.Store(gvk, struct{}{})
 		return nil
 	}
 	err := c.next.HasSupport(gvk)
@@ -93,4 +105,35 @@ func (c supportCache) HasSupport(gvk schema.GroupVersionKind) error {
 		c.supported.Store(gvk, struct{}{})
 	}
 	return err
+}
+
+// fieldValidationGA is the Kubernetes release whose API server validates
+// the fields of every kind it serves itself (server-side field validation,
+// GA in 1.27).
+var fieldValidationGA = version.MajorMinor(1, 27)
+
+// builtinValidationKey is the key under which the kinds' map keeps whether
+// the server is fieldValidationGA or later.
+type builtinValidationKey struct{}
+
+// validatesBuiltinKinds says whether the server's version is
+// fieldValidationGA or later, asked once per cluster. Then the API server
+// validates the fields of each built-in kind, which kubectl's verifier
+// would learn by reading the group-version's OpenAPI document: a megabyte
+// for the core group, parsed in every process (each terraform command
+// starts one). A kind the server does not serve itself (a custom resource,
+// an aggregated API) is still checked against its document.
+func validatesBuiltinKinds(disc discovery.DiscoveryInterface, kinds *sync.Map) bool {
+	if v, ok := kinds.Load(builtinValidationKey{}); ok {
+		return v.(bool)
+	}
+	info, err := disc.ServerVersion()
+	if err != nil {
+		// Asked again next time; the OpenAPI document answers now.
+		return false
+	}
+	v, err := version.ParseGeneric(info.GitVersion)
+	validates := err == nil && v.AtLeast(fieldValidationGA)
+	kinds.Store(builtinValidationKey{}, validates)
+	return validates
 }
