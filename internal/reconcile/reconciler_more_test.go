@@ -318,8 +318,19 @@ func TestWaitTimeout(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	st := &Status{}
-	c := engineChart("1.0.0")
-	c.Templates = append(c.Templates, &common.File{Name: "templates/unschedulable.yaml", Data: []byte(`apiVersion: apps/v1
+	// No hook and nothing that becomes ready late: a ConfigMap, ready once
+	// it exists, and a Deployment no node can ever take. However slow the
+	// machine, the wait ends at its timeout with that one object left.
+	c := &chart.Chart{
+		Metadata: &chart.Metadata{APIVersion: "v2", Name: "engine", Version: "1.0.0"},
+		Templates: []*common.File{
+			{Name: "templates/configmap.yaml", Data: []byte(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}
+data: {message: ready}
+`)},
+			{Name: "templates/unschedulable.yaml", Data: []byte(`apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: unschedulable
@@ -332,7 +343,9 @@ spec:
     spec:
       nodeSelector: {no-such-node: "true"}
       containers: [{name: c, image: busybox:1.36}]
-`)})
+`)},
+		},
+	}
 	s := f.spec(func(s *Spec) { s.Install.Timeout = 5 * time.Second })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
