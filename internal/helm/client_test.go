@@ -19,6 +19,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -345,22 +347,54 @@ func TestWaitReadsItsOwnObjects(t *testing.T) {
 
 // TestValidationLearntOncePerCluster: the clients of one cluster's
 // releases learn once which kinds the API server validates: the first
-// release's install reads the OpenAPI documents of its group-versions,
-// the next release's reads none (kubectl's validator, made for every
-// Build, parsed them for each release). That the server still refuses an
-// unknown field is reconcile's TestInstallValidatedByTheServer.
+// release's install reads an OpenAPI document for its custom resource,
+// the next release's reads none (kubectl's validator, made
+// for every Build, parsed it for each release). Built-in kinds read no
+// document at all (TestBuiltinKindsValidateWithoutOpenAPI). That the
+// server still refuses an unknown field is reconcile's
+// TestInstallValidatedByTheServer.
 func TestValidationLearntOncePerCluster(t *testing.T) {
-	ns := fmt.Sprintf("helm-client-validation-%d", time.Now().UnixNano()%1e6)
+	run := time.Now().UnixNano() % 1e6
+	ns := fmt.Sprintf("helm-client-validation-%d", run)
 	newTestClient(t, ns) // the namespace
+	group := fmt.Sprintf("validation-%d.example.com", run)
+	crds := dynamic.NewForConfigOrDie(testRESTConfig).Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	t.Cleanup(func() { _ = crds.Delete(context.Background(), "gadgets."+group, metav1.DeleteOptions{}) })
 	var documents atomic.Int64
 	cfg := seeingRequests(func(r *http.Request) {
+		// The group-version's document, or the core group's, which
+		// kubectl's verifier reads for a kind the index does not list yet.
 		if strings.HasPrefix(r.URL.Path, "/openapi/v3/api") {
 			documents.Add(1)
 		}
 	})
 	shared := kube.NewDiscovery(cfg, "")
 	ctx := context.Background()
-	install := func(name string, c *chart.Chart) error {
+	c := &chart.Chart{
+		Metadata: &chart.Metadata{APIVersion: "v2", Name: "gadget", Version: "1.0.0"},
+		Files: []*common.File{{Name: "crds/gadgets.yaml", Data: []byte(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.` + group + `
+spec:
+  group: ` + group + `
+  names: {kind: Gadget, plural: gadgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`)}},
+		Templates: []*common.File{{Name: "templates/gadget.yaml", Data: []byte(`apiVersion: ` + group + `/v1
+kind: Gadget
+metadata:
+  name: {{ .Release.Name }}
+spec: {size: 1}
+`)}},
+	}
+	install := func(name string) error {
 		t.Helper()
 		client, err := NewClient(ClientOptions{Getter: kube.NewGetter(cfg, ns, "", shared), StorageNamespace: ns})
 		if err != nil {
@@ -369,14 +403,21 @@ func TestValidationLearntOncePerCluster(t *testing.T) {
 		_, err = client.Install(ctx, c, nil, InstallOptions{ReleaseName: name, Namespace: ns})
 		return err
 	}
-	if err := install("first", testChart("1.0.0")); err != nil {
+	crdClient, err := NewClient(ClientOptions{Getter: kube.NewGetter(cfg, ns, "", shared), StorageNamespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := crdClient.ApplyCRDs(c, CRDOptions{Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if err := install("first"); err != nil {
 		t.Fatal(err)
 	}
 	first := documents.Load()
 	if first == 0 {
-		t.Fatal("the first install read no OpenAPI document: the check below proves nothing")
+		t.Fatal("the first install read no OpenAPI document for its custom resource: the check below proves nothing")
 	}
-	if err := install("second", testChart("1.0.0")); err != nil {
+	if err := install("second"); err != nil {
 		t.Fatal(err)
 	}
 	if n := documents.Load() - first; n != 0 {
