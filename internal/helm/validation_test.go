@@ -77,6 +77,7 @@ func TestSupportCache(t *testing.T) {
 		{"a built-in kind of a server that validates it", configMap, true, true, false},
 		{"a built-in kind of an older server", configMap, false, false, true},
 		{"a custom resource is asked for", widget, true, false, true},
+		{"a List is asked for", schema.GroupVersionKind{Version: "v1", Kind: "List"}, true, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
