@@ -372,21 +372,7 @@ func TestValidationLearntOncePerCluster(t *testing.T) {
 	ctx := context.Background()
 	c := &chart.Chart{
 		Metadata: &chart.Metadata{APIVersion: "v2", Name: "gadget", Version: "1.0.0"},
-		Files: []*common.File{{Name: "crds/gadgets.yaml", Data: []byte(`apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: gadgets.` + group + `
-spec:
-  group: ` + group + `
-  names: {kind: Gadget, plural: gadgets}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`)}},
+		Files:    []*common.File{{Name: "crds/gadgets.yaml", Data: gadgetCRD(group)}},
 		Templates: []*common.File{{Name: "templates/gadget.yaml", Data: []byte(`apiVersion: ` + group + `/v1
 kind: Gadget
 metadata:

@@ -31,21 +31,7 @@ func TestApplyCRDsAtOnce(t *testing.T) {
 		t.Cleanup(func() { _ = crds.Delete(context.Background(), "gadgets."+group, metav1.DeleteOptions{}) })
 		c := &chart.Chart{
 			Metadata: &chart.Metadata{APIVersion: "v2", Name: "shared", Version: "1.0.0"},
-			Files: []*common.File{{Name: "crds/gadgets.yaml", Data: []byte(`apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: gadgets.` + group + `
-spec:
-  group: ` + group + `
-  names: {kind: Gadget, plural: gadgets}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`)}},
+			Files:    []*common.File{{Name: "crds/gadgets.yaml", Data: gadgetCRD(group)}},
 		}
 		var wg sync.WaitGroup
 		start := make(chan struct{})
@@ -67,4 +53,24 @@ spec:
 			t.Errorf("round %d: the CRD: %v", round, err)
 		}
 	}
+}
+
+// gadgetCRD is a CustomResourceDefinition of kind Gadget in group, which
+// keeps any field.
+func gadgetCRD(group string) []byte {
+	return []byte(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.` + group + `
+spec:
+  group: ` + group + `
+  names: {kind: Gadget, plural: gadgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`)
 }
