@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,6 +25,35 @@ func subchart(version, origin string) *chart.Chart {
 	}
 }
 
+// appChart writes chart app, whose Chart.yaml asks for sub ^1.0.0 of
+// repository, with lock as its Chart.lock (none when nil) and, when
+// vendored, a sub 1.0.0 of its own in charts/. It returns the chart's
+// directory.
+func appChart(t *testing.T, repository string, lock *chart.Lock, vendored bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	c := &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "app", Version: "0.1.0",
+		Dependencies: []*chart.Dependency{{Name: "sub", Version: "^1.0.0", Repository: repository}}}}
+	if err := chartutil.SaveDir(c, dir); err != nil {
+		t.Fatal(err)
+	}
+	if vendored {
+		if err := chartutil.SaveDir(subchart("1.0.0", "vendored"), filepath.Join(dir, "app", "charts")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if lock != nil {
+		b := "generated: \"2026-01-01T00:00:00Z\"\ndigest: sha256:0\ndependencies:\n"
+		for _, d := range lock.Dependencies {
+			b += "- name: " + d.Name + "\n  version: " + d.Version + "\n  repository: " + d.Repository + "\n"
+		}
+		if err := os.WriteFile(filepath.Join(dir, "app", "Chart.lock"), []byte(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "app")
+}
+
 // TestDependencyUpdate: dependency_update makes charts/ match Chart.yaml
 // and Chart.lock as helm dependency update does, from a repository that
 // needs a login, which only DependencyAuth gives; without it the copy in
@@ -41,28 +71,7 @@ func TestDependencyUpdate(t *testing.T) {
 	}
 	// app: Chart.yaml asks for sub ^1.0.0, charts/ holds a 1.0.0 of its
 	// own, Chart.lock as the case writes it.
-	app := func(t *testing.T, lock *chart.Lock) string {
-		t.Helper()
-		dir := t.TempDir()
-		c := &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "app", Version: "0.1.0",
-			Dependencies: []*chart.Dependency{{Name: "sub", Version: "^1.0.0", Repository: repo.URL}}}, Lock: lock}
-		if err := chartutil.SaveDir(c, dir); err != nil {
-			t.Fatal(err)
-		}
-		if err := chartutil.SaveDir(subchart("1.0.0", "vendored"), filepath.Join(dir, "app", "charts")); err != nil {
-			t.Fatal(err)
-		}
-		if lock != nil {
-			b := "generated: \"2026-01-01T00:00:00Z\"\ndigest: sha256:0\ndependencies:\n"
-			for _, d := range lock.Dependencies {
-				b += "- name: " + d.Name + "\n  version: " + d.Version + "\n  repository: " + d.Repository + "\n"
-			}
-			if err := os.WriteFile(filepath.Join(dir, "app", "Chart.lock"), []byte(b), 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return filepath.Join(dir, "app")
-	}
+	app := func(t *testing.T, lock *chart.Lock) string { return appChart(t, repo.URL, lock, true) }
 	lock := func(version, repository string) *chart.Lock {
 		return &chart.Lock{Dependencies: []*chart.Dependency{{Name: "sub", Version: version, Repository: repository}}}
 	}
@@ -150,5 +159,48 @@ func TestDependencyUpdate(t *testing.T) {
 	// A packaged chart carries its dependencies: no update.
 	if _, err := repos.Resolve(context.Background(), Source{Name: "sub", Repository: repo.URL, Auth: login(repo.URL), DependencyUpdate: true}); !errors.Is(err, ErrDependency) || !strings.Contains(err.Error(), "needs the chart's directory") {
 		t.Errorf("a dependency update of a repository's chart: %v", err)
+	}
+}
+
+// TestDependencyBuild: a dependency charts/ lacks is built as
+// source-controller and `helm dependency build` build it: at the version
+// Chart.lock pins when the lock is in step with Chart.yaml, else at the
+// newest the constraint allows, which the resolve reports as ranged (a
+// later resolve may build another).
+func TestDependencyBuild(t *testing.T) {
+	repo := testrepo.NewHTTP(t)
+	for _, v := range []string{"1.0.0", "1.1.0", "2.0.0"} {
+		repo.Add(t, subchart(v, "repository-"+v), nil)
+	}
+	login := func(string) Auth { return Auth{Username: testrepo.Username, Password: testrepo.Password} }
+	lock := func(version, repository string) *chart.Lock {
+		return &chart.Lock{Dependencies: []*chart.Dependency{{Name: "sub", Version: version, Repository: repository}}}
+	}
+	for _, tc := range []struct {
+		name        string
+		lock        *chart.Lock
+		vendored    bool
+		wantVersion string
+		wantRanged  bool
+	}{
+		{name: "a lock in step: its version", lock: lock("1.0.0", repo.URL), wantVersion: "1.0.0"},
+		{name: "no lock: the newest the constraint allows, ranged", wantVersion: "1.1.0", wantRanged: true},
+		{name: "a lock the constraint refuses: the newest, ranged", lock: lock("2.0.0", repo.URL), wantVersion: "1.1.0", wantRanged: true},
+		{name: "a lock of another repository: the newest, ranged", lock: lock("1.0.0", "https://charts.example.com"), wantVersion: "1.1.0", wantRanged: true},
+		{name: "charts/ has it: the copy there, whatever the lock", lock: lock("1.1.0", repo.URL), vendored: true, wantVersion: "1.0.0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repos := NewRepositories(t.TempDir(), 0)
+			got, err := repos.Resolve(context.Background(), Source{Name: appChart(t, repo.URL, tc.lock, tc.vendored), DependencyAuth: login})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Dependencies) != 1 || got.Dependencies[0] != (Dependency{Name: "sub", Version: tc.wantVersion}) {
+				t.Errorf("Dependencies = %v, want sub %s", got.Dependencies, tc.wantVersion)
+			}
+			if ranged := slices.Equal(got.RangedDependencies, []string{"sub"}); ranged != tc.wantRanged || (!ranged && len(got.RangedDependencies) > 0) {
+				t.Errorf("RangedDependencies = %v, want ranged %v", got.RangedDependencies, tc.wantRanged)
+			}
+		})
 	}
 }

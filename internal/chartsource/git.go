@@ -78,13 +78,17 @@ func (r GitRef) String() string {
 
 // pinned is the checkout of revision: the commit it names, reached as ref
 // reaches it (the branch it is on, the tag a semver range chose, the
-// reference), and the commit, which the checkout must be.
+// reference), and the commit, which the checkout must be. The revision
+// may be another ref's: a plan of no Helm action keeps the one deployed
+// when the configuration names another commit or reference.
 func (r GitRef) pinned(revision string) (GitRef, string) {
 	pointer, hash := git.SplitRevision(revision)
 	commit := hash.String()
 	switch {
 	case r.Commit != "":
-		return GitRef{Branch: r.Branch, Commit: r.Commit}, commit
+		return GitRef{Branch: r.Branch, Commit: commit}, commit
+	case r.Name != "" && pointer != "":
+		return GitRef{Name: pointer}, commit
 	case r.Name != "":
 		return GitRef{Name: r.Name}, commit
 	case r.SemVer != "" || r.Tag != "":

@@ -169,6 +169,20 @@ func TestGitResolve(t *testing.T) {
 		}
 	})
 
+	t.Run("the deployed commit where the configuration names another", func(t *testing.T) {
+		// A plan of no Helm action keeps the commit deployed.
+		src := main()
+		src.Git.Ref = chartsource.GitRef{Commit: bumped}
+		src.Git.Pinned = "sha1:" + first
+		got, err := chartsource.NewRepositories(t.TempDir(), 0).Resolve(ctx, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Version != "0.1.0" || configMapData(t, got) != "one" || got.SourceRevision != "sha1:"+first {
+			t.Errorf("pinned to %s, configured %s: resolved %s (%s) from %s", first, bumped, got.Version, configMapData(t, got), got.SourceRevision)
+		}
+	})
+
 	srv.Tag(t, "charts", "v0.1.0", first)
 	srv.Tag(t, "charts", "v0.2.0", bumped)
 	for _, tc := range []struct {

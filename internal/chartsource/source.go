@@ -155,6 +155,10 @@ type Resolved struct {
 	// dependencies', that did not match the digests naming them: fetched
 	// again and replaced, never used.
 	CacheRepaired []CacheRepair
+	// RangedDependencies name the dependencies built from a version
+	// range (charts/ lacked them and Chart.lock pins none): another
+	// resolve may build newer ones.
+	RangedDependencies []string
 }
 
 // ociArtifact reports whether src is an OCIRepository's artifact, pulled
@@ -446,13 +450,16 @@ func resolveLocal(src Source) (*Resolved, error) {
 
 // buildDependencies adds the dependencies of Chart.yaml that charts/ lacks,
 // fetched from their repositories (file:// relative to a local chart), as
-// source-controller builds a chart's dependencies.
+// source-controller builds a chart's dependencies and `helm dependency
+// build` does: at the versions of Chart.lock when it is in step with
+// Chart.yaml, else at the newest version each constraint allows.
 func (r *Repositories) buildDependencies(ctx context.Context, out *Resolved, src Source) error {
 	c := out.Chart
 	present := map[string]bool{}
 	for _, d := range c.Dependencies() {
 		present[d.Name()] = true
 	}
+	locked := lockedVersions(c)
 	for _, dep := range c.Metadata.Dependencies {
 		if present[dep.Name] {
 			continue
@@ -460,7 +467,14 @@ func (r *Repositories) buildDependencies(ctx context.Context, out *Resolved, src
 		if dep.Repository == "" {
 			return dependencyError(c, dep, errors.New("it is not in charts/ and names no repository"))
 		}
-		sub, err := r.dependency(ctx, out, src, dep, src.dependencyVersion(dep.Name, dep.Version))
+		version, ok := locked[dep.Name]
+		if !ok {
+			version = dep.Version
+			if !strings.HasPrefix(dep.Repository, "file://") && !exactVersion(version) {
+				out.RangedDependencies = append(out.RangedDependencies, dep.Name)
+			}
+		}
+		sub, err := r.dependency(ctx, out, src, dep, src.dependencyVersion(dep.Name, version))
 		if err != nil {
 			return err
 		}

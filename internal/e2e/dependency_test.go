@@ -110,3 +110,99 @@ resource "helmrelease_release" "app" {
 		t.Errorf("release chart version %s, want 0.1.0 with the content digest", store.latest("app").Chart.Metadata.Version)
 	}
 }
+
+// contractChartLock: a chart from a Git commit whose charts/ lacks its
+// dependency builds it as source-controller does, at the version
+// Chart.lock pins (1.0.0, where the range allows 1.1.0): the create's
+// plan shows it, and a saved plan deploys it after the repository
+// published a newer one. Another commit of the chart's version is no
+// Helm action, applied with the commit deployed kept. A commit of a new
+// version without the lock builds the newest the range allows; its plan
+// says the chart is known after apply, naming the dependency and what
+// keeps it in the plan. On the Flux engine
+// source-controller builds the chart, and the provider checks that it
+// deploys what the plan showed.
+func contractChartLock(t *testing.T, env *engineEnv) {
+	deps := testrepo.NewHTTP(t)
+	deps.Password = "" // source-controller fetches a dependency without credentials
+	sub := func(version string) *chart.Chart {
+		return &chart.Chart{
+			Metadata:  &chart.Metadata{APIVersion: "v2", Name: "sub", Version: version},
+			Templates: []*common.File{{Name: "templates/cm.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-sub\ndata:\n  version: " + version + "\n")}},
+		}
+	}
+	deps.Add(t, sub("1.0.0"), nil)
+	deps.Add(t, sub("1.1.0"), nil)
+	srv := testrepo.NewGit(t)
+	lock := fmt.Sprintf("dependencies:\n- name: sub\n  repository: %s\n  version: 1.0.0\ndigest: sha256:0\ngenerated: \"2026-01-01T00:00:00Z\"\n", deps.URL)
+	locked := srv.Commit(t, "charts", "main", map[string]string{
+		"app/Chart.yaml": fmt.Sprintf("apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n- name: sub\n  version: ^1.0.0\n  repository: %s\n", deps.URL),
+		"app/Chart.lock": lock,
+	})
+	w := newWorkspace(t, "lock")
+	config := func(commit string) string {
+		return fmt.Sprintf(`terraform {
+  required_providers {
+    helmrelease = { source = "helmrelease/helmrelease" }
+  }
+}
+
+provider "helmrelease" {
+  kubernetes = { config_path = %q }
+  cache_dir  = %q
+}
+
+resource "helmrelease_release" "lock" {
+  name      = "lock"
+  namespace = %q
+  engine    = %q
+  chart = {
+    name     = "app"
+    git      = { url = %q, ref = { commit = %q } }
+    username = %q
+    password = %q
+  }
+}
+`, env.kubeconfig, env.c.cacheDir, env.ns, env.engine, srv.HTTPURL("charts"), commit, testrepo.Username, testrepo.Password)
+	}
+	w.write(config(locked))
+	res := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=tfplan")
+	if !has(res.stdout, `"sub" = "1.0.0"`) || has(res.stdout+res.stderr, "Chart known after apply") {
+		t.Errorf("the create's plan does not show sub 1.0.0, which Chart.lock pins:\n%s", res)
+	}
+	deps.Add(t, sub("1.2.0"), nil)
+	w.must(0, "apply", "-input=false", "-no-color", "tfplan")
+	if got := configMapOn(t, env.cs, env.ns, "lock-sub").Data["version"]; got != "1.0.0" {
+		t.Errorf("sub's ConfigMap says version %q, want 1.0.0, which Chart.lock pins", got)
+	}
+	w.planIsEmpty()
+
+	// Another commit of the same chart version: no Helm action (the
+	// ChartVersion strategy, as HelmChart's), and the apply keeps the
+	// commit deployed.
+	readme := srv.Commit(t, "charts", "main", map[string]string{"README.md": "charts\n"})
+	w.write(config(readme))
+	res = w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
+	if has(res.stdout, "upgrade") {
+		t.Errorf("a commit that leaves the chart's version is planned as an upgrade:\n%s", res.stdout)
+	}
+	w.apply()
+	w.planIsEmpty()
+
+	unlocked := srv.Commit(t, "charts", "main", map[string]string{
+		"app/Chart.lock": "",
+		"app/Chart.yaml": fmt.Sprintf("apiVersion: v2\nname: app\nversion: 0.2.0\ndependencies:\n- name: sub\n  version: ^1.0.0\n  repository: %s\n", deps.URL),
+	})
+	w.write(config(unlocked))
+	res = w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
+	for _, want := range []string{"Chart known after apply", "dependencies are built from version ranges", "sub 1.2.0", "Chart.lock"} {
+		if !has(res.stdout+res.stderr, want) {
+			t.Errorf("the plan of a commit without Chart.lock lacks %q:\n%s", want, res)
+		}
+	}
+	w.apply()
+	if got := configMapOn(t, env.cs, env.ns, "lock-sub").Data["version"]; got != "1.2.0" {
+		t.Errorf("sub's ConfigMap says version %q without Chart.lock, want the newest 1.2.0", got)
+	}
+	w.planIsEmpty()
+}

@@ -82,9 +82,20 @@ func (p *releasePlan) unpinned(d decision) {
 	if p.state != nil {
 		what = "planned with a chart edited in the configuration"
 	}
+	from, remedy := "from a chart that names no single version", p.pinRemedy()
+	if p.src.Reproducible() {
+		var ranged []string
+		for _, d := range p.resolved.Dependencies {
+			if slices.Contains(p.resolved.RangedDependencies, d.Name) {
+				ranged = append(ranged, d.Name+" "+d.Version)
+			}
+		}
+		from = fmt.Sprintf("from a chart whose dependencies are built from version ranges (its charts/ lacks them and its Chart.lock pins none; now %s)", strings.Join(ranged, ", "))
+		remedy = "To review them in the plan, keep the chart's Chart.lock (helm dependency update writes it) or its dependencies in charts/ beside Chart.yaml."
+	}
 	p.diags.AddAttributeWarning(path.Root("chart").AtName("version"), "Chart known after apply",
-		fmt.Sprintf("helmrelease_release %s is %s, from a chart that names no single version: it resolves to %s now, but Terraform plans the release again as it applies it, with nothing of this plan, and the source may have moved by then. The chart and the objects it renders are known after apply.\n\n%s Once applied, plans of this release take the chart each refresh resolves, and show it.",
-			p.m.ID.ValueString(), what, chartsource.PinOf(p.resolved), p.pinRemedy()))
+		fmt.Sprintf("helmrelease_release %s is %s, %s: it resolves to %s now, but Terraform plans the release again as it applies it, with nothing of this plan, and the source may have moved by then. The chart and the objects it renders are known after apply.\n\n%s Once applied, plans of this release take the chart each refresh resolves, and show it.",
+			p.m.ID.ValueString(), what, from, chartsource.PinOf(p.resolved), remedy))
 }
 
 // pinRemedy says how to name the chart p resolved so that the plan shows it.

@@ -36,7 +36,7 @@ func (p *releasePlan) inputs(ctx context.Context) bool {
 		if p.resolved, p.src = p.r.resolveChartSource(ctx, m, p.wo, true, pin, p.diags); p.resolved == nil {
 			return false
 		}
-		p.pinned = p.src.Pin != nil || p.src.Reproducible()
+		p.pinned = p.src.Pin != nil || (p.src.Reproducible() && len(p.resolved.RangedDependencies) == 0)
 		p.out.chartVersion = types.StringValue(p.resolved.Version)
 		p.out.appVersion = types.StringValue(p.resolved.AppVersion)
 		p.out.chartDigest = types.StringValue(p.resolved.Digest)
