@@ -65,6 +65,7 @@ var contractRows = []struct {
 	{"a saved plan applied after the repository moved", contractSavedPlan, true},
 	{"a saved plan applied after an OCI tag was pushed again", contractSavedPlanOCI, true},
 	{"a saved plan applied after its values_from Secret changed", contractSavedPlanValuesFrom, true},
+	{"a saved plan applied after an object its chart looks up changed", contractSavedPlanLookup, true},
 	{"a chart whose Chart.lock pins a dependency charts/ lacks", contractChartLock, true},
 	{"two states declaring one release", contractTwoStates, false},
 	{"force and reset actions", contractActions, false},

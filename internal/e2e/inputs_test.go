@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -108,6 +110,73 @@ func TestPostRendererProgramEdited(t *testing.T) {
 	w.apply()
 	if got := configMessage(t, ns, "svc"); got != "by-script-three" {
 		t.Errorf("message %q, want by-script-three", got)
+	}
+	w.planIsEmpty()
+}
+
+// contractSavedPlanLookup: a saved plan whose chart looks up an object
+// that is written again before its apply fails with this provider's
+// error naming the lookup, deploying nothing; a new plan reads it anew
+// and deploys it.
+func contractSavedPlanLookup(t *testing.T, env *engineEnv) {
+	const name = "looks"
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	env.c.repo.Add(t, &chart.Chart{
+		Metadata: &chart.Metadata{APIVersion: "v2", Name: "lookup", Version: "1.0.0"},
+		Templates: []*common.File{{Name: "templates/cm.yaml", Data: []byte(`{{- $src := lookup "v1" "ConfigMap" .Release.Namespace "lookup-source" }}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-copy
+data:
+  color: {{ if $src }}{{ $src.data.color }}{{ else }}none{{ end }}
+  revision: {{ .Values.revision | quote }}
+`)}},
+	}, nil)
+	configMaps := env.cs.CoreV1().ConfigMaps(env.ns)
+	setColor := func(color string) {
+		t.Helper()
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "lookup-source"}, Data: map[string]string{"color": color}}
+		if _, err := configMaps.Update(ctx, cm, metav1.UpdateOptions{FieldManager: "other-pipeline"}); err != nil {
+			if _, err := configMaps.Create(ctx, cm, metav1.CreateOptions{FieldManager: "other-pipeline"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	c := env.c
+	c.chart = "lookup"
+	w := newWorkspace(t, "lookup")
+	setColor("red")
+	w.write(c.hcl(map[string]string{name: env.body(`values = { revision = "1" }`)}))
+	w.apply()
+	if got := configMapOn(t, env.cs, env.ns, name+"-copy").Data["color"]; got != "red" {
+		t.Fatalf("the copy says %q, want red", got)
+	}
+	revision := env.st.latest(name).Version
+
+	setColor("blue")
+	w.write(c.hcl(map[string]string{name: env.body(`values = { revision = "2" }`)}))
+	res := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=tfplan")
+	if !has(res.stdout, "color: blue") {
+		t.Errorf("the plan does not show what the lookup reads now:\n%s", res.stdout)
+	}
+	setColor("green")
+	res = w.must(1, "apply", "-input=false", "-no-color", "tfplan")
+	for _, want := range []string{"Object read by lookup changed since the plan", "v1 ConfigMap " + env.ns + "/lookup-source", "Nothing was deployed"} {
+		if !has(res.stderr, want) {
+			t.Errorf("the apply's error lacks %q:\n%s", want, res.stderr)
+		}
+	}
+	if has(res.stdout+res.stderr, "inconsistent") {
+		t.Errorf("the apply ends in Terraform's error:\n%s", res)
+	}
+	if latest := env.st.latest(name); latest == nil || latest.Version != revision {
+		t.Errorf("the refused apply made a revision: %s (was %d)", env.st.describe(name), revision)
+	}
+	w.apply()
+	if got := configMapOn(t, env.cs, env.ns, name+"-copy").Data["color"]; got != "green" {
+		t.Errorf("the copy says %q after a new plan's apply, want green", got)
 	}
 	w.planIsEmpty()
 }

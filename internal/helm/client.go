@@ -245,6 +245,8 @@ type InstallOptions struct {
 	// cluster's: the kinds of CRDs that releases applied before this one
 	// will create.
 	APIVersions []string
+	// Lookups, when set, records the render's lookup calls.
+	Lookups *Lookups
 }
 
 // Install installs chart as a new release. The chart's CRDs are left to the
@@ -259,6 +261,10 @@ func (c *Client) Install(ctx context.Context, chart *Chart, values map[string]an
 		if cfg, err = c.dryRunConfiguration(o.TakeOwnership, o.APIVersions); err != nil {
 			return nil, err
 		}
+	}
+	cfg, err := c.withLookups(cfg, o.Lookups)
+	if err != nil {
+		return nil, err
 	}
 	a := action.NewInstall(cfg)
 	a.ReleaseName, a.Namespace = o.ReleaseName, o.Namespace
@@ -415,6 +421,8 @@ type UpgradeOptions struct {
 	DryRun bool
 	// APIVersions, for a dry run: as InstallOptions.APIVersions.
 	APIVersions []string
+	// Lookups: as InstallOptions.Lookups.
+	Lookups *Lookups
 }
 
 // Upgrade upgrades release name to chart with values; CRDs are the caller's.
@@ -428,6 +436,9 @@ func (c *Client) Upgrade(ctx context.Context, name string, chart *Chart, values 
 		if cfg, err = c.dryRunConfiguration(false, o.APIVersions); err != nil {
 			return nil, err
 		}
+	}
+	if cfg, err = c.withLookups(cfg, o.Lookups); err != nil {
+		return nil, err
 	}
 	a := action.NewUpgrade(cfg)
 	a.Namespace = o.Namespace

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
@@ -35,11 +36,19 @@ func (h helmEngine) run(ctx context.Context, run *releaseRun) *applied {
 		st.StorageNamespace = spec.GetStorageNamespace()
 	}
 	request := &reconcile.Request{Spec: spec, Chart: run.resolved.Chart, ChartDigest: run.resolved.TrackedDigest, Values: run.values, Status: st}
+	if helm.UsesLookup(run.resolved.Chart, run.values) {
+		// A create's plan hands its apply no private state: the calls
+		// the install makes are the ones the refreshes after it read.
+		request.Lookups = &helm.Lookups{}
+	}
 	loadInSync(ctx, run.priorPrivate, e, diags)
 	loadValidated(ctx, run.priorPrivate, e, diags)
 	runErr := e.Reconcile(ctx, request, e.DriftDetector(spec))
 	saveInSync(ctx, run.private, e, diags)
 	saveValidated(ctx, run.private, nil, diags) // this plan's: used up
+	if request.Lookups != nil && len(request.Lookups.Reads()) > 0 {
+		saveLookupCalls(ctx, run.private, request.Lookups, diags)
+	}
 	kind := runUpdated
 	if run.prior == nil {
 		kind = runCreated

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/values"
 )
@@ -44,6 +47,68 @@ type renderInputs struct {
 	// programs digest otherwise reads other programs.
 	PostRenderers string `json:"post_renderers,omitempty"`
 	Settings      string `json:"post_renderer_settings,omitempty"`
+	// Lookups are what the lookup calls of the last plan applied
+	// (privateLookups) read, by lookupKey: a keyed digest, or absentInput.
+	Lookups map[string]string `json:"lookups,omitempty"`
+}
+
+// privateLookups: the lookup calls the render of the plan applied made
+// (a JSON list of helm.LookupCall), for the refreshes after it to read
+// again. A plan that renders writes it; Terraform keeps a plan's private
+// state through the apply.
+const privateLookups = "lookups"
+
+// lookupKey names a lookup call in renderInputs.Lookups.
+func lookupKey(c helm.LookupCall) string {
+	return strings.Join([]string{c.APIVersion, c.Kind, c.Namespace, c.Name}, "/")
+}
+
+// lookupDigest is the keyed digest of what a lookup call read.
+func lookupDigest(key []byte, read helm.LookupRead) string {
+	return inputDigest(key, read.Sum[:], read.Found)
+}
+
+// saveLookupCalls keeps the lookup calls of a plan's render for the
+// refreshes after its apply; none when the chart calls no lookup.
+func saveLookupCalls(ctx context.Context, set privateSetter, l *helm.Lookups, diags *diag.Diagnostics) {
+	var raw []byte
+	if l != nil {
+		if reads := l.Reads(); len(reads) > 0 {
+			calls := slices.SortedFunc(maps.Keys(reads), func(a, b helm.LookupCall) int { return strings.Compare(lookupKey(a), lookupKey(b)) })
+			raw, _ = json.Marshal(calls) // strings
+		}
+	}
+	diags.Append(set.SetKey(ctx, privateLookups, raw)...)
+}
+
+// readLookups reads again the lookup calls the plan applied last made,
+// as the render does, by lookupKey; calls that fail are left out (the
+// plan reports what fails).
+func readLookups(ctx context.Context, private privateGetter, clusterOf func() *cluster, key []byte, diags *diag.Diagnostics) map[string]string {
+	if private == nil {
+		return nil
+	}
+	raw, d := private.GetKey(ctx, privateLookups)
+	diags.Append(d...)
+	var calls []helm.LookupCall
+	if len(raw) == 0 || json.Unmarshal(raw, &calls) != nil || len(calls) == 0 {
+		return nil
+	}
+	c := clusterOf()
+	if c == nil {
+		return nil
+	}
+	config, err := c.clients.RESTConfig()
+	if err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, call := range calls {
+		if read, err := helm.Lookup(config, call); err == nil {
+			out[lookupKey(call)] = lookupDigest(key, read)
+		}
+	}
+	return out
 }
 
 // absentInput is the digest of what an optional reference did not find.
@@ -111,6 +176,7 @@ func (r *releaseResource) recordInputs(ctx context.Context, m *releaseModel, spe
 			return
 		}
 	}
+	in.Lookups = readLookups(ctx, private, func() *cluster { return r.clusterOf(m, diags) }, key, diags)
 	if len(spec.PostRenderers) > 0 {
 		d := reconcile.Digests{Key: key}
 		in.PostRenderers, in.Settings = d.PostRenderers(spec), d.PostRenderersBeforePrograms(spec)
@@ -191,6 +257,31 @@ func (p *releasePlan) checkInputs(ctx context.Context, reads []valuesRead) {
 				fmt.Sprintf("helmrelease_release %s: the program of a post_renderers exec command, or a file its arguments name, has other content than the refresh of this plan read at %s. Nothing was deployed.", id, refreshed),
 				"Run terraform plan again to review what the program renders now, and apply that plan; keep the program unchanged between a plan and its apply.")
 		}
+	}
+}
+
+// checkLookups fails the plan when a lookup call of its render read other
+// than the refresh recorded of the same call (see checkInputs). Calls the
+// refresh did not record (a create's, a call new to this chart) are read
+// by the plan alone.
+func (p *releasePlan) checkLookups(ctx context.Context, l *helm.Lookups) {
+	if l == nil || p.state == nil || len(p.key) == 0 {
+		return
+	}
+	rec := recordedInputs(ctx, p.req.Private, p.diags)
+	if rec == nil || len(rec.Lookups) == 0 {
+		return
+	}
+	reads := l.Reads()
+	for _, call := range slices.SortedFunc(maps.Keys(reads), func(a, b helm.LookupCall) int { return strings.Compare(lookupKey(a), lookupKey(b)) }) {
+		was, ok := rec.Lookups[lookupKey(call)]
+		now := lookupDigest(p.key, reads[call])
+		if !ok || was == now {
+			continue
+		}
+		attrError(p.diags, path.Root("chart"), "Object read by lookup changed since the plan",
+			fmt.Sprintf("helmrelease_release %s: the chart's lookup of %s reads other than the refresh of this plan read at %s (%s then, %s now), so the release would render otherwise than planned. Nothing was deployed.", p.m.ID.ValueString(), call, rec.ReadAt.Format(time.RFC3339), shortDigest(was), shortDigest(now)),
+			"Run terraform plan again to review what the chart renders from the cluster now, and apply that plan.")
 	}
 }
 

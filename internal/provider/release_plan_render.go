@@ -61,8 +61,15 @@ func (p *releasePlan) render(ctx context.Context) {
 	// chart calls random or time functions.
 	var hooks, perturbedHooks []*helm.Hook
 	perturbedRan := false
+	var lookups *helm.Lookups
+	if helm.UsesLookup(resolved.Chart, composed) {
+		lookups = &helm.Lookups{}
+	}
 	render := func(ctx context.Context, c *helm.Chart, v map[string]any, perturbed bool) (string, string, error) {
 		req := &reconcile.Request{Spec: spec, Chart: c, Values: v, Status: &reconcile.Status{}, AsInstall: asInstall}
+		if !perturbed {
+			req.Lookups = lookups
+		}
 		dryRun := e.DryRun
 		if perturbed {
 			dryRun = e.Render
@@ -92,6 +99,10 @@ func (p *releasePlan) render(ctx context.Context) {
 			"Fix the values, the post-renderers or the chart so that the release renders and the cluster accepts its objects (the plan ran a dry-run "+map[bool]string{true: "install", false: "upgrade"}[create]+" validated by the API server).")
 		return
 	}
+	if p.checkLookups(ctx, lookups); diags.HasError() {
+		return
+	}
+	saveLookupCalls(ctx, private, lookups, diags)
 	if len(rendered.Unreproducible) > 0 {
 		logInfo(ctx, "objects not reproducible by a render are planned as known after apply", map[string]any{"release": plan.ID.ValueString(), "objects": rendered.Unreproducible})
 	}

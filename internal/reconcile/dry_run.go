@@ -317,6 +317,7 @@ func (e *Reconciler) render(ctx context.Context, req *Request, apiVersions []str
 			PostRenderStrategy:       s.PostRenderStrategy.helm(),
 			DryRun:                   true,
 			APIVersions:              apiVersions,
+			Lookups:                  req.Lookups,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("dry-run install of release %s with chart %s: %w", releaseRef(req), chartRef(req), err)
@@ -335,6 +336,7 @@ func (e *Reconciler) render(ctx context.Context, req *Request, apiVersions []str
 		PostRenderStrategy:       s.PostRenderStrategy.helm(),
 		DryRun:                   true,
 		APIVersions:              apiVersions,
+		Lookups:                  req.Lookups,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("dry-run upgrade of release %s with chart %s: %w", releaseRef(req), chartRef(req), err)

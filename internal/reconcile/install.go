@@ -72,6 +72,7 @@ func (a *Install) Reconcile(ctx context.Context, req *Request) error {
 		PostRenderStrategy:       s.PostRenderStrategy.helm(),
 		Poller:                   s.poller(ctx),
 		Description:              "Installed by helmrelease",
+		Lookups:                  req.Lookups,
 	})
 	stop()
 	if validated != nil && validated.refused != nil {

@@ -39,6 +39,10 @@ type Request struct {
 	// release exists: the plan of a resource that may replace the
 	// release's owner, which is uninstalled first.
 	AsInstall bool
+	// Lookups, when set, records the lookup calls of DryRun's and
+	// Render's render with the cluster (none when they render
+	// client-side: lookup then reads nothing).
+	Lookups *helm.Lookups
 
 	// Actions are the actions the run took, in order (set by Reconcile).
 	Actions []ActionRecord

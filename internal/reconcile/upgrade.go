@@ -47,6 +47,7 @@ func (a *Upgrade) Reconcile(ctx context.Context, req *Request) error {
 		PostRenderStrategy:       s.PostRenderStrategy.helm(),
 		Poller:                   s.poller(ctx),
 		Description:              "Upgraded by helmrelease",
+		Lookups:                  req.Lookups,
 	})
 	stop()
 	if validated != nil && validated.refused != nil {
