@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"text/template"
+	"time"
 
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/engine"
@@ -76,8 +77,16 @@ func (l *Lookups) wrap(config *rest.Config) func(apiVersion, kind, namespace, na
 	}
 }
 
+// lookupTimeout bounds each request of Lookup whose config sets none:
+// Helm's lookup takes no context.
+const lookupTimeout = 30 * time.Second
+
 // Lookup reads call as a render's lookup does, with config's client.
 func Lookup(config *rest.Config, call LookupCall) (LookupRead, error) {
+	if config.Timeout == 0 {
+		config = rest.CopyConfig(config)
+		config.Timeout = lookupTimeout
+	}
 	out, err := engine.NewLookupFunction(config)(call.APIVersion, call.Kind, call.Namespace, call.Name)
 	if err != nil {
 		return LookupRead{}, fmt.Errorf("lookup of %s: %w", call, err)
