@@ -44,6 +44,16 @@ type engineEnv struct {
 	st     *storage
 	// kubeconfig of the cluster.
 	kubeconfig string
+	// cli is the Terraform CLI the row runs: empty is terraform, else an
+	// OpenTofu binary.
+	cli string
+}
+
+// workspace is a new workspace of the row, run with env's CLI.
+func (env *engineEnv) workspace(t *testing.T, name string) *workspace {
+	w := newWorkspace(t, name)
+	w.bin = env.cli
+	return w
 }
 
 func (env *engineEnv) flux() bool { return env.engine == "flux" }
@@ -56,25 +66,51 @@ func (env *engineEnv) body(lines ...string) string {
 // contractRows are the promises both engines keep, or refuse alike.
 // A row whose promise the provider keeps before it hands the release to
 // the controller (newestFlux) runs on the newest helm-controller only.
+// A row of savedPlan runs on OpenTofu too (TestSavedPlansOnOpenTofu).
 var contractRows = []struct {
 	name       string
 	run        func(t *testing.T, env *engineEnv)
 	newestFlux bool
+	savedPlan  bool
 }{
-	{"plan while another operation runs", contractBusyPlan, false},
-	{"a saved plan applied after the repository moved", contractSavedPlan, true},
-	{"a saved plan applied after an OCI tag was pushed again", contractSavedPlanOCI, true},
-	{"a saved plan applied after its values_from Secret changed", contractSavedPlanValuesFrom, true},
-	{"a saved plan applied after an object its chart looks up changed", contractSavedPlanLookup, true},
-	{"a chart whose Chart.lock pins a dependency charts/ lacks", contractChartLock, true},
-	{"two states declaring one release", contractTwoStates, false},
-	{"force and reset actions", contractActions, false},
-	{"a render the controller makes otherwise", contractRenderDiffers, false},
-	{"a failed create", contractFailedCreate, false},
-	{"namespaces that go with their release", contractDeleteNamespace, true},
-	{"an operator and its custom resources in one apply", contractOperator, true},
-	{"a release gated on a kind its dependency brings", contractGatedOnKind, true},
-	{"a public chart gated on a kind its dependency brings", contractGatedOnKindPublic, true},
+	{"plan while another operation runs", contractBusyPlan, false, false},
+	{"a saved plan applied after the repository moved", contractSavedPlan, true, true},
+	{"a saved plan applied after an OCI tag was pushed again", contractSavedPlanOCI, true, true},
+	{"a saved plan applied after its values_from Secret changed", contractSavedPlanValuesFrom, true, true},
+	{"a saved plan applied after an object its chart looks up changed", contractSavedPlanLookup, true, true},
+	{"a chart whose Chart.lock pins a dependency charts/ lacks", contractChartLock, true, true},
+	{"two states declaring one release", contractTwoStates, false, false},
+	{"force and reset actions", contractActions, false, false},
+	{"a render the controller makes otherwise", contractRenderDiffers, false, false},
+	{"a failed create", contractFailedCreate, false, false},
+	{"namespaces that go with their release", contractDeleteNamespace, true, false},
+	{"an operator and its custom resources in one apply", contractOperator, true, false},
+	{"a release gated on a kind its dependency brings", contractGatedOnKind, true, false},
+	{"a public chart gated on a kind its dependency brings", contractGatedOnKindPublic, true, false},
+}
+
+// TestSavedPlansOnOpenTofu runs the saved-plan rows of the engine
+// contract with OpenTofu in place of terraform, on the helm engine: a
+// plan file of OpenTofu keeps the same word (make test-all).
+func TestSavedPlansOnOpenTofu(t *testing.T) {
+	testenv.FullSuiteOnly(t, "the saved-plan rows of the engine contract on OpenTofu")
+	parallelMatrix(t)
+	tofu := os.Getenv("HELMRELEASE_TEST_OPENTOFU")
+	if tofu == "" {
+		testenv.SkipUnlessRequired(t, "needs OpenTofu: set HELMRELEASE_TEST_OPENTOFU to a tofu binary (make test-all builds one from tools/tofu)")
+	}
+	for _, row := range contractRows {
+		if !row.savedPlan {
+			continue
+		}
+		t.Run(row.name, func(t *testing.T) {
+			t.Parallel()
+			ns := newNamespace(t)
+			env := &engineEnv{engine: "helm", ns: ns, rest: restConfig, cs: clientset, st: newStorage(t, ns), kubeconfig: cluster.Kubeconfig,
+				c: config{namespace: ns, repo: newRepository(t), cacheDir: t.TempDir()}, cli: tofu}
+			row.run(t, env)
+		})
+	}
 }
 
 // TestEngineContract runs each row against the in-process engine, and
@@ -202,7 +238,7 @@ func contractSavedPlan(t *testing.T, env *engineEnv) {
 	}
 	c := env.c
 	c.version = "1.*"
-	w := newWorkspace(t, "saved")
+	w := env.workspace(t, "saved")
 	w.write(c.hcl(map[string]string{name: env.body(`values = { message = "one" }`)}))
 	res := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=tfplan")
 	if !has(res.stdout+res.stderr, "Chart known after apply") || !has(res.stdout+res.stderr, "it resolves to 1.0.0 (digest") || !has(res.stdout, "chart_version") {
@@ -292,7 +328,7 @@ resource "helmrelease_release" %[1]q {
 `, name, env.ns, env.engine, oci.URL, version, testrepo.Username, testrepo.Password, oci.CAFile, message)
 	}
 	first := push("first push")
-	w := newWorkspace(t, "saved-oci")
+	w := env.workspace(t, "saved-oci")
 	w.write(env.c.hcl(nil) + release("tag", "1.0.0", "one"))
 	res := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=tfplan")
 	if !has(res.stdout+res.stderr, "Chart known after apply") || !has(res.stdout+res.stderr, `chart.version = "1.0.0@`+first+`"`) {

@@ -140,7 +140,7 @@ func contractChartLock(t *testing.T, env *engineEnv) {
 		"app/Chart.yaml": fmt.Sprintf("apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n- name: sub\n  version: ^1.0.0\n  repository: %s\n", deps.URL),
 		"app/Chart.lock": lock,
 	})
-	w := newWorkspace(t, "lock")
+	w := env.workspace(t, "lock")
 	config := func(commit string) string {
 		return fmt.Sprintf(`terraform {
   required_providers {

@@ -5,6 +5,8 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -301,7 +303,10 @@ func newNamespaceOn(t *testing.T, clientset kubernetes.Interface) string {
 	t.Helper()
 	ns := "e2e-" + strings.ToLower(strings.NewReplacer("_", "-", "/", "-", ".", "-").Replace(t.Name()))
 	if len(ns) > 63 {
-		ns = ns[:63]
+		// Names alike up to the cut stay apart: two tests sharing a
+		// namespace would wait for each other.
+		sum := sha256.Sum256([]byte(ns))
+		ns = strings.TrimRight(ns[:54], "-") + "-" + hex.EncodeToString(sum[:4])
 	}
 	ns = strings.TrimRight(ns, "-")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

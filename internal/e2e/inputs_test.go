@@ -36,7 +36,7 @@ func contractSavedPlanValuesFrom(t *testing.T, env *engineEnv) {
 		}
 	}
 	setMessage("first-value")
-	w := newWorkspace(t, "values-from")
+	w := env.workspace(t, "values-from")
 	w.write(env.c.hcl(map[string]string{name: env.body(`values_from = [{ kind = "Secret", name = "from-values" }]`)}))
 	w.apply()
 	revision := env.st.latest(name).Version
@@ -148,7 +148,7 @@ data:
 	}
 	c := env.c
 	c.chart = "lookup"
-	w := newWorkspace(t, "lookup")
+	w := env.workspace(t, "lookup")
 	setColor("red")
 	w.write(c.hcl(map[string]string{name: env.body(`values = { revision = "1" }`)}))
 	w.apply()
