@@ -329,6 +329,16 @@ func TestOutOfBandEdits(t *testing.T) {
 	}
 }
 
+// upgradeTimeout is the upgrade's timeout for values: short where its pods
+// never schedule (the wait must expire), a loaded machine's worth
+// otherwise (the wait must end ready).
+func upgradeTimeout(values string) string {
+	if strings.Contains(values, "stuck = true") {
+		return "20s"
+	}
+	return "5m"
+}
+
 func outOfBandEditsBy(t *testing.T, ssa bool, method string) {
 	ns := newNamespace(t)
 	chart := testdataPath("charts", "edits")
@@ -351,12 +361,12 @@ resource "helmrelease_release" "edits" {
   chart              = { name = %q }
   values             = %s
   sensitive_values   = jsonencode({ secret = "chart-secret-value" })
-  timeout            = "20s"
+  timeout            = "5m"
   install            = { server_side_apply = %t }
-  upgrade            = { remediation = { retries = 0, remediate_last_failure = true, strategy = "rollback" } }
+  upgrade            = { timeout = %q, remediation = { retries = 0, remediate_last_failure = true, strategy = "rollback" } }
   drift_detection    = { mode = "enabled" }
 }
-`, cluster.Kubeconfig, ns, chart, values, ssa))
+`, cluster.Kubeconfig, ns, chart, values, ssa, upgradeTimeout(values)))
 	}
 
 	round := func(phase, message string) {

@@ -19,10 +19,13 @@ func TestHookNeverFinishes(t *testing.T) {
 	w := newWorkspace(t, "hook")
 	store := newStorage(t, ns)
 	body := func(message, hookStuck string) string {
+		// The hook's wait is the one under test; the rollback's must
+		// end, however loaded the machine.
 		return `  values  = { message = "` + message + `", hook = true, hookStuck = ` + hookStuck + ` }
   timeout = "15s"
   install = { timeout = "5m" }
-  upgrade = { remediation = { retries = 1 } }`
+  upgrade = { remediation = { retries = 1 } }
+  rollback = { timeout = "5m" }`
 	}
 	w.write(c.hcl(map[string]string{"svc": body("v1", "false")}))
 	w.apply()
@@ -70,10 +73,16 @@ func TestTestPodNeverFinishes(t *testing.T) {
 	w := newWorkspace(t, "test-pod")
 	store := newStorage(t, ns)
 	body := func(message, testStuck string) string {
+		// The stuck test's wait is the one under test; the upgrade's,
+		// the rollback's and a test that runs must end, however loaded
+		// the machine.
+		testTimeout := "5m"
+		if testStuck == "true" {
+			testTimeout = "15s"
+		}
 		return `  values  = { message = "` + message + `", testStuck = ` + testStuck + ` }
-  timeout = "15s"
-  install = { timeout = "5m" }
-  test    = { enable = true }
+  timeout = "5m"
+  test    = { enable = true, timeout = "` + testTimeout + `" }
   upgrade = { remediation = { retries = 1 } }`
 	}
 	w.write(c.hcl(map[string]string{"svc": body("v1", "false")}))
