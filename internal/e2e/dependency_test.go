@@ -17,6 +17,15 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 )
 
+// subChart is chart sub at version, whose ConfigMap <release>-sub says
+// the version.
+func subChart(version string) *chart.Chart {
+	return &chart.Chart{
+		Metadata:  &chart.Metadata{APIVersion: "v2", Name: "sub", Version: version},
+		Templates: []*common.File{{Name: "templates/cm.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-sub\ndata:\n  version: " + version + "\n")}},
+	}
+}
+
 // TestDependencyUpdate: chart.dependency_update through terraform. A
 // local chart holds sub 1.0.0 in charts/ while Chart.yaml asks for ^1.0.0
 // of a repository that needs the provider's registries login: the plan of
@@ -30,14 +39,8 @@ func TestDependencyUpdate(t *testing.T) {
 	ns := newNamespace(t)
 	store := newStorage(t, ns)
 	repo := testrepo.NewHTTP(t)
-	sub := func(version string) *chart.Chart {
-		return &chart.Chart{
-			Metadata:  &chart.Metadata{APIVersion: "v2", Name: "sub", Version: version},
-			Templates: []*common.File{{Name: "templates/cm.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-sub\ndata:\n  version: " + version + "\n")}},
-		}
-	}
-	repo.Add(t, sub("1.0.0"), nil)
-	repo.Add(t, sub("1.1.0"), nil)
+	repo.Add(t, subChart("1.0.0"), nil)
+	repo.Add(t, subChart("1.1.0"), nil)
 	w := newWorkspace(t, "deps")
 	writeApp := func(constraint string) {
 		t.Helper()
@@ -49,7 +52,7 @@ func TestDependencyUpdate(t *testing.T) {
 		if err := chartutil.SaveDir(c, w.dir); err != nil {
 			t.Fatal(err)
 		}
-		if err := chartutil.SaveDir(sub("1.0.0"), filepath.Join(w.dir, "app", "charts")); err != nil {
+		if err := chartutil.SaveDir(subChart("1.0.0"), filepath.Join(w.dir, "app", "charts")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -98,7 +101,7 @@ resource "helmrelease_release" "app" {
 	}
 	w.planIsEmpty()
 
-	repo.Add(t, sub("1.2.0"), nil)
+	repo.Add(t, subChart("1.2.0"), nil)
 	res = w.must(0, "plan", "-input=false", "-no-color")
 	if !has(res.stdout, `"sub" = "1.2.0"`) || !has(res.stdout, "upgrade") {
 		t.Errorf("a new version of the dependency is not planned as an upgrade:\n%s", res.stdout)
@@ -126,14 +129,8 @@ resource "helmrelease_release" "app" {
 func contractChartLock(t *testing.T, env *engineEnv) {
 	deps := testrepo.NewHTTP(t)
 	deps.Password = "" // source-controller fetches a dependency without credentials
-	sub := func(version string) *chart.Chart {
-		return &chart.Chart{
-			Metadata:  &chart.Metadata{APIVersion: "v2", Name: "sub", Version: version},
-			Templates: []*common.File{{Name: "templates/cm.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-sub\ndata:\n  version: " + version + "\n")}},
-		}
-	}
-	deps.Add(t, sub("1.0.0"), nil)
-	deps.Add(t, sub("1.1.0"), nil)
+	deps.Add(t, subChart("1.0.0"), nil)
+	deps.Add(t, subChart("1.1.0"), nil)
 	srv := testrepo.NewGit(t)
 	lock := fmt.Sprintf("dependencies:\n- name: sub\n  repository: %s\n  version: 1.0.0\ndigest: sha256:0\ngenerated: \"2026-01-01T00:00:00Z\"\n", deps.URL)
 	locked := srv.Commit(t, "charts", "main", map[string]string{
@@ -171,7 +168,7 @@ resource "helmrelease_release" "lock" {
 	if !has(res.stdout, `"sub" = "1.0.0"`) || has(res.stdout+res.stderr, "Chart known after apply") {
 		t.Errorf("the create's plan does not show sub 1.0.0, which Chart.lock pins:\n%s", res)
 	}
-	deps.Add(t, sub("1.2.0"), nil)
+	deps.Add(t, subChart("1.2.0"), nil)
 	w.must(0, "apply", "-input=false", "-no-color", "tfplan")
 	if got := configMapOn(t, env.cs, env.ns, "lock-sub").Data["version"]; got != "1.0.0" {
 		t.Errorf("sub's ConfigMap says version %q, want 1.0.0, which Chart.lock pins", got)
