@@ -225,6 +225,54 @@ func (src Source) dependencyVersion(name, constraint string) string {
 	return constraint
 }
 
+// Deployed is src taking the chart deployed, p (an imported or moved
+// release's, as its record says), where src can give it and would resolve
+// anew otherwise: so that the plan that takes a release over, and the
+// apply's plan after it, resolve one chart however the source moves. A
+// Helm repository's range that admits p's version names that version; an
+// OCI range or tag that admits it is pinned to the manifest p records; a
+// Git branch, semver range or reference name, or a bucket, to the
+// revision p records. False, src unchanged, where src names one chart
+// already, does not admit p's version, or p records too little (a
+// release installed by another tool records no digest or revision).
+func (src Source) Deployed(p *Pin) (Source, bool) {
+	if p == nil || src.Reproducible() || src.ChartRef != nil || src.DependencyUpdate {
+		return src, false
+	}
+	switch {
+	case src.Git != nil || src.Bucket != nil:
+		if p.SourceRevision == "" {
+			return src, false
+		}
+		src.Pin = &Pin{Version: p.Version, SourceRevision: p.SourceRevision}
+		return src, true
+	case src.Repository == "":
+		return src, false
+	}
+	base, _, _ := strings.Cut(p.Version, "+")
+	v, err := semver.NewVersion(base)
+	if err != nil {
+		return src, false
+	}
+	constraint, _, _ := strings.Cut(src.Version, "@")
+	if strings.TrimSpace(constraint) == "" {
+		constraint = "*"
+	}
+	c, err := semver.NewConstraint(constraint)
+	if err != nil || !c.Check(v) {
+		return src, false
+	}
+	if !IsOCI(src.Repository) {
+		src.Version = base
+		return src, true
+	}
+	if p.Digest == "" {
+		return src, false
+	}
+	src.Pin = &Pin{Version: p.Version, Digest: p.Digest}
+	return src, true
+}
+
 // Reproducible reports whether a later resolve of src, on any machine,
 // finds the chart a resolve finds now without a pin, as far as the
 // configuration can say: a local chart, one version of a repository

@@ -146,6 +146,55 @@ func TestReproducible(t *testing.T) {
 	}
 }
 
+// TestDeployed: a source that would resolve anew takes the chart
+// deployed where it admits it; sources that name one chart, or whose
+// record says too little, are left as they are.
+func TestDeployed(t *testing.T) {
+	t.Parallel()
+	const repo, registry = "https://charts.example.com", "oci://registry.example.com/charts"
+	digest := "sha256:" + strings.Repeat("ab", 32)
+	commit := "main@sha1:" + strings.Repeat("c", 40)
+	for _, tc := range []struct {
+		name     string
+		src      Source
+		deployed *Pin
+		want     string // the version the source names after, or its pin; "" when left as it is
+	}{
+		{"a range", Source{Repository: repo, Version: "1.*"}, &Pin{Version: "1.2.3"}, "1.2.3"},
+		{"no version", Source{Repository: repo}, &Pin{Version: "1.2.3"}, "1.2.3"},
+		{"a revision's parts", Source{Repository: repo, Version: ">=1.0.0 <2.0.0"}, &Pin{Version: "1.2.3+values.abc"}, "1.2.3"},
+		{"outside the range", Source{Repository: repo, Version: "2.*"}, &Pin{Version: "1.2.3"}, ""},
+		{"no version deployed", Source{Repository: repo, Version: "1.*"}, &Pin{Version: "not-a-version"}, ""},
+		{"one version named", Source{Repository: repo, Version: "1.2.4"}, &Pin{Version: "1.2.3"}, ""},
+		{"an OCI range", Source{Repository: registry, Version: "1.*"}, &Pin{Version: "1.2.3+abababababab", Digest: digest}, "pin 1.2.3+abababababab (digest " + digest + ")"},
+		{"an OCI tag", Source{Repository: registry, Version: "1.2.3"}, &Pin{Version: "1.2.3+abababababab", Digest: digest}, "pin 1.2.3+abababababab (digest " + digest + ")"},
+		{"an OCI tag of another version", Source{Repository: registry, Version: "1.2.4"}, &Pin{Version: "1.2.3+abababababab", Digest: digest}, ""},
+		{"an OCI release recording no digest", Source{Repository: registry, Version: "1.*"}, &Pin{Version: "1.2.3"}, ""},
+		{"a Git branch", Source{Name: "app", Git: &Git{Ref: GitRef{Branch: "main"}}}, &Pin{Version: "1.2.3", SourceRevision: commit}, "pin 1.2.3 from " + commit},
+		{"a Git branch, no commit recorded", Source{Name: "app", Git: &Git{Ref: GitRef{Branch: "main"}}}, &Pin{Version: "1.2.3"}, ""},
+		{"a bucket", Source{Name: "app", Bucket: &Bucket{}}, &Pin{Version: "1.2.3", SourceRevision: "sha256:" + strings.Repeat("d", 64)}, "pin 1.2.3 from sha256:" + strings.Repeat("d", 64)},
+		{"dependency_update", Source{Repository: repo, Version: "1.*", DependencyUpdate: true}, &Pin{Version: "1.2.3"}, ""},
+		{"a chart reference", Source{ChartRef: &ChartRef{Kind: KindHelmChart, Name: "app"}}, &Pin{Version: "1.2.3", SourceRevision: "x"}, ""},
+		{"a local chart", Source{Name: "./chart"}, &Pin{Version: "1.2.3"}, ""},
+	} {
+		got, ok := tc.src.Deployed(tc.deployed)
+		named := got.Version
+		if got.Pin != nil {
+			named = "pin " + got.Pin.String()
+		}
+		switch {
+		case ok != (tc.want != ""):
+			t.Errorf("%s: taken %v, want %v", tc.name, ok, tc.want != "")
+		case ok && named != tc.want:
+			t.Errorf("%s: names %q, want %q", tc.name, named, tc.want)
+		case ok && got.Pin == nil && !got.Reproducible():
+			t.Errorf("%s: names %q, which is not one chart", tc.name, named)
+		case !ok && (got.Version != tc.src.Version || got.Pin != nil):
+			t.Errorf("%s: changed to %q though not taken", tc.name, named)
+		}
+	}
+}
+
 func TestOCIDigestVersion(t *testing.T) {
 	t.Parallel()
 	digest := "sha256:" + strings.Repeat("0123456789abcdef", 4)

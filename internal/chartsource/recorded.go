@@ -50,6 +50,18 @@ type Recorded struct {
 	PlainHTTP bool `json:"plainHTTP,omitempty"`
 	// Verify is Source.VerifyConfig.
 	Verify *VerifyConfig `json:"verify,omitempty"`
+	// Digest and Revision are Resolved.Digest and .SourceRevision: the
+	// archive or OCI manifest, the Git commit or bucket revision
+	// deployed, which the plans that take the release over find again
+	// (Source.Deployed).
+	Digest   string `json:"digest,omitempty"`
+	Revision string `json:"revision,omitempty"`
+}
+
+// Deployed is the pin of the chart r recorded, of version (the chart's
+// version as deployed).
+func (r Recorded) Deployed(version string) *Pin {
+	return &Pin{Version: version, Digest: r.Digest, SourceRevision: r.Revision}
 }
 
 // VerifyConfig is a chart's signature verification as its configuration
@@ -81,19 +93,22 @@ type RecordedGit struct {
 	KnownHosts string `json:"knownHosts,omitempty"`
 }
 
-// record writes src into the annotations of c.
-func record(c *chart.Chart, src Source) {
+// record writes src, and what it resolved to (out), into the annotations
+// of out's chart.
+func record(out *Resolved, src Source) {
+	c := out.Chart
 	if c == nil || c.Metadata == nil {
 		return
 	}
 	r := Recorded{Repository: withoutUserinfo(src.Repository), Name: src.Name, Version: src.Version, ReconcileStrategy: src.ReconcileStrategy, ValuesFiles: src.ValuesFiles,
-		IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles, DependencyUpdate: src.DependencyUpdate, PlainHTTP: src.Auth.PlainHTTP, Verify: src.VerifyConfig}
+		IgnoreMissingValuesFiles: src.IgnoreMissingValuesFiles, DependencyUpdate: src.DependencyUpdate, PlainHTTP: src.Auth.PlainHTTP, Verify: src.VerifyConfig,
+		Digest: out.Digest, Revision: out.SourceRevision}
 	if src.Git != nil {
 		r.Git = &RecordedGit{URL: withoutUserinfo(src.Git.URL), Ref: src.Git.Ref, KnownHosts: src.Git.KnownHosts}
 	}
 	if src.ChartRef != nil {
 		// The object says the rest: only the reference is the configuration's.
-		r = Recorded{Name: src.Name, ChartRef: src.ChartRef}
+		r = Recorded{Name: src.Name, ChartRef: src.ChartRef, Digest: out.Digest, Revision: out.SourceRevision}
 	}
 	if b := src.Bucket; b != nil && src.ChartRef == nil {
 		r.Bucket = &Bucket{Endpoint: b.Endpoint, BucketName: b.BucketName, Prefix: b.Prefix, Region: b.Region, Provider: b.Provider, Insecure: b.Insecure}

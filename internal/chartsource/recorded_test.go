@@ -12,8 +12,8 @@ import (
 )
 
 // TestSourceRecorded: a resolved chart records the source as configured
-// (repository, name, constraint, strategy, values files), never the
-// credentials, for Helm to keep with the release.
+// (repository, name, constraint, strategy, values files) and the digest
+// resolved, never the credentials, for Helm to keep with the release.
 func TestSourceRecorded(t *testing.T) {
 	ctx := context.Background()
 	repo := newRepoServer(t, false, relative)
@@ -38,9 +38,15 @@ func TestSourceRecorded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// With the chart deployed: what a plan taking it over finds again.
+			if resolved.Digest == "" {
+				t.Fatal("resolved no digest: the record's would prove nothing")
+			}
+			want := tc.want
+			want.Digest = resolved.Digest
 			got, ok := RecordedSource(resolved.Chart)
-			if !ok || !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("recorded %+v (%v), want %+v", got, ok, tc.want)
+			if !ok || !reflect.DeepEqual(got, want) {
+				t.Errorf("recorded %+v (%v), want %+v", got, ok, want)
 			}
 			if raw := resolved.Chart.Metadata.Annotations[SourceAnnotation]; strings.Contains(raw, "s3cret") {
 				t.Errorf("the recorded source holds a credential: %s", raw)
@@ -64,7 +70,7 @@ func TestCRDsRecorded(t *testing.T) {
 	parent := &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "stack", Version: "1.0.0"},
 		Files: []*common.File{{Name: "crds/one.yaml", Data: crd("a.example.com")}, {Name: "crds/notes.txt", Data: []byte("not a CRD")}}}
 	parent.AddDependency(sub)
-	record(parent, Source{Name: "stack"})
+	record(&Resolved{Chart: parent}, Source{Name: "stack"})
 	if got, want := RecordedCRDs(parent), []string{"a.example.com", "b.example.com", "c.example.com"}; !slices.Equal(got, want) {
 		t.Errorf("recorded CRDs %v, want %v", got, want)
 	}
@@ -89,7 +95,7 @@ func TestRecordedURLs(t *testing.T) {
 	}
 	c := &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "app", Version: "1.0.0"}}
 	verify := &VerifyConfig{PublicKeys: []string{"-----BEGIN PUBLIC KEY-----"}, SecretRef: &SecretRef{Name: "signers"}}
-	record(c, Source{Name: "charts/app", Git: &Git{URL: "ssh://git@example.com/charts.git", Identity: "PRIVATE KEY", KnownHosts: "example.com ssh-ed25519 AAAA"},
+	record(&Resolved{Chart: c}, Source{Name: "charts/app", Git: &Git{URL: "ssh://git@example.com/charts.git", Identity: "PRIVATE KEY", KnownHosts: "example.com ssh-ed25519 AAAA"},
 		Auth: Auth{PlainHTTP: true}, VerifyConfig: verify})
 	got, ok := RecordedSource(c)
 	want := Recorded{Name: "charts/app", Git: &RecordedGit{URL: "ssh://git@example.com/charts.git", KnownHosts: "example.com ssh-ed25519 AAAA"}, PlainHTTP: true, Verify: verify}

@@ -295,7 +295,7 @@ func (r *Repositories) resolve(ctx context.Context, src Source) (*Resolved, erro
 		}
 	}
 	out.Chart.Metadata.Version = out.Version
-	record(out.Chart, src)
+	record(out, src)
 	if src.tracksDigest() {
 		out.TrackedDigest = out.Digest
 	}

@@ -91,11 +91,7 @@ spec:
   size: 3
 {{- end }}
 `, group))
-	t.Cleanup(func() {
-		// A CRD of crds/ stays after its release, as Helm leaves it.
-		_ = dynamic.NewForConfigOrDie(env.rest).Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).
-			Delete(context.Background(), "widgets."+group, metav1.DeleteOptions{})
-	})
+	deleteCRDAfter(t, env, "widgets."+group)
 	gatedPair(t, env, gatedRelease{
 		operator:     &testrepoChart{name: "widgets-operator", version: "1.0.0"},
 		app:          &testrepoChart{name: "widgets-app", version: "1.0.0"},
@@ -111,14 +107,6 @@ spec:
 // templates) and prometheus-memcached-exporter, whose ServiceMonitor is
 // rendered only where the cluster serves monitoring.coreos.com/v1.
 func contractGatedOnKindPublic(t *testing.T, env *engineEnv) {
-	if env.flux() {
-		// helm-controller deploys the chart's test Pod as a hook the
-		// plan does not show ("Controller deployed otherwise than
-		// planned"): a render difference of hooks apart from the gate,
-		// which contractGatedOnKind covers on this engine.
-		t.Log("the Flux engine's run of this row waits on the plan of the chart's test hook")
-		return
-	}
 	charts := prometheusCharts(t)
 	var only []string
 	for _, crd := range []string{"alertmanagerconfigs", "alertmanagers", "podmonitors", "probes", "prometheusagents", "prometheuses", "prometheusrules", "scrapeconfigs", "thanosrulers"} {

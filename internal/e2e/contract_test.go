@@ -79,6 +79,7 @@ var contractRows = []struct {
 	{"a saved plan applied after its values_from Secret changed", contractSavedPlanValuesFrom, true, true},
 	{"a saved plan applied after an object its chart looks up changed", contractSavedPlanLookup, true, true},
 	{"a chart whose Chart.lock pins a dependency charts/ lacks", contractChartLock, true, true},
+	{"a saved plan of no Helm action from a chart no refresh pins", contractSavedPlanUnpinned, true, true},
 	{"two states declaring one release", contractTwoStates, false, false},
 	{"force and reset actions", contractActions, false, false},
 	{"a render the controller makes otherwise", contractRenderDiffers, false, false},
@@ -282,6 +283,46 @@ func contractSavedPlan(t *testing.T, env *engineEnv) {
 	deployed("1.1.0")
 	if latest := env.st.latest(name); latest != nil && latest.Chart.Metadata.AppVersion != "published again" {
 		t.Errorf("the new plan's apply deployed app version %q, want the chart published again", latest.Chart.Metadata.AppVersion)
+	}
+	w.planIsEmpty()
+}
+
+// contractSavedPlanUnpinned: a release whose repository password is
+// write-only cannot be pinned by a refresh, which has no credentials. An
+// update that runs no Helm action (the password rotated, its version
+// bumped) plans its chart as known after apply and says why: a version
+// published before its apply is deployed, never Terraform's "inconsistent
+// final plan". A plan of no change stays empty.
+func contractSavedPlanUnpinned(t *testing.T, env *engineEnv) {
+	const name = "rotated"
+	c := env.c
+	c.version = "1.*"
+	hcl := func(passwordVersion int) string {
+		inline := fmt.Sprintf("password   = %q", testrepo.Password)
+		out := c.hcl(map[string]string{name: env.body(`values = { message = "one" }`)})
+		if !strings.Contains(out, inline) {
+			t.Fatalf("no password line in the configuration:\n%s", out)
+		}
+		return strings.Replace(out, inline, fmt.Sprintf("password_wo = %q\n    password_wo_version = %d", testrepo.Password, passwordVersion), 1)
+	}
+	w := env.workspace(t, "unpinned")
+	w.write(hcl(1))
+	w.apply()
+	w.planIsEmpty()
+
+	w.write(hcl(2))
+	res := w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=tfplan")
+	if !has(res.stdout+res.stderr, "Chart known after apply") || !has(res.stdout+res.stderr, "no Helm action") {
+		t.Errorf("the plan of an update no refresh pinned does not say its chart is known after apply:\n%s", res)
+	}
+	c2 := testrepo.LoadChart(t, testdataPath("charts", "svc"), "1.0.1")
+	env.c.repo.Add(t, c2, nil)
+	res = w.must(0, "apply", "-input=false", "-no-color", "tfplan")
+	if has(res.stdout+res.stderr, "inconsistent") {
+		t.Errorf("the apply ends in Terraform's error:\n%s", res)
+	}
+	if latest := env.st.latest(name); latest == nil || latest.Chart.Metadata.Version != "1.0.1" {
+		t.Errorf("release %s: %s, want chart 1.0.1 deployed", name, env.st.describe(name))
 	}
 	w.planIsEmpty()
 }

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 )
 
 // contractSavedPlanValuesFrom: a saved plan whose values_from Secret is
@@ -114,19 +117,8 @@ func TestPostRendererProgramEdited(t *testing.T) {
 	w.planIsEmpty()
 }
 
-// contractSavedPlanLookup: a saved plan whose chart looks up an object
-// that is written again before its apply fails with this provider's
-// error naming the lookup, deploying nothing; a new plan reads it anew
-// and deploys it. On the Flux engine the lookups are recorded from the
-// first upgrade on (a create's plan hands its apply nothing, and the
-// controller's install renders out of the provider's sight).
-func contractSavedPlanLookup(t *testing.T, env *engineEnv) {
-	const name = "looks"
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	env.c.repo.Add(t, &chart.Chart{
-		Metadata: &chart.Metadata{APIVersion: "v2", Name: "lookup", Version: "1.0.0"},
-		Templates: []*common.File{{Name: "templates/cm.yaml", Data: []byte(`{{- $src := lookup "v1" "ConfigMap" .Release.Namespace "lookup-source" }}
+// lookupTemplate copies the color of the ConfigMap lookup-source.
+const lookupTemplate = `{{- $src := lookup "v1" "ConfigMap" .Release.Namespace "lookup-source" }}
 apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -134,7 +126,23 @@ metadata:
 data:
   color: {{ if $src }}{{ $src.data.color }}{{ else }}none{{ end }}
   revision: {{ .Values.revision | quote }}
-`)}},
+`
+
+// contractSavedPlanLookup: a saved plan whose chart looks up an object
+// that is written again before its apply fails with this provider's
+// error naming the lookup, deploying nothing; a new plan reads it anew
+// and deploys it. On the Flux engine the lookups are recorded from the
+// first upgrade on (a create's plan hands its apply nothing, and the
+// controller's install renders out of the provider's sight). A chart
+// whose CRD the cluster does not serve yet, which the plan renders
+// client-side, plans what its lookup reads as the install's render does.
+func contractSavedPlanLookup(t *testing.T, env *engineEnv) {
+	const name = "looks"
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	env.c.repo.Add(t, &chart.Chart{
+		Metadata:  &chart.Metadata{APIVersion: "v2", Name: "lookup", Version: "1.0.0"},
+		Templates: []*common.File{{Name: "templates/cm.yaml", Data: []byte(lookupTemplate)}},
 	}, nil)
 	configMaps := env.cs.CoreV1().ConfigMaps(env.ns)
 	setColor := func(color string) {
@@ -187,4 +195,54 @@ data:
 		t.Errorf("the copy says %q after a new plan's apply, want green", got)
 	}
 	w.planIsEmpty()
+
+	// The chart's objects cannot be dry-run before its CRD exists: the
+	// plan renders them client-side, where Helm's lookup finds nothing.
+	group := env.ns + ".lookup.example.com"
+	env.c.repo.Add(t, &chart.Chart{
+		Metadata:  &chart.Metadata{APIVersion: "v2", Name: "lookup", Version: "1.1.0"},
+		Templates: []*common.File{{Name: "templates/cm.yaml", Data: []byte(lookupTemplate)}},
+		Files:     []*common.File{{Name: "crds/gadgets.yaml", Data: []byte(gadgetCRD(group))}},
+	}, nil)
+	deleteCRDAfter(t, env, "gadgets."+group)
+	c.version = "1.1.0"
+	w = env.workspace(t, "lookup-crds")
+	w.write(c.hcl(map[string]string{name + "-crds": env.body(`values = { revision = "1" }`)}))
+	res = w.must(2, "plan", "-input=false", "-no-color", "-detailed-exitcode")
+	if !has(res.stdout, "color: green") {
+		t.Errorf("the plan of a chart rendered before its CRD exists does not show what its lookup reads:\n%s", res.stdout)
+	}
+	w.apply()
+	if got := configMapOn(t, env.cs, env.ns, name+"-crds-copy").Data["color"]; got != "green" {
+		t.Errorf("the copy says %q, want green", got)
+	}
+	w.planIsEmpty()
+}
+
+// gadgetCRD is the CRD of a namespaced kind Gadget of group, whose
+// objects hold anything.
+func gadgetCRD(group string) string {
+	return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.%[1]s
+spec:
+  group: %[1]s
+  names: {kind: Gadget, plural: gadgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`, group)
+}
+
+// deleteCRDAfter deletes the CRD name when t ends: Helm leaves a CRD of
+// crds/ behind its release.
+func deleteCRDAfter(t *testing.T, env *engineEnv, name string) {
+	t.Cleanup(func() {
+		_ = dynamic.NewForConfigOrDie(env.rest).Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).
+			Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"text/template"
 
 	"helm.sh/helm/v4/pkg/action"
 	chartutil "helm.sh/helm/v4/pkg/chart/common"
@@ -13,6 +14,7 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	postrender "helm.sh/helm/v4/pkg/postrenderer"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 )
 
 // Chart is a loaded Helm chart.
@@ -70,6 +72,12 @@ type RenderOptions struct {
 	DisableSchemaValidation bool
 	// IsUpgrade renders as an upgrade (.Release.IsUpgrade).
 	IsUpgrade bool
+	// LookupConfig is the cluster that the template function lookup
+	// reads, as an install's render does; nil: lookup finds nothing, as
+	// with helm template.
+	LookupConfig *rest.Config
+	// Lookups, when set with LookupConfig, records the lookup calls.
+	Lookups *Lookups
 }
 
 // Rendered is the result of a render.
@@ -78,12 +86,20 @@ type Rendered struct {
 	Manifest string
 	// Notes is the rendered NOTES.txt.
 	Notes string
+	// Hooks are the chart's hooks, tests included, as the action would
+	// record them.
+	Hooks []*Hook
 }
 
 // Render renders a chart without touching any cluster, as `helm template`
 // does, with the capabilities of the target cluster when given.
 func Render(ctx context.Context, opts RenderOptions) (*Rendered, error) {
-	install := action.NewInstall(action.NewConfiguration(action.ConfigurationSetLogger(slog.DiscardHandler)))
+	cfg := action.NewConfiguration(action.ConfigurationSetLogger(slog.DiscardHandler))
+	if opts.LookupConfig != nil {
+		// Helm's client-side render takes its template functions too.
+		cfg.CustomTemplateFuncs = template.FuncMap{"lookup": opts.Lookups.wrap(opts.LookupConfig)}
+	}
+	install := action.NewInstall(cfg)
 	install.DryRunStrategy = action.DryRunClient
 	install.Replace = true
 	install.ReleaseName = opts.ReleaseName
@@ -112,5 +128,5 @@ func Render(ctx context.Context, opts RenderOptions) (*Rendered, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rendering chart %s: %w", opts.Chart.Name(), err)
 	}
-	return &Rendered{Manifest: strings.TrimSpace(rel.Manifest), Notes: rel.Info.Notes}, nil
+	return &Rendered{Manifest: strings.TrimSpace(rel.Manifest), Notes: rel.Info.Notes, Hooks: rel.Hooks}, nil
 }

@@ -55,9 +55,13 @@ func (l *Lookups) Reads() map[LookupCall]LookupRead {
 	return maps.Clone(l.reads)
 }
 
-// wrap is Helm's lookup of config, recording each call's result.
+// wrap is Helm's lookup of config, recording each call's result (none
+// when l is nil).
 func (l *Lookups) wrap(config *rest.Config) func(apiVersion, kind, namespace, name string) (map[string]any, error) {
 	lookup := engine.NewLookupFunction(config)
+	if l == nil {
+		return lookup
+	}
 	return func(apiVersion, kind, namespace, name string) (map[string]any, error) {
 		out, err := lookup(apiVersion, kind, namespace, name)
 		if err != nil {

@@ -3,11 +3,14 @@ package provider
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/flux"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
@@ -59,14 +62,45 @@ func (h helmEngine) run(ctx context.Context, run *releaseRun) *applied {
 		// again.
 		kind = runNotCreated
 	}
-	report := func(context.Context, bool) {
+	var differences flux.RenderDifferences
+	report := func(_ context.Context, latestRead bool) {
 		reportRun(diags, m.ID.ValueString(), request.Actions, runErr, kind, unreachable(ctx, e, runErr))
+		if latestRead && len(differences) > 0 {
+			reportDeployedOtherwise(diags, differences, m.ID.ValueString(), kind == runCreated)
+		}
 	}
 	if kind == runNotCreated {
 		report(ctx, false)
 		return nil
 	}
-	return &applied{status: st, asPlanned: runErr == nil, report: report}
+	a := &applied{status: st, asPlanned: runErr == nil, report: report}
+	if released(request.Actions) {
+		a.compare = func(_ context.Context, latest *helm.Release, deployed types.Map) bool {
+			differences = renderedOtherwise(e, m, latest, deployed, run.sensitive, diags)
+			return len(differences) > 0
+		}
+	}
+	return a
+}
+
+// released tells whether an install or upgrade ran: Helm rendered the
+// chart again, which the plan's render must have foreseen.
+func released(actions []reconcile.ActionRecord) bool {
+	return slices.ContainsFunc(actions, func(a reconcile.ActionRecord) bool { return a.Type == reconcile.TypeRelease })
+}
+
+// reportDeployedOtherwise fails the apply of a release whose install or
+// upgrade rendered other objects than the plan showed: an input of the
+// render (a lookup's object, a kind the cluster serves) changed between
+// the plan and the action. The state records what is deployed, never
+// the plan's objects.
+func reportDeployedOtherwise(diags *diag.Diagnostics, ds flux.RenderDifferences, id string, create bool) {
+	remedy := "The release is deployed as Helm rendered it, and the state records that: the next plan compares the configuration with it."
+	if create {
+		remedy = "The release is deployed as Helm rendered it, and the state records that, but Terraform marks a failed create tainted: run terraform untaint on this resource, so that the next apply does not reinstall it."
+	}
+	diags.AddError("Release deployed otherwise than planned",
+		fmt.Sprintf("helmrelease_release %s: Helm's install or upgrade rendered the chart otherwise than the plan did:\n%s\nThe chart reads more than its values (objects its templates look up, the kinds the cluster serves), and the action read otherwise than the plan: it changed between them. %s", id, ds.Lines(), remedy))
 }
 
 // saveSuspended records the configuration of a suspended release.

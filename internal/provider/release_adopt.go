@@ -163,6 +163,7 @@ func (r *releaseResource) readImported(ctx context.Context, m *releaseModel, e *
 		return
 	}
 	m.Chart = r.data.chartAsConfigured(m.Chart, &resp.Diagnostics)
+	keepDeployedChart(ctx, resp.Private, latest, &resp.Diagnostics)
 	resp.Diagnostics.Append(setRelease(ctx, &resp.State.Raw, m)...)
 }
 

@@ -105,6 +105,7 @@ func (r *releaseResource) apply(ctx context.Context, planned tfsdk.Plan, cfg tfs
 	diags.Append(private.SetKey(ctx, privateDrift, nil)...)
 	diags.Append(private.SetKey(ctx, privateDriftChanges, nil)...)
 	dropChartPin(ctx, private, diags)
+	diags.Append(private.SetKey(ctx, privateDeployedChart, nil)...)
 	// What the refresh read before this apply: a plan without a refresh
 	// after it reads the inputs anew.
 	diags.Append(private.SetKey(ctx, privateInputs, nil)...)

@@ -43,6 +43,10 @@ type chartPin struct {
 	// is Fingerprint (any, when empty).
 	Resolution  *chartsource.Pin
 	Fingerprint string
+	// Deployed, without a Resolution, is the chart a refresh found
+	// deployed for a state no apply wrote (privateDeployedChart): taken
+	// where the configuration's source can give it.
+	Deployed *chartsource.Pin
 }
 
 // resolveChart resolves the chart of the model; nil with a diagnostic on
@@ -67,7 +71,21 @@ func (r *releaseResource) resolveChartSource(ctx context.Context, m *releaseMode
 	}
 	if pin.Resolution != nil && (pin.Fingerprint == "" || pin.Fingerprint == src.Fingerprint()) {
 		src.Pin = pin.Resolution
+	} else if deployed, ok := src.Deployed(pin.Deployed); ok {
+		var scratch diag.Diagnostics
+		if resolved, taken := r.resolveSource(ctx, deployed, versionOnly, pinned, &scratch); resolved != nil && !scratch.HasError() {
+			diags.Append(scratch...)
+			return resolved, taken
+		}
+		// The source no longer gives the chart deployed (a version gone
+		// from the index, a bucket changed): it resolves anew.
 	}
+	return r.resolveSource(ctx, src, versionOnly, pinned, diags)
+}
+
+// resolveSource resolves src, its Git or bucket source pinned to the
+// revision pinned when not empty.
+func (r *releaseResource) resolveSource(ctx context.Context, src chartsource.Source, versionOnly bool, pinned string, diags *diag.Diagnostics) (*chartsource.Resolved, chartsource.Source) {
 	switch {
 	case src.ChartRef != nil:
 		// Pinned by the object's artifact.

@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/chartsource"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 )
 
 // privateChartPin: the chart Read resolved for the release's chart as the
@@ -28,6 +29,45 @@ import (
 // configuration names one version, it plans the chart as known after
 // apply (releasePlan.unpinned).
 const privateChartPin = "chart_pin"
+
+// privateDeployedChart: the chart the refresh of a state that no apply
+// wrote yet (an import, a move) found deployed, as its record in Helm's
+// storage says (a chartsource.Pin: version, and the digest or revision a
+// release of this provider records), JSON-encoded. No refresh pins such a
+// state's chart as it pins an applied one where it cannot resolve the
+// source alone (credentials are configuration, not state): its plans take
+// the chart deployed where the configuration's source can give it
+// (chartsource.Source.Deployed), so that the plan that takes a release
+// over and the apply's plan resolve one chart. The first apply drops it.
+const privateDeployedChart = "deployed_chart"
+
+// keepDeployedChart records the chart of latest, the release m's refresh
+// found deployed.
+func keepDeployedChart(ctx context.Context, private privateSetter, latest *helm.Release, diags *diag.Diagnostics) {
+	if latest == nil || latest.Chart == nil || latest.Chart.Metadata == nil || latest.Chart.Metadata.Version == "" {
+		return
+	}
+	recorded, _ := chartsource.RecordedSource(latest.Chart) // another tool's release records nothing more
+	raw, err := json.Marshal(recorded.Deployed(latest.Chart.Metadata.Version))
+	if err != nil {
+		return
+	}
+	diags.Append(private.SetKey(ctx, privateDeployedChart, raw)...)
+}
+
+// deployedChartOf is the chart privateDeployedChart holds, or nil.
+func deployedChartOf(ctx context.Context, private privateGetter, diags *diag.Diagnostics) *chartsource.Pin {
+	if private == nil {
+		return nil
+	}
+	raw, d := private.GetKey(ctx, privateDeployedChart)
+	diags.Append(d...)
+	var p chartsource.Pin
+	if len(raw) == 0 || json.Unmarshal(raw, &p) != nil || p.Version == "" {
+		return nil
+	}
+	return &p
+}
 
 // chartPinState is what privateChartPin holds.
 type chartPinState struct {
@@ -105,11 +145,8 @@ func chartPinOf(ctx context.Context, private privateGetter, diags *diag.Diagnost
 	raw, d := private.GetKey(ctx, privateChartPin)
 	diags.Append(d...)
 	var st chartPinState
-	if len(raw) == 0 || json.Unmarshal(raw, &st) != nil {
-		return chartPin{}
-	}
-	if st.Pin == nil || st.Source == "" {
-		return chartPin{}
+	if len(raw) == 0 || json.Unmarshal(raw, &st) != nil || st.Pin == nil || st.Source == "" {
+		return chartPin{Deployed: deployedChartOf(ctx, private, diags)}
 	}
 	return chartPin{Resolution: st.Pin, Fingerprint: st.Source}
 }

@@ -79,6 +79,11 @@ func settlePlanned(m *releaseModel, e *reconcile.Reconciler, latest *helm.Releas
 			m.PlannedHooks = withUnknownsFrom(m.PlannedHooks, deployed)
 		}
 	}
+	if m.PlannedAction.IsUnknown() {
+		// Left to the apply's own plan, which found no Helm action to run
+		// (releasePlan.unpinned): null, as a plan of none says.
+		m.PlannedAction = types.StringNull()
+	}
 	if m.PlannedChanges.IsUnknown() {
 		// Not known at plan (its inputs were not): describes no plan.
 		m.PlannedChanges = types.MapNull(types.StringType)

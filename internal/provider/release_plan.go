@@ -56,10 +56,13 @@ func (r *releaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 // or a chart reference. Terraform hands the apply nothing of this plan, so
 // promising the chart resolved now would end in "Provider produced
 // inconsistent final plan" once the source moves; a warning says what it
-// resolves now and how to plan it. A plan of no Helm action (an import's,
-// an edit that resolves to the chart deployed) keeps the chart it shows.
+// resolves now and how to plan it. So does an update that runs no Helm
+// action now (a credential rotated, a release resumed), whose apply's own
+// plan may find a Helm action to run; a plan of no change keeps the chart
+// it shows, as nothing is applied.
 func (p *releasePlan) unpinned(d decision) {
-	if p.pinned || p.resolved == nil || (p.state != nil && d.kind != decideAction) {
+	noAction := p.state != nil && d.kind != decideAction
+	if p.pinned || p.resolved == nil || (noAction && p.req.Plan.Raw.Equal(p.req.State.Raw)) {
 		return
 	}
 	p.out.chartVersion, p.out.appVersion, p.out.chartDigest = types.StringUnknown(), types.StringUnknown(), types.StringUnknown()
@@ -67,6 +70,10 @@ func (p *releasePlan) unpinned(d decision) {
 	p.out.unknownObjects()
 	p.out.notes, p.out.description = types.StringUnknown(), types.StringUnknown()
 	p.out.status = types.ObjectUnknown(statusAttrTypes())
+	if noAction {
+		// The apply's plan decides again.
+		p.out.action = types.StringUnknown()
+	}
 	if p.state != nil && !p.out.action.IsUnknown() {
 		// Why, without what the chart the apply resolves again changes.
 		verb, _, _ := strings.Cut(p.out.action.ValueString(), ":")
@@ -79,7 +86,10 @@ func (p *releasePlan) unpinned(d decision) {
 		p.out.action = types.StringValue(verb + ": " + strings.Join(why, "; "))
 	}
 	what := "created"
-	if p.state != nil {
+	switch {
+	case noAction:
+		what = "updated with no Helm action now, and no refresh pinned its chart (an import or move of a chart from an OCI tag, a Git branch, a bucket or a chart reference; write-only credentials; a release resumed)"
+	case p.state != nil:
 		what = "planned with a chart edited in the configuration"
 	}
 	from, remedy := "from a chart that names no single version", p.pinRemedy()

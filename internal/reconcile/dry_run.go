@@ -118,8 +118,10 @@ func (e *Reconciler) crdKindsToCome(req *Request, install bool) ([]schema.GroupV
 
 // renderBeforeCRDs renders the release client-side, as the install or
 // upgrade will once the chart's CRDs exist: .Capabilities hold the
-// cluster's API versions and the kinds coming. Template functions that
-// look objects up see nothing, as in a client-side render.
+// cluster's API versions and the kinds coming. The template function
+// lookup reads the cluster, as the action's own render will (Helm's
+// client-side render would find nothing: a plan that showed that would
+// not be what the install deploys).
 func (e *Reconciler) renderBeforeCRDs(ctx context.Context, req *Request, install bool, coming []schema.GroupVersionKind) (*helm.Release, error) {
 	dc, err := e.Kube.ToDiscoveryClient()
 	if err != nil {
@@ -130,6 +132,10 @@ func (e *Reconciler) renderBeforeCRDs(ctx context.Context, req *Request, install
 		return nil, err
 	}
 	caps.APIVersions = append(caps.APIVersions, apiVersionsOf(coming)...)
+	config, err := e.Kube.ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
 	s := req.Spec
 	skipSchema := s.Upgrade.DisableSchemaValidation
 	if install {
@@ -145,13 +151,15 @@ func (e *Reconciler) renderBeforeCRDs(ctx context.Context, req *Request, install
 		Capabilities:            caps,
 		DisableSchemaValidation: skipSchema,
 		IsUpgrade:               !install,
+		LookupConfig:            config,
+		Lookups:                 req.Lookups,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rendering release %s with chart %s before its CRDs exist: %w", releaseRef(req), chartRef(req), err)
 	}
 	return &helm.Release{
 		Name: s.GetReleaseName(), Namespace: s.GetTargetNamespace(), Chart: req.Chart, Config: req.Values,
-		Manifest: r.Manifest, Info: &helm.Info{Notes: r.Notes},
+		Manifest: r.Manifest, Hooks: r.Hooks, Info: &helm.Info{Notes: r.Notes},
 	}, nil
 }
 
