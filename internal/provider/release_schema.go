@@ -681,4 +681,5 @@ const plannedActionDescription = "Set by a plan that runs a Helm action: which o
 	"`upgrade: values changed; chart content changed`, or `upgrade: the release is not ready: …` for a retry, or `reinstall: chart name changed from a to b; …` when a new chart name uninstalls the release first (`upgrade.chart_name_change_strategy`). " +
 	"A refresh sets it to null (it describes a plan, not the release), so a plan that runs no Helm action (no change, " +
 	"or drift corrected without a new revision) shows none; with `-refresh=false` such a plan keeps the last one unchanged. " +
+	"Known after apply where the apply's own plan decides: an update of a chart no refresh pinned (write-only credentials, a release resumed), whose source may have moved by then. " +
 	"Terraform-only (no HelmRelease field)."
