@@ -128,6 +128,7 @@ func sharedCharts(t *testing.T) string {
 // with no change; destroy, which names what Helm leaves behind by design.
 // It logs the wall time of each step and the provider's peak memory.
 func TestPublicCharts(t *testing.T) {
+	testenv.FullSuiteOnly(t, "the lifecycle of every public and in-repository chart, past make test's time budget")
 	parallelMatrix(t)
 	local := testdataPath("charts")
 	for _, pc := range publicCharts {

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testenv"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 )
 
@@ -57,6 +58,7 @@ func namedClusters(t *testing.T, names ...string) map[string]namedCluster {
 // (its release could not be uninstalled), and the guide's two steps
 // (apps = false, then the cluster) uninstall, then remove it.
 func TestManyClusters(t *testing.T) {
+	testenv.FullSuiteOnly(t, "releases on three clusters of their own, past make test's time budget")
 	parallelMatrix(t)
 	clusters := namedClusters(t, "east", "west", "north")
 	repo := testrepo.NewHTTP(t)

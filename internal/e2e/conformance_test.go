@@ -487,14 +487,9 @@ func (c *conformanceWorkspace) versions(t *testing.T, version string) {
 
 // TestConformance runs the matrix on both engines, beside the newest
 // helm-controller and a source-controller (chart_ref rows need its
-// artifacts, for both engines). make test runs the in-process cells of
-// the rows that need no controller, on the run's cluster.
+// artifacts, for both engines): make test-all.
 func TestConformance(t *testing.T) {
-	if !testenv.FullSuite() {
-		parallelMatrix(t)
-		conformance(t, &fluxRun{target: &target{kubeconfig: cluster.Kubeconfig, rest: restConfig, cs: clientset}, ns: newNamespace(t)})
-		return
-	}
+	testenv.FullSuiteOnly(t, "the matrix of chart sources on both engines, past make test's time budget")
 	withNewestFluxControllers(t, conformance)
 }
 

@@ -28,6 +28,7 @@ import (
 // neither reinstalls nor upgrades, the next plan is empty, and a values
 // change then upgrades the release, client-side as it was installed.
 func TestMovedFromHelmProvider(t *testing.T) {
+	testenv.FullSuiteOnly(t, "moved blocks from HashiCorp's helm provider, past make test's time budget")
 	parallelMatrix(t)
 	podinfo := testdataPath("charts", "podinfo")
 

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testenv"
 )
 
 // outageCluster is a cluster of the test's own, stopped when it ends: the
@@ -125,6 +126,7 @@ func (o *outageCluster) controllersWatching(ctx context.Context, t *testing.T) {
 // timeout naming the cluster; the resource and its status stay in the
 // state; once the server is back the next apply converges.
 func TestAPIServerStoppedDuringUpgrade(t *testing.T) {
+	testenv.FullSuiteOnly(t, "an API server stopped during an upgrade, on a cluster of its own, past make test's time budget")
 	parallelMatrix(t)
 	o := newOutageCluster(t)
 	ns := newNamespaceOn(t, o.cs)
@@ -179,6 +181,7 @@ func TestAPIServerStoppedDuringUpgrade(t *testing.T) {
 // destroy fail with an error naming the host, the state file is left as
 // it was and no resource is dropped; once it is back, plans are empty.
 func TestClusterUnreachable(t *testing.T) {
+	testenv.FullSuiteOnly(t, "a cluster stopped between runs, on a cluster of its own, past make test's time budget")
 	parallelMatrix(t)
 	o := newOutageCluster(t)
 	ns := newNamespaceOn(t, o.cs)

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/testenv"
 )
 
 // TestPlanDetail: plan_detail = "names" on a public chart (podinfo) through
@@ -16,6 +18,7 @@ import (
 // lines; switching between the details runs no Helm action and leaves
 // empty plans.
 func TestPlanDetail(t *testing.T) {
+	testenv.FullSuiteOnly(t, "plan_detail's modes on a public chart, past make test's time budget")
 	parallelMatrix(t)
 	chart := filepath.Join(sharedCharts(t), "podinfo")
 	ns := newNamespace(t)

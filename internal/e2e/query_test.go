@@ -21,6 +21,7 @@ import (
 // empty. For a release the Helm CLI installed, the generated file says
 // what to fill in, and the plan refuses it until then.
 func TestQueryGeneratesConfig(t *testing.T) {
+	testenv.FullSuiteOnly(t, "terraform query on the newer Terraform, past make test's time budget")
 	parallelMatrix(t)
 	newer := os.Getenv("HELMRELEASE_TEST_TERRAFORM_NEWER")
 	if newer == "" {
