@@ -232,14 +232,19 @@ func (src Source) dependencyVersion(name, constraint string) string {
 // Helm repository's range that admits p's version names that version; an
 // OCI range or tag that admits it is pinned to the manifest p records; a
 // Git branch, semver range or reference name, or a bucket, to the
-// revision p records. False, src unchanged, where src names one chart
-// already, does not admit p's version, or p records too little (a
-// release installed by another tool records no digest or revision).
+// revision p records; a chart reference to the version deployed, which
+// its object's artifact must still be (it moves with its source). False,
+// src unchanged, where src names one chart already, does not admit p's
+// version, or p records too little (a release installed by another tool
+// records no digest or revision).
 func (src Source) Deployed(p *Pin) (Source, bool) {
-	if p == nil || src.Reproducible() || src.ChartRef != nil || src.DependencyUpdate {
+	if p == nil || src.Reproducible() || src.DependencyUpdate {
 		return src, false
 	}
 	switch {
+	case src.ChartRef != nil:
+		src.Pin = &Pin{Version: p.Version, Digest: p.Digest, SourceRevision: p.SourceRevision}
+		return src, true
 	case src.Git != nil || src.Bucket != nil:
 		if p.SourceRevision == "" {
 			return src, false

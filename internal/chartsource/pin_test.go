@@ -174,7 +174,7 @@ func TestDeployed(t *testing.T) {
 		{"a Git branch, no commit recorded", Source{Name: "app", Git: &Git{Ref: GitRef{Branch: "main"}}}, &Pin{Version: "1.2.3"}, ""},
 		{"a bucket", Source{Name: "app", Bucket: &Bucket{}}, &Pin{Version: "1.2.3", SourceRevision: "sha256:" + strings.Repeat("d", 64)}, "pin 1.2.3 from sha256:" + strings.Repeat("d", 64)},
 		{"dependency_update", Source{Repository: repo, Version: "1.*", DependencyUpdate: true}, &Pin{Version: "1.2.3"}, ""},
-		{"a chart reference", Source{ChartRef: &ChartRef{Kind: KindHelmChart, Name: "app"}}, &Pin{Version: "1.2.3", SourceRevision: "x"}, ""},
+		{"a chart reference", Source{ChartRef: &ChartRef{Kind: KindHelmChart, Name: "app"}}, &Pin{Version: "1.2.3"}, "pin 1.2.3"},
 		{"a local chart", Source{Name: "./chart"}, &Pin{Version: "1.2.3"}, ""},
 	} {
 		got, ok := tc.src.Deployed(tc.deployed)
