@@ -78,8 +78,8 @@ func (f fluxEngine) run(ctx context.Context, run *releaseRun) *applied {
 	var differences flux.RenderDifferences
 	return &applied{
 		status: st, asPlanned: waitErr == nil, sourceVerified: res.SourceVerified,
-		compare: func(ctx context.Context, latest *helm.Release, deployed types.Map) bool {
-			differences = renderedOtherwise(e, m, latest, deployed, run.sensitive, diags)
+		compare: func(ctx context.Context, latest *helm.Release, deployed func() types.Map) bool {
+			differences = renderedOtherwise(e, m, latest, deployed(), run.sensitive, diags)
 			return len(differences) > 0
 		},
 		report: func(ctx context.Context, latestRead bool) {

@@ -2,9 +2,11 @@ package provider
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
@@ -75,8 +77,11 @@ func (h helmEngine) run(ctx context.Context, run *releaseRun) *applied {
 	}
 	a := &applied{status: st, asPlanned: runErr == nil, report: report}
 	if released(request.Actions) {
-		a.compare = func(_ context.Context, latest *helm.Release, deployed types.Map) bool {
-			differences = renderedOtherwise(e, m, latest, deployed, run.sensitive, diags)
+		a.compare = func(_ context.Context, latest *helm.Release, deployed func() types.Map) bool {
+			if renderedAsPlanned(m.ID.ValueString(), latest) {
+				return false
+			}
+			differences = renderedOtherwise(e, m, latest, deployed(), run.sensitive, diags)
 			return len(differences) > 0
 		}
 	}
@@ -87,6 +92,31 @@ func (h helmEngine) run(ctx context.Context, run *releaseRun) *applied {
 // chart again, which the plan's render must have foreseen.
 func released(actions []reconcile.ActionRecord) bool {
 	return slices.ContainsFunc(actions, func(a reconcile.ActionRecord) bool { return a.Type == reconcile.TypeRelease })
+}
+
+// plannedRenders holds, per release ID, the digest of the manifest and
+// hooks the newest plan of this process rendered (rememberRender). The
+// apply's own plan runs in the apply's process right before it, and
+// Terraform holds it to the plan shown: an install or upgrade that
+// rendered the same bytes deployed what was planned, which then needs no
+// object by object comparison (a second reading of a big manifest).
+var plannedRenders sync.Map
+
+// renderDigest is the digest of a render's manifest and hooks.
+func renderDigest(manifest string, hooks []*helm.Hook) [sha256.Size]byte {
+	return sha256.Sum256([]byte(manifest + "\x00" + hooksManifest(hooks)))
+}
+
+// rememberRender records what the plan of release id rendered.
+func rememberRender(id, manifest string, hooks []*helm.Hook) {
+	plannedRenders.Store(id, renderDigest(manifest, hooks))
+}
+
+// renderedAsPlanned tells whether latest is, byte for byte, what this
+// process's newest plan of release id rendered.
+func renderedAsPlanned(id string, latest *helm.Release) bool {
+	planned, ok := plannedRenders.Load(id)
+	return ok && latest != nil && planned == renderDigest(latest.Manifest, latest.Hooks)
 }
 
 // reportDeployedOtherwise fails the apply of a release whose install or

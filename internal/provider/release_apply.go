@@ -74,7 +74,7 @@ type applied struct {
 	// deployed.
 	pending        bool
 	sourceVerified string
-	compare        func(ctx context.Context, latest *helm.Release, deployed types.Map) bool
+	compare        func(ctx context.Context, latest *helm.Release, deployed func() types.Map) bool
 	report         func(ctx context.Context, latestRead bool)
 }
 
@@ -202,7 +202,7 @@ func (r *releaseResource) record(ctx context.Context, run *releaseRun, a *applie
 	}
 	// Shown only where needed: a thousand objects take a while.
 	deployed := sync.OnceValue(func() types.Map { return r.deployedResources(ctx, e, latest, run.sensitive, diags) })
-	otherwise := a.asPlanned && latestErr == nil && a.compare != nil && a.compare(ctx, latest, deployed())
+	otherwise := a.asPlanned && latestErr == nil && a.compare != nil && a.compare(ctx, latest, deployed)
 	switch {
 	case !a.asPlanned || m.Resources.IsUnknown() || otherwise:
 		m.Resources = deployed()

@@ -82,6 +82,7 @@ func (p *releasePlan) render(ctx context.Context) {
 			perturbedRan, perturbedHooks = true, rel.Hooks
 		} else {
 			hooks = rel.Hooks
+			rememberRender(plan.ID.ValueString(), rel.Manifest, rel.Hooks)
 		}
 		return rel.Manifest, "", nil
 	}
