@@ -88,7 +88,7 @@ func (p *releasePlan) unpinned(d decision) {
 	what := "created"
 	switch {
 	case noAction:
-		what = "updated with no Helm action now, and no refresh pinned its chart (an import or move of a chart from an OCI tag, a Git branch, a bucket or a chart reference; write-only credentials; a release resumed)"
+		what = "updated with no Helm action now, and no refresh pinned its chart (an import or move of a release that records no digest or revision of its chart, from an OCI tag, a Git branch or a bucket; write-only credentials; a release resumed)"
 	case p.state != nil:
 		what = "planned with a chart edited in the configuration"
 	}
