@@ -59,20 +59,7 @@ func contractGatedOnKind(t *testing.T, env *engineEnv) {
 	if err := os.MkdirAll(filepath.Join(operator, "crds"), 0o750); err != nil {
 		t.Fatal(err)
 	}
-	crd := fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.%[1]s
-spec:
-  group: %[1]s
-  names: {kind: Widget, plural: widgets}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-`, group)
+	crd := namespacedCRD(group, "Widget")
 	if err := os.WriteFile(filepath.Join(operator, "crds", "widgets.yaml"), []byte(crd), 0o600); err != nil {
 		t.Fatal(err)
 	}

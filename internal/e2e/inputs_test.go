@@ -202,7 +202,7 @@ func contractSavedPlanLookup(t *testing.T, env *engineEnv) {
 	env.c.repo.Add(t, &chart.Chart{
 		Metadata:  &chart.Metadata{APIVersion: "v2", Name: "lookup", Version: "1.1.0"},
 		Templates: []*common.File{{Name: "templates/cm.yaml", Data: []byte(lookupTemplate)}},
-		Files:     []*common.File{{Name: "crds/gadgets.yaml", Data: []byte(gadgetCRD(group))}},
+		Files:     []*common.File{{Name: "crds/gadgets.yaml", Data: []byte(namespacedCRD(group, "Gadget"))}},
 	}, nil)
 	deleteCRDAfter(t, env, "gadgets."+group)
 	c.version = "1.1.0"
@@ -219,23 +219,24 @@ func contractSavedPlanLookup(t *testing.T, env *engineEnv) {
 	w.planIsEmpty()
 }
 
-// gadgetCRD is the CRD of a namespaced kind Gadget of group, whose
-// objects hold anything.
-func gadgetCRD(group string) string {
+// namespacedCRD is the CRD of a namespaced kind of group (served as v1,
+// plural the kind's name in lower case with an s), whose objects hold
+// anything.
+func namespacedCRD(group, kind string) string {
 	return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
-  name: gadgets.%[1]s
+  name: %[3]s.%[1]s
 spec:
   group: %[1]s
-  names: {kind: Gadget, plural: gadgets}
+  names: {kind: %[2]s, plural: %[3]s}
   scope: Namespaced
   versions:
   - name: v1
     served: true
     storage: true
     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-`, group)
+`, group, kind, strings.ToLower(kind)+"s")
 }
 
 // deleteCRDAfter deletes the CRD name when t ends: Helm leaves a CRD of
