@@ -181,21 +181,19 @@ provider "helmrelease" {
 `, testKubeconfig) + resourceBlock(t, ns, body)
 }
 
-// TestAccRelease_clusterIdentity: the identity of a release on a named
+// testAccReleaseClusterIdentity (TestAccNewerTerraform): the identity of a release on a named
 // cluster carries the cluster, and import blocks by that identity and by
 // its ID adopt the release on that cluster.
-func TestAccRelease_clusterIdentity(t *testing.T) {
-	terraformAtLeast(t, "1.12.0")
+func testAccReleaseClusterIdentity(t *testing.T) {
 	ns := testNamespace(t)
 	testIdentityImports(t, ns, onlyNamedClusterConfig(t, ns, `cluster = "same"`),
 		map[string]knownvalue.Check{"cluster": knownvalue.StringExact("same"), "namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("web")}, "same:"+ns+"/web")
 }
 
-// TestAccAction_forceOnNamedCluster: helmrelease_force names the release's
+// testAccActionForceOnNamedCluster (TestAccNewerTerraform): helmrelease_force names the release's
 // cluster as the release does, and its request is seen by the release's
 // next plan there.
-func TestAccAction_forceOnNamedCluster(t *testing.T) {
-	terraformAtLeast(t, "1.14.0")
+func testAccActionForceOnNamedCluster(t *testing.T) {
 	ns := testNamespace(t)
 	release := onlyNamedClusterConfig(t, ns, `cluster = "same"`)
 	trigger := strings.Replace(requestTrigger("force"), "  config {\n", "  config {\n    cluster   = helmrelease_release.r.cluster\n", 1)

@@ -58,6 +58,7 @@ data "helmrelease_template" "t" {
 }
 
 func TestProvider_invalidSettings(t *testing.T) {
+	t.Parallel()
 	chart := testChartDir(t)
 	config := func(kubernetes string) string {
 		return fmt.Sprintf(`

@@ -96,14 +96,11 @@ provider "helmrelease" {
 `, testKubeconfig)
 }
 
-// terraformAtLeast runs the rest of the test with a Terraform of at least
-// version: the one under test (TF_ACC_TERRAFORM_PATH), or the newer one
-// HELMRELEASE_TEST_TERRAFORM_NEWER names for the suites that need it; it
-// skips the test, naming the version, when neither is.
-func terraformAtLeast(t *testing.T, version string) {
+// terraformVersions: the Terraform under test (TF_ACC_TERRAFORM_PATH) and
+// the newer one HELMRELEASE_TEST_TERRAFORM_NEWER names, in that order, each
+// with its version, or with why it has none in seen.
+func terraformVersions(t *testing.T) (bins []string, versions []*goversion.Version, seen []string) {
 	t.Helper()
-	want := goversion.Must(goversion.NewVersion(version))
-	var seen []string
 	for _, bin := range []string{os.Getenv("TF_ACC_TERRAFORM_PATH"), os.Getenv("HELMRELEASE_TEST_TERRAFORM_NEWER")} {
 		if bin == "" {
 			continue
@@ -121,13 +118,80 @@ func terraformAtLeast(t *testing.T, version string) {
 			continue
 		}
 		got, err := goversion.NewVersion(v.Version)
-		if err == nil && got.GreaterThanOrEqual(want) {
-			t.Setenv("TF_ACC_TERRAFORM_PATH", bin)
-			return
+		if err != nil {
+			seen = append(seen, bin+": "+err.Error())
+			continue
 		}
+		bins, versions = append(bins, bin), append(versions, got)
 		seen = append(seen, bin+" is "+v.Version)
 	}
+	return bins, versions, seen
+}
+
+// terraformAtLeast runs the rest of the test with a Terraform of at least
+// version: the one under test where it is new enough, or else the newer
+// one, set for this test (plugin-testing reads TF_ACC_TERRAFORM_PATH from
+// the environment); it skips the test, naming the version, when neither
+// is. The tests that need a Terraform newer than the one under test on the
+// project's machines share one run: TestAccNewerTerraform.
+func terraformAtLeast(t *testing.T, version string) {
+	t.Helper()
+	want := goversion.Must(goversion.NewVersion(version))
+	bins, versions, seen := terraformVersions(t)
+	for i, bin := range bins {
+		if versions[i].LessThan(want) {
+			continue
+		}
+		if bin != os.Getenv("TF_ACC_TERRAFORM_PATH") {
+			t.Setenv("TF_ACC_TERRAFORM_PATH", bin)
+		}
+		return
+	}
 	testenv.SkipUnlessRequired(t, fmt.Sprintf("needs Terraform >= %s (set HELMRELEASE_TEST_TERRAFORM_NEWER to one): %s", version, strings.Join(seen, "; ")))
+}
+
+// newerTerraformTests need a Terraform newer than the one under test (1.11
+// on the project's machines): identity and import blocks (1.12), `terraform
+// query` and actions (1.14). TestAccNewerTerraform runs them.
+var newerTerraformTests = []struct {
+	name, version string
+	test          func(*testing.T)
+}{
+	{"identity", "1.12.0", testAccReleaseIdentity},
+	{"cluster_identity", "1.12.0", testAccReleaseClusterIdentity},
+	{"query", "1.14.0", testAccReleaseQuery},
+	{"action_test", "1.14.0", testAccActionTest},
+	{"action_force", "1.14.0", testAccActionForce},
+	{"action_force_on_named_cluster", "1.14.0", testAccActionForceOnNamedCluster},
+	{"action_reset", "1.14.0", testAccActionReset},
+}
+
+// TestAccNewerTerraform runs newerTerraformTests in parallel with each
+// other on the newest Terraform of the two terraformVersions finds, set
+// once for them all: a test that sets TF_ACC_TERRAFORM_PATH (which
+// plugin-testing reads from the environment) may not run in parallel, and
+// one after another they took as long as the rest of the package. Each
+// skips, naming the version it needs, where that Terraform is older.
+func TestAccNewerTerraform(t *testing.T) {
+	bins, versions, seen := terraformVersions(t)
+	newest := -1
+	for i := range bins {
+		if newest < 0 || versions[i].GreaterThan(versions[newest]) {
+			newest = i
+		}
+	}
+	if newest >= 0 && bins[newest] != os.Getenv("TF_ACC_TERRAFORM_PATH") {
+		t.Setenv("TF_ACC_TERRAFORM_PATH", bins[newest])
+	}
+	for _, tc := range newerTerraformTests {
+		t.Run(tc.name, func(t *testing.T) {
+			if want := goversion.Must(goversion.NewVersion(tc.version)); newest < 0 || versions[newest].LessThan(want) {
+				testenv.SkipUnlessRequired(t, fmt.Sprintf("needs Terraform >= %s (set HELMRELEASE_TEST_TERRAFORM_NEWER to one): %s", tc.version, strings.Join(seen, "; ")))
+			}
+			t.Parallel()
+			tc.test(t)
+		})
+	}
 }
 
 // useOpenTofu runs the rest of the test on the OpenTofu that

@@ -10,13 +10,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 )
 
-// TestAccRelease_identity: the resource's identity is the release it
+// testAccReleaseIdentity (TestAccNewerTerraform): the resource's identity is the release it
 // manages, { namespace = storage namespace, name = release name }; import
 // blocks by identity and by ID adopt the release with the same identity
 // and no Helm action (the configuration's chart path and install options,
 // which a release does not record, are the update the plan shows).
-func TestAccRelease_identity(t *testing.T) {
-	terraformAtLeast(t, "1.12.0")
+func testAccReleaseIdentity(t *testing.T) {
 	ns := testNamespace(t)
 	testIdentityImports(t, ns, webConfig(t, ns, `values = { message = "identity" }`),
 		map[string]knownvalue.Check{"cluster": knownvalue.Null(), "namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("web")}, ns+"/web")

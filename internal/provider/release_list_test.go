@@ -16,13 +16,12 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/reconcile"
 )
 
-// TestAccRelease_query: `terraform query` lists the releases of a
+// testAccReleaseQuery (TestAccNewerTerraform): `terraform query` lists the releases of a
 // namespace with their identity and a display name, those of other tools
 // included unless asked otherwise, filtered by label selector; with the
 // resource, the release as an import would adopt it, its secret-looking
 // values apart in sensitive_values.
-func TestAccRelease_query(t *testing.T) {
-	terraformAtLeast(t, "1.14.0")
+func testAccReleaseQuery(t *testing.T) {
 	ns := testNamespace(t)
 	query := func(config string) string {
 		// The provider block is the configuration's (step 1).

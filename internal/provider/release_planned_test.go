@@ -98,6 +98,7 @@ resource "helmrelease_release" "app" {
 // "Provider produced inconsistent final plan": the CRD had vanished from
 // planned_crds).
 func TestAccRelease_sharedCRDsInOneApply(t *testing.T) {
+	t.Parallel()
 	ns := testNamespace(t)
 	group := ns + ".example.com" // a CRD no other test makes
 	chart := t.TempDir()

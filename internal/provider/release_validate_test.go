@@ -2,6 +2,8 @@ package provider
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -9,29 +11,14 @@ import (
 )
 
 // TestRelease_badInput: invalid configurations fail at plan with the
-// attribute path and a remedy, before anything reaches a cluster.
+// attribute path and a remedy, before anything reaches a cluster. Every
+// case is a resource of one configuration, held to the diagnostics that
+// Terraform names its resource in: one plan for them all, then another for
+// those the first found no error in (Terraform plans nothing while its
+// validation finds errors). One plan per case cost 125 Terraform runs.
 func TestRelease_badInput(t *testing.T) {
 	t.Parallel() // no cluster, no environment of its own
-	config := func(body string) string {
-		// Defaults for what the case does not set itself.
-		defaults := ""
-		if !strings.Contains(body, "chart =") {
-			defaults += "chart = { name = \"./chart\" }\n"
-		}
-		if !strings.HasPrefix(body, "name =") {
-			defaults += "name = \"web\"\n"
-		}
-		return fmt.Sprintf(`
-provider "helmrelease" {}
-
-resource "helmrelease_release" "r" {
-  %s
-  %s
-}
-`, defaults, body)
-	}
-	var steps []resource.TestStep
-	for _, tc := range []struct{ body, want string }{
+	cases := []struct{ body, want string }{
 		{`timeout = "5 minutes"`, `Error: Invalid duration … The duration at timeout is not valid: "5 minutes": time: unknown unit " minutes" in duration "5 minutes". Write a positive duration with a unit, e.g. ` + "`90s`"},
 		{`upgrade = { timeout = "-1m" }`, `The duration at upgrade.timeout is not valid: "-1m" is not positive`},
 		{`install = { crds = "Sometimes" }`, `Attribute install.crds value must be one of: ["Skip" "Create" "CreateReplace"], got: "Sometimes"`},
@@ -174,13 +161,91 @@ resource "helmrelease_release" "r" {
 		{"engine = \"flux\"\nflux = { depends_on = [{ name = \"db\", ready_expr = \"dep.status.(\" }] }\nchart = { name = \"app\", repository = \"https://charts.example.com\" }", `Error: Invalid readiness expression … The CEL expression at flux.depends_on[0].ready_expr does not compile`},
 		{"engine = \"flux\"\nflux = { depends_on = [{ name = \"db\", ready_expr = \"dep.metadata.name\" }] }\nchart = { name = \"app\", repository = \"https://charts.example.com\" }", `The CEL expression at flux.depends_on[0].ready_expr does not compile to a boolean`},
 		{"engine = \"flux\"\nflux = { interval = \"often\" }\nchart = { name = \"app\", repository = \"https://charts.example.com\" }", `The duration at flux.interval is not valid: "often"`},
-	} {
-		steps = append(steps, resource.TestStep{Config: config(tc.body), PlanOnly: true, ExpectError: errorText(tc.want)})
+		{`chart = { name = "app", repository = "ftp://charts.example.com" }`, `The repository URL at chart.repository is not valid: not an https://, http:// or oci:// URL with a host`},
 	}
-	steps = append(steps, resource.TestStep{
-		Config:      `provider "helmrelease" {}` + "\n" + `resource "helmrelease_release" "r" {` + "\n" + `name = "web"` + "\n" + `chart = { name = "app", repository = "ftp://charts.example.com" }` + "\n}\n",
-		PlanOnly:    true,
-		ExpectError: errorText(`The repository URL at chart.repository is not valid: not an https://, http:// or oci:// URL with a host`),
-	})
-	resource.UnitTest(t, resource.TestCase{ProtoV6ProviderFactories: testAccProtoV6ProviderFactories, Steps: steps})
+	block := func(i int) string {
+		body := cases[i].body
+		// Defaults for what the case does not set itself.
+		defaults := ""
+		if !strings.Contains(body, "chart =") {
+			defaults += "chart = { name = \"./chart\" }\n"
+		}
+		if !strings.HasPrefix(body, "name =") {
+			defaults += "name = \"web\"\n"
+		}
+		return fmt.Sprintf("resource \"helmrelease_release\" \"case_%d\" {\n  %s\n  %s\n}\n", i, defaults, body)
+	}
+	remaining := make([]int, len(cases))
+	for i := range cases {
+		remaining[i] = i
+	}
+	for len(remaining) > 0 {
+		config := "provider \"helmrelease\" {}\n"
+		for _, i := range remaining {
+			config += block(i)
+		}
+		var output string
+		resource.UnitTest(t, resource.TestCase{
+			ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+			Steps:                    []resource.TestStep{{Config: config, PlanOnly: true}},
+			// The plan's error holds every diagnostic: kept to be
+			// read per resource below.
+			ErrorCheck: func(err error) error {
+				output = err.Error()
+				return nil
+			},
+		})
+		if output == "" {
+			t.Fatalf("a plan of %d invalid configurations succeeded", len(remaining))
+		}
+		diagnostics := diagnosticsByResource(output)
+		var next []int
+		for _, i := range remaining {
+			d := diagnostics["case_"+strconv.Itoa(i)]
+			switch {
+			case errorText(cases[i].want).MatchString(d):
+			case !errorStartRe.MatchString(d):
+				next = append(next, i) // no error yet: the next plan's
+			default:
+				t.Errorf("case %d (%s): no diagnostic like %q; its diagnostics:\n%s", i, cases[i].body, cases[i].want, d)
+			}
+		}
+		if len(next) == len(remaining) {
+			for _, i := range next {
+				t.Errorf("case %d (%s): no error; want one like %q", i, cases[i].body, cases[i].want)
+			}
+			return
+		}
+		remaining = next
+	}
+}
+
+// diagnosticRe finds the resource a Terraform diagnostic is about: "with
+// helmrelease_release.NAME," or, in a configuration Terraform decodes
+// itself, "in resource "helmrelease_release" "NAME"".
+var diagnosticRe = regexp.MustCompile(`(?:with helmrelease_release\.|in resource "helmrelease_release" ")([a-z0-9_]+)`)
+
+// diagnosticStartRe and errorStartRe: where Terraform's plain output starts
+// a diagnostic, and an error.
+var (
+	diagnosticStartRe = regexp.MustCompile(`(?m)^(?:Error|Warning): `)
+	errorStartRe      = regexp.MustCompile(`(?m)^Error: `)
+)
+
+// diagnosticsByResource splits Terraform's output into its diagnostics and
+// joins them by the resource each names.
+func diagnosticsByResource(output string) map[string]string {
+	byResource := map[string]string{}
+	starts := diagnosticStartRe.FindAllStringIndex(output, -1)
+	for i, start := range starts {
+		end := len(output)
+		if i+1 < len(starts) {
+			end = starts[i+1][0]
+		}
+		d := output[start[0]:end]
+		if m := diagnosticRe.FindStringSubmatch(d); m != nil {
+			byResource[m[1]] += d
+		}
+	}
+	return byResource
 }

@@ -35,6 +35,7 @@ func testChartDir(t *testing.T) string {
 func resourceAt(key string) tfjsonpath.Path { return tfjsonpath.New("resources").AtMapKey(key) }
 
 func TestAccTemplate_localChart(t *testing.T) {
+	t.Parallel()
 	chart := testChartDir(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -81,6 +82,7 @@ data "helmrelease_template" "t" {
 }
 
 func TestAccTemplate_packagedChartAndTargetNamespace(t *testing.T) {
+	t.Parallel()
 	c, err := loader.Load(testChartDir(t))
 	if err != nil {
 		t.Fatal(err)
@@ -141,6 +143,7 @@ func createValuesObjects(t *testing.T, namespace string, objs ...any) {
 }
 
 func TestAccTemplate_valuesFrom(t *testing.T) {
+	t.Parallel()
 	chart := testChartDir(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -200,6 +203,7 @@ data "helmrelease_template" "t" {
 }
 
 func TestAccTemplate_postRenderers(t *testing.T) {
+	t.Parallel()
 	chart := testChartDir(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -276,6 +280,7 @@ data "helmrelease_template" "t" {
 }
 
 func TestAccTemplate_badInput(t *testing.T) {
+	t.Parallel()
 	chart := testChartDir(t)
 	config := func(body string) string {
 		return providerConfig() + fmt.Sprintf(`

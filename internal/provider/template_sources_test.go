@@ -30,6 +30,7 @@ func testChart(t *testing.T, version string) *chart.Chart {
 // registry, with values files, provenance and the provider's registry
 // logins. No cluster: Helm's default capabilities.
 func TestTemplate_chartSources(t *testing.T) {
+	t.Parallel()
 	repo := testrepo.NewHTTP(t)
 	signer := testrepo.NewSigner(t, "release-team")
 	repo.Add(t, testChart(t, "1.0.0"), signer)
@@ -126,6 +127,7 @@ data "helmrelease_template" "t" {
 // password of a Helm repository by URL prefix; logins that are not one
 // of the three kinds are refused at plan with their path.
 func TestTemplate_registryLogins(t *testing.T) {
+	t.Parallel()
 	registry := testrepo.NewOCI(t)
 	registry.Push(t, testChart(t, "2.0.0"), nil)
 	repo := testrepo.NewHTTP(t)
@@ -209,6 +211,7 @@ data "helmrelease_template" "t" {
 // TestTemplate_git renders a chart from a Git repository on loopback, over
 // SSH with the data source's sensitive key. No cluster.
 func TestTemplate_git(t *testing.T) {
+	t.Parallel()
 	files := testrepo.ChartFiles(t, testChartDir(t), "charts/web")
 	git := testrepo.NewGit(t)
 	commit := git.Commit(t, "charts", "main", files)
@@ -254,6 +257,7 @@ data "helmrelease_template" "t" {
 // provider's registries entry for its host (with no login), reaches it;
 // plain_http on a Helm repository's entry is refused at plan.
 func TestTemplate_plainHTTP(t *testing.T) {
+	t.Parallel()
 	registry := testrepo.NewOCIPlainHTTP(t)
 	registry.Push(t, testChart(t, "2.0.0"), nil)
 	host := strings.TrimSuffix(registry.URL, "/charts")

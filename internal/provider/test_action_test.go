@@ -12,11 +12,10 @@ import (
 	release "helm.sh/helm/v4/pkg/release/v1"
 )
 
-// TestAccAction_test: helmrelease_test, from an action trigger, runs the
+// testAccActionTest (TestAccNewerTerraform): helmrelease_test, from an action trigger, runs the
 // release's tests now (the revision's test hooks record the run), honours
 // filters, and fails naming the failed test pod.
-func TestAccAction_test(t *testing.T) {
-	terraformAtLeast(t, "1.14.0")
+func testAccActionTest(t *testing.T) {
 	ns := testNamespace(t)
 	config := func(failTest bool, trigger, filters string) string {
 		return webConfig(t, ns, fmt.Sprintf(`values = { failTest = %t }`, failTest)) + fmt.Sprintf(`
@@ -102,10 +101,9 @@ resource "terraform_data" "trigger" {
 `, kind)
 }
 
-// TestAccAction_force: helmrelease_force makes the next plan an upgrade of
+// testAccActionForce (TestAccNewerTerraform): helmrelease_force makes the next plan an upgrade of
 // a release in sync, and the apply runs it once.
-func TestAccAction_force(t *testing.T) {
-	terraformAtLeast(t, "1.14.0")
+func testAccActionForce(t *testing.T) {
 	ns := testNamespace(t)
 	release := webConfig(t, ns, `values = { message = "forced" }`)
 	resource.Test(t, resource.TestCase{
@@ -136,10 +134,9 @@ func TestAccAction_force(t *testing.T) {
 	})
 }
 
-// TestAccAction_reset: a release whose retries are exhausted is not tried
+// testAccActionReset (TestAccNewerTerraform): a release whose retries are exhausted is not tried
 // again until helmrelease_reset asks; then the next apply tries it again.
-func TestAccAction_reset(t *testing.T) {
-	terraformAtLeast(t, "1.14.0")
+func testAccActionReset(t *testing.T) {
 	ns := testNamespace(t)
 	failing := webConfig(t, ns, `values = { failHook = true }`)
 	resource.Test(t, resource.TestCase{
@@ -147,7 +144,7 @@ func TestAccAction_reset(t *testing.T) {
 		CheckDestroy:             releaseGone(t, ns),
 		Steps: []resource.TestStep{
 			{Config: webConfig(t, ns, `values = { failHook = false }`)},
-			{Config: failing, ExpectError: regexp.MustCompile(`retries exhausted`)},
+			{Config: failing, ExpectError: errorText(`retries exhausted`)},
 			{
 				// Stalled: nothing is tried again.
 				Config:           failing,
