@@ -22,7 +22,9 @@ import (
 func TestMergeValuesFunction(t *testing.T) {
 	t.Parallel() // no cluster, no environment of its own
 	dir := t.TempDir()
-	var steps []resource.TestStep
+	// The cases are outputs of one configuration: one apply for them all.
+	var config string
+	var checks []statecheck.StateCheck
 	for i, docs := range [][]string{
 		// Maps merge at every depth.
 		{"image: {repository: app, tag: '1.0', pull: {policy: Always, secrets: [a]}}\n", "image: {tag: '2.0', pull: {policy: IfNotPresent}}\n"},
@@ -54,37 +56,31 @@ func TestMergeValuesFunction(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		steps = append(steps, resource.TestStep{
-			Config: fmt.Sprintf("output \"merged\" {\n  value = jsonencode(provider::helmrelease::merge_values(%s))\n}\n", strings.Join(args, ", ")),
-			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownOutputValue("merged", knownvalue.StringExact(string(want))),
-			},
-		})
+		output := fmt.Sprintf("merged_%d", i)
+		config += fmt.Sprintf("output %q {\n  value = jsonencode(provider::helmrelease::merge_values(%s))\n}\n", output, strings.Join(args, ", "))
+		checks = append(checks, statecheck.ExpectKnownOutputValue(output, knownvalue.StringExact(string(want))))
 	}
-	steps = append(steps,
-		resource.TestStep{
-			// Objects and documents mix; null arguments add nothing.
-			Config: `output "merged" {
+	// Objects and documents mix; null arguments add nothing.
+	config += `output "merged_objects" {
   value = jsonencode(provider::helmrelease::merge_values({ a = { b = 1, c = [1, 2] } }, null, "a: {c: [3]}", { a = { d = "x" } }))
 }
-`,
-			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownOutputValue("merged", knownvalue.StringExact(`{"a":{"b":1,"c":[3],"d":"x"}}`)),
-			},
-		},
-		resource.TestStep{
+`
+	checks = append(checks, statecheck.ExpectKnownOutputValue("merged_objects", knownvalue.StringExact(`{"a":{"b":1,"c":[3],"d":"x"}}`)))
+	steps := []resource.TestStep{
+		{Config: config, ConfigStateChecks: checks},
+		{
 			Config:      `output "merged" { value = provider::helmrelease::merge_values("a: 1", "- secret-item") }`,
 			ExpectError: errorText(`document 2 of merge_values is not usable: a mapping is needed, not []interface {}`),
 		},
-		resource.TestStep{
+		{
 			Config:      `output "merged" { value = provider::helmrelease::merge_values("a: [unclosed, s3cret") }`,
 			ExpectError: errorText(`document 1 of merge_values is not usable: not valid YAML or JSON`),
 		},
-		resource.TestStep{
+		{
 			Config:      `output "merged" { value = provider::helmrelease::merge_values(["a"]) }`,
 			ExpectError: errorText(`values must be an object`),
 		},
-	)
+	}
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_8_0)},
