@@ -82,7 +82,7 @@ status:
 	}
 	uninstall := func() {
 		t.Helper()
-		if _, err := f.engine.Helm.Uninstall("app", helm.UninstallOptions{Timeout: time.Minute, Wait: true}); err != nil {
+		if _, err := f.engine.Helm.Uninstall("app", helm.UninstallOptions{Timeout: 5 * time.Minute, Wait: true}); err != nil {
 			t.Fatal(err)
 		}
 		st = &Status{} // the next install is a new resource's
@@ -125,7 +125,7 @@ status:
 			}
 		}
 	}()
-	err = run(f.spec(func(s *Spec) { withCheck(s); s.Install.Timeout = time.Minute }), "1.0.0")
+	err = run(f.spec(func(s *Spec) { withCheck(s); s.Install.Timeout = 5 * time.Minute }), "1.0.0")
 	<-done
 	if err != nil {
 		t.Fatalf("the health check held during the wait: %v", err)

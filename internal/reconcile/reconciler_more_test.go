@@ -90,8 +90,9 @@ func TestStaleLockRecovered(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "another operation may still run it") {
 		t.Fatalf("fresh lock: %v, want a refusal", err)
 	}
-	// Once stale it is broken and the upgrade goes on.
-	f.engine.Now = func() time.Time { return pending.Info.LastDeployed.Add(2 * time.Minute) }
+	// Once stale (older than the action's timeout) it is broken and the
+	// upgrade goes on.
+	f.engine.Now = func() time.Time { return pending.Info.LastDeployed.Add(s.Timeout + time.Minute) }
 	if err := f.reconcile(s, st, "1.0.0", map[string]any{"replicas": 2}); err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +367,7 @@ func TestOwnership(t *testing.T) {
 	f := newFixture(t)
 	// A release made by hand (helm install): no origin labels.
 	if _, err := f.engine.Helm.Install(context.Background(), engineChart("1.0.0"), nil, helm.InstallOptions{
-		ReleaseName: "app", Namespace: f.ns, Timeout: time.Minute, Wait: true,
+		ReleaseName: "app", Namespace: f.ns, Timeout: 5 * time.Minute, Wait: true,
 	}); err != nil {
 		t.Fatal(err)
 	}

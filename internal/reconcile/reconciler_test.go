@@ -155,8 +155,11 @@ func newFixture(t *testing.T) *fixture {
 	return &fixture{t: t, ns: ns, engine: e, cs: cs}
 }
 
+// spec is the fixture's release. Its timeout is a loaded machine's worth
+// for waits that must end ready (a test pod under make test's load took
+// over a minute); a test of a wait that must expire sets its own.
 func (f *fixture) spec(mutate func(*Spec)) *Spec {
-	s := &Spec{Name: "app", Namespace: f.ns, Timeout: time.Minute}
+	s := &Spec{Name: "app", Namespace: f.ns, Timeout: 5 * time.Minute}
 	if mutate != nil {
 		mutate(s)
 	}
@@ -372,7 +375,7 @@ func TestManualRollbackDetected(t *testing.T) {
 		t.Fatal(err)
 	}
 	// helm rollback, out of band.
-	if err := f.engine.Helm.Rollback("app", helm.RollbackOptions{Version: 1, Timeout: time.Minute, Wait: true}); err != nil {
+	if err := f.engine.Helm.Rollback("app", helm.RollbackOptions{Version: 1, Timeout: 5 * time.Minute, Wait: true}); err != nil {
 		t.Fatal(err)
 	}
 	f.engine.observed = nil // not ours
