@@ -249,6 +249,10 @@ func TestPublicChartRoundsRaceFree(t *testing.T) {
 	charts := sharedCharts(t)
 	ns := newNamespace(t)
 	w := newWorkspace(t, "rounds")
+	// The race detector and the trace log make a provider many times
+	// slower, more so on a machine that runs the rest of the suite: a
+	// refresh and plan of argo-cd took 7 minutes of such a run.
+	w.runTimeout = 40 * time.Minute
 	for round, logLevel := range []string{"trace"} {
 		w.env = []string{"TF_CLI_CONFIG_FILE=" + raceCLIConfig, "GORACE=halt_on_error=1"}
 		if logLevel != "" {

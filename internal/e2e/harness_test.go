@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -43,6 +44,8 @@ type workspace struct {
 	cliConfig string
 	// env is added to the environment of every terraform run.
 	env []string
+	// runTimeout bounds each terraform run (default: 10 minutes).
+	runTimeout time.Duration
 }
 
 func newWorkspace(t *testing.T, name string) *workspace {
@@ -139,7 +142,7 @@ func (r *running) wait(t *testing.T, timeout time.Duration) result {
 // run runs terraform to its end.
 func (w *workspace) run(args ...string) result {
 	w.t.Helper()
-	return w.start(args...).wait(w.t, 10*time.Minute)
+	return w.start(args...).wait(w.t, cmp.Or(w.runTimeout, 10*time.Minute))
 }
 
 // must runs terraform and fails the test unless it exits with code.

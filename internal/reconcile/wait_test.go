@@ -18,22 +18,19 @@ import (
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testcluster"
 )
 
-// waitChart has one template, the text given, and a Deployment that is
-// ready at once beside it.
+// waitChart has one template, the text given, and a ConfigMap beside it:
+// an object that is ready once it exists, which no controller has to act
+// on, so it is never among the objects not ready, however slow the
+// machine.
 func waitChart(objects string) *chart.Chart {
 	return &chart.Chart{
 		Metadata: &chart.Metadata{APIVersion: "v2", Name: "waits", Version: "1.0.0"},
 		Templates: []*common.File{
-			{Name: "templates/ready.yaml", Data: []byte(`apiVersion: apps/v1
-kind: Deployment
+			{Name: "templates/ready.yaml", Data: []byte(`apiVersion: v1
+kind: ConfigMap
 metadata:
   name: ready
-spec:
-  selector: {matchLabels: {app: ready}}
-  template:
-    metadata: {labels: {app: ready}}
-    spec:
-      containers: [{name: web, image: busybox:1.36}]
+data: {state: ready}
 `)},
 			{Name: "templates/objects.yaml", Data: []byte(objects)},
 		},
@@ -69,20 +66,20 @@ func (l *recordingLogger) String() string {
 // what the cluster says of it; the cluster is reachable all along. While
 // waiting, progress lines name what is not ready yet.
 func TestWaitErrorsSayWhy(t *testing.T) {
+	// A hundred claims of a StorageClass that does not exist: Pending from
+	// the moment they are created, with nothing for a controller to do.
 	many := strings.Builder{}
 	for i := range 100 {
 		fmt.Fprintf(&many, `---
-apiVersion: apps/v1
-kind: Deployment
+apiVersion: v1
+kind: PersistentVolumeClaim
 metadata:
   name: stuck-%03d
 spec:
-  selector: {matchLabels: {app: stuck-%03d}}
-  template:
-    metadata: {labels: {app: stuck-%03d}}
-    spec:
-      %s
-`, i, i, i, unschedulable)
+  storageClassName: missing
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+`, i)
 	}
 	cases := []struct {
 		name    string
@@ -96,10 +93,12 @@ spec:
 		want []string
 		// notReady is how many objects the error counts as not ready.
 		notReady int
-		// alone: the case loads the cluster enough to slow the others.
-		alone bool
-		// timeout of the wait; 20s when zero. The ready Deployment must
-		// become ready within it, behind whatever else the case creates.
+		// timeout of the wait; 20s when zero: enough for what the case
+		// means to see at its end without a controller acting, the
+		// objects just created. A case whose cause a controller sets
+		// (the scheduler, the Job controller) gives them minutes: a
+		// failure ends the wait on its own, and a pod the scheduler
+		// refuses is refused long before.
 		timeout time.Duration
 	}{{
 		name: "pod the scheduler refuses",
@@ -115,7 +114,8 @@ spec:
       ` + unschedulable + `
 `,
 		cause:    kube.CauseUnschedulable,
-		want:     []string{"timed out after 20s waiting for 1 of 2 objects to be ready", "- Deployment %s/picky: 0 of 1 replicas ready", "Pending, not scheduled: 0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector"},
+		timeout:  time.Minute,
+		want:     []string{"timed out after 1m0s waiting for 1 of 2 objects to be ready", "- Deployment %s/picky: 0 of 1 replicas ready", "Pending, not scheduled: 0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector"},
 		notReady: 1,
 	}, {
 		name: "claim that does not bind",
@@ -160,9 +160,10 @@ spec:
       restartPolicy: Never
       ` + unschedulable + `
 `,
-		hooks: "pre-install Job migrate",
-		cause: kube.CauseUnschedulable,
-		want:  []string{"hook pre-install Job migrate did not complete", "- Job %s/migrate: not complete: 1 active, 0 succeeded, 0 failed", "Pending, not scheduled"},
+		hooks:   "pre-install Job migrate",
+		cause:   kube.CauseUnschedulable,
+		timeout: time.Minute,
+		want:    []string{"hook pre-install Job migrate did not complete", "- Job %s/migrate: not complete: 1 active, 0 succeeded, 0 failed", "Pending, not scheduled"},
 	}, {
 		name: "hook that fails",
 		objects: `apiVersion: batch/v1
@@ -179,26 +180,21 @@ spec:
       restartPolicy: Never
       containers: [{name: seed, image: busybox:1.36, command: [sh, -c, "echo seeding failed; exit 1"]}]
 `,
-		hooks: "post-install Job seed",
-		logs:  "of pod seed-",
-		cause: kube.CauseFailed,
-		want:  []string{"hook post-install Job seed did not complete: failed post-install: job seed failed: BackoffLimitExceeded", "- Job %s/seed: failed: BackoffLimitExceeded", "Failed, container seed exited with code 1"},
+		hooks:   "post-install Job seed",
+		logs:    "of pod seed-",
+		cause:   kube.CauseFailed,
+		timeout: 5 * time.Minute,
+		want:    []string{"hook post-install Job seed did not complete: failed post-install: job seed failed: BackoffLimitExceeded", "- Job %s/seed: failed: BackoffLimitExceeded", "Failed, container seed exited with code 1"},
 	}, {
 		name:     "a hundred objects stay readable",
 		objects:  many.String(),
-		cause:    kube.CauseUnschedulable,
-		want:     []string{"waiting for 100 of 101 objects to be ready", "- Deployment %s/stuck-009:", "- and 90 more not ready: Deployment %s/stuck-010, Deployment %s/stuck-011", ", …"},
+		cause:    kube.CauseVolume,
+		want:     []string{"timed out after 20s waiting for 100 of 101 objects to be ready", "- PersistentVolumeClaim %s/stuck-009: Pending (StorageClass \"missing\")", "- and 90 more not ready: PersistentVolumeClaim %s/stuck-010, PersistentVolumeClaim %s/stuck-011", ", …"},
 		notReady: 100,
-		alone:    true,
-		// The controllers take the hundred Deployments in turn; under a
-		// loaded machine the ready one was seen not ready at 20s.
-		timeout: time.Minute,
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if !tc.alone {
-				t.Parallel()
-			}
+			t.Parallel()
 			f := newFixture(t)
 			// The provider's client rate, not client-go's default.
 			cfg := rest.CopyConfig(testRESTConfig)
@@ -218,7 +214,7 @@ spec:
 			// Helm's legacy waiter, whose failures the table explains.
 			s := f.spec(func(s *Spec) { s.Timeout, s.WaitStrategy = timeout, helm.WaitLegacy })
 			st := &Status{}
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), timeout+5*time.Minute)
 			defer cancel()
 			err = f.engine.Reconcile(ctx, &Request{Spec: s, Chart: waitChart(tc.objects), Values: map[string]any{}, Status: st}, nil)
 			var we *WaitError
