@@ -65,7 +65,13 @@ func withFluxControllersOf(t *testing.T, newestOnly bool, f func(t *testing.T, r
 	}
 	for _, version := range versions {
 		t.Run("helm-controller "+version, func(t *testing.T) {
-			t.Parallel()
+			// t is already parallel (parallelMatrix): one version runs in
+			// its slot. Pausing again would queue it behind every test
+			// released before it, and the longest matrices (TestConformance,
+			// 20 minutes under make test-all's load) would start last.
+			if len(versions) > 1 {
+				t.Parallel()
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 			defer cancel()
 			k, err := fluxClusterFor(ctx, version)
