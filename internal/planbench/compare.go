@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/testrepo"
 )
 
@@ -25,13 +26,16 @@ type comparedChart struct {
 	// values is an HCL expression of the values, given var.message; a new
 	// message changes every object.
 	values string
+	// loaded is the chart, which the API floor renders.
+	loaded *helm.Chart
 }
 
 // compare runs the same steps with HashiCorp's helm provider and with this
 // provider, writing by server-side apply (its default) and client-side,
 // on one cluster in one run, and prints each step's wall time, the ratio
 // of each of this provider's to the helm provider's, and the API requests
-// of each, by verb and resource.
+// of each, by verb and resource; first, the API floor of the chart's
+// objects (apiFloor), and each provider's writes as a ratio to it.
 func compare(tf terraform, helmProvider, kubeconfig string, c comparedChart) error {
 	type side struct {
 		label    string
@@ -105,15 +109,20 @@ resource "helm_release" "r" {
 		ours("this provider, client-side", "csa", false),
 	}
 	steps := []struct {
-		name string
-		args []string
-		exit int
+		name  string
+		args  []string
+		exit  int
+		floor int // the API floor's write of the same objects (floorCreate…), or -1
 	}{
-		{"apply (install, wait)", []string{"apply", "-auto-approve", "-input=false"}, 0},
-		{"plan, no change", []string{"plan", "-input=false", "-detailed-exitcode"}, 0},
-		{"plan, every object changed", []string{"plan", "-input=false", "-detailed-exitcode", "-var", "message=changed"}, 2},
-		{"apply, every object changed", []string{"apply", "-auto-approve", "-input=false", "-var", "message=changed"}, 0},
-		{"destroy", []string{"destroy", "-auto-approve", "-input=false", "-var", "message=changed"}, 0},
+		{"apply (install, wait)", []string{"apply", "-auto-approve", "-input=false"}, 0, floorCreate},
+		{"plan, no change", []string{"plan", "-input=false", "-detailed-exitcode"}, 0, -1},
+		{"plan, every object changed", []string{"plan", "-input=false", "-detailed-exitcode", "-var", "message=changed"}, 2, -1},
+		{"apply, every object changed", []string{"apply", "-auto-approve", "-input=false", "-var", "message=changed"}, 0, floorChange},
+		{"destroy", []string{"destroy", "-auto-approve", "-input=false", "-var", "message=changed"}, 0, floorDelete},
+	}
+	floor, err := measureFloor(tf, kubeconfig, c)
+	if err != nil {
+		return fmt.Errorf("the API floor: %w", err)
 	}
 	for _, s := range sides {
 		if err := os.MkdirAll(s.tf.dir, 0o750); err != nil {
@@ -139,13 +148,22 @@ resource "helm_release" "r" {
 			s.requests = append(s.requests, requestsBetween(before, after))
 		}
 	}
-	fmt.Printf("\n%s: HashiCorp's helm provider beside this provider (drift detection on), one cluster, one run; %d CPUs; wall clock, the provider's peak RSS, API requests net of the cluster's idle rate\n", c.name, runtime.NumCPU())
+	fmt.Printf("\n%s: HashiCorp's helm provider beside this provider (drift detection on), one cluster, one run; %d CPUs; wall clock, the provider's peak RSS, API requests net of the cluster's idle rate; the API floor's write of the same objects, and each provider's time as a multiple of it\n", c.name, runtime.NumCPU())
+	floor.print()
+	ms := func(d time.Duration) string { return d.Round(10 * time.Millisecond).String() }
 	for _, o := range sides[1:] {
-		fmt.Printf("\n%s\n%-30s %12s %12s %8s %12s %12s %10s %10s\n", o.label, "step", "helm", "this", "ratio", "helm req", "this req", "helm MB", "this MB")
+		fmt.Printf("\n%s\n%-30s %10s %10s %10s %10s %10s %10s %10s %10s %8s %8s\n", o.label, "step", "floor", "helm", "this", "this/helm", "helm/floor", "this/floor", "helm req", "this req", "helm MB", "this MB")
 		for i, step := range steps {
 			h, m := sides[0].measures[i], o.measures[i]
-			fmt.Printf("%-30s %12s %12s %7.2fx %12.0f %12.0f %10.1f %10.1f\n", step.name, h.wall.Round(10*time.Millisecond), m.wall.Round(10*time.Millisecond),
-				m.wall.Seconds()/h.wall.Seconds(), h.requests, m.requests, float64(h.rss)/(1<<20), float64(m.rss)/(1<<20))
+			floorWall, helmRatio, thisRatio := "", "", ""
+			if step.floor >= 0 {
+				f := floor.best(step.floor)
+				floorWall = ms(f)
+				helmRatio = fmt.Sprintf("%.1fx", h.wall.Seconds()/f.Seconds())
+				thisRatio = fmt.Sprintf("%.1fx", m.wall.Seconds()/f.Seconds())
+			}
+			fmt.Printf("%-30s %10s %10s %10s %9.2fx %10s %10s %10.0f %10.0f %8.1f %8.1f\n", step.name, floorWall, ms(h.wall), ms(m.wall),
+				m.wall.Seconds()/h.wall.Seconds(), helmRatio, thisRatio, h.requests, m.requests, float64(h.rss)/(1<<20), float64(m.rss)/(1<<20))
 		}
 	}
 	fmt.Println("\nAPI requests by verb and resource (those that grew by 10 or more):")

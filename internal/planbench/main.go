@@ -235,7 +235,7 @@ func run(counts string, objects, repositories, clusters, parallelism int, profil
 			tf.dir = filepath.Join(work, "compare-big")
 			if err := compare(tf, helmProvider, kc, comparedChart{
 				name: fmt.Sprintf("a chart of %d objects (4 CRDs of 1 MB together, ConfigMaps)", objects), url: srv.URL, chart: "big", version: "1.0.0",
-				namespace: "planbench-compare-big", values: "{ message = var.message }",
+				namespace: "planbench-compare-big", values: "{ message = var.message }", loaded: testrepo.BigChart(objects, 4, 1<<20),
 			}); err != nil {
 				return err
 			}
@@ -245,9 +245,13 @@ func run(counts string, objects, repositories, clusters, parallelism int, profil
 			if err != nil {
 				return err
 			}
+			loaded, err := helm.LoadChart(dir)
+			if err != nil {
+				return err
+			}
 			tf.dir = filepath.Join(work, "compare-chart")
 			return compare(tf, helmProvider, kc, comparedChart{
-				name: "chart " + filepath.Base(dir), chart: dir, namespace: "planbench-compare-" + filepath.Base(dir), values: cmp.values,
+				name: "chart " + filepath.Base(dir), chart: dir, namespace: "planbench-compare-" + filepath.Base(dir), values: cmp.values, loaded: loaded,
 			})
 		}
 		return nil
