@@ -28,7 +28,11 @@
 // with every object changed, destroy; each step's wall time, their ratio,
 // the API requests of each by verb and resource. On the chart of -objects
 // objects, and on the local chart -chart names (its every object changed
-// by -chart-values, an HCL expression of var.message).
+// by -chart-values, an HCL expression of var.message). First, the API
+// server's floor for the same objects (apifloor.go): the chart rendered
+// and sent straight to the cluster, one request per object, 1, 16, 32 and
+// 64 in flight; the tables give each provider's writes as a multiple of
+// the fastest.
 //
 // With -engine flux: the same with engine = "flux", on Flux's controllers
 // built from the sources HELMRELEASE_TEST_FLUX_SOURCES names (the newest

@@ -1,13 +1,16 @@
 package provider
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	goversion "github.com/hashicorp/go-version"
 
@@ -65,6 +68,7 @@ func run(m *testing.M) int {
 	}
 	defer stop()
 	testKubeconfig = kubeconfig
+	ownProcessGC = []string{"GOGC=" + os.Getenv("GOGC"), "GOMEMLIMIT=" + os.Getenv("GOMEMLIMIT")}
 	// The terraform processes the tests start (about 1,500 in a run, most
 	// of the package's CPU; the provider they call runs in this process)
 	// collect no garbage below 1 GiB of heap: each lives for a command,
@@ -77,6 +81,54 @@ func run(m *testing.M) int {
 		}
 	}
 	return m.Run()
+}
+
+// ownProcessVariable names, in the environment of a test process that
+// inOwnProcess started, the one test it runs.
+const ownProcessVariable = "HELMRELEASE_TEST_OWN_PROCESS"
+
+// ownProcessGC is the garbage collector's settings of this process, which
+// TestMain changes in the environment for the terraform processes alone.
+var ownProcessGC []string
+
+// inOwnProcess runs the calling test in a test process of its own (this
+// test binary started again for it alone, on the same cluster), with env
+// added to that process's environment, beside the package's other tests:
+// plugin-testing reads TF_ACC_TERRAFORM_PATH, TF_LOG, TF_ACC_LOG_PATH and
+// the TF_VAR_ variables from the environment, so a test that sets them
+// may not share its process with parallel tests (t.Setenv forbids
+// t.Parallel), and run alone such tests held every parallel test of the
+// package back until they ended. It returns true here, where the test
+// must return once this reports the other process's outcome, and false in
+// that process, where the test goes on, alone, free to set its
+// environment.
+func inOwnProcess(t *testing.T, env ...string) bool {
+	t.Helper()
+	if os.Getenv(ownProcessVariable) == t.Name() {
+		return false
+	}
+	t.Parallel()
+	var run []string
+	for part := range strings.SplitSeq(t.Name(), "/") {
+		run = append(run, "^"+regexp.QuoteMeta(part)+"$")
+	}
+	args := []string{"-test.run=" + strings.Join(run, "/"), "-test.count=1", "-test.v"}
+	if deadline, ok := t.Deadline(); ok {
+		args = append(args, "-test.timeout="+time.Until(deadline).Round(time.Second).String())
+	}
+	cmd := exec.CommandContext(t.Context(), os.Args[0], args...)
+	cmd.Env = append(os.Environ(), ownProcessVariable+"="+t.Name(), "HELMRELEASE_TEST_KUBECONFIG="+testKubeconfig)
+	cmd.Env = append(append(cmd.Env, ownProcessGC...), env...)
+	out, err := cmd.CombinedOutput()
+	switch {
+	case err != nil:
+		t.Fatalf("the test's own process: %v\n%s", err, out)
+	case bytes.Contains(out, []byte("--- SKIP: "+t.Name()+" ")):
+		t.Skipf("skipped in its own process:\n%s", out)
+	case !bytes.Contains(out, []byte("--- PASS: "+t.Name()+" ")):
+		t.Fatalf("the test's own process ran no %s:\n%s", t.Name(), out)
+	}
+	return true
 }
 
 // testClient is a client of the acceptance tests' cluster.
@@ -178,12 +230,13 @@ var newerTerraformTests = []struct {
 }
 
 // TestAccNewerTerraform runs newerTerraformTests in parallel with each
-// other on the newest Terraform of the two terraformVersions finds, set
-// once for them all: a test that sets TF_ACC_TERRAFORM_PATH (which
-// plugin-testing reads from the environment) may not run in parallel, and
-// one after another they took as long as the rest of the package. Each
-// skips, naming the version it needs, where that Terraform is older.
+// other and the package's other tests on the newest Terraform of the two
+// terraformVersions finds, each in a test process of its own
+// (inOwnProcess) given it as TF_ACC_TERRAFORM_PATH, which plugin-testing
+// reads from the environment. Each skips, naming the version it needs,
+// where that Terraform is older.
 func TestAccNewerTerraform(t *testing.T) {
+	t.Parallel()
 	bins, versions, seen := terraformVersions(t)
 	newest := -1
 	for i := range bins {
@@ -191,15 +244,14 @@ func TestAccNewerTerraform(t *testing.T) {
 			newest = i
 		}
 	}
-	if newest >= 0 && bins[newest] != os.Getenv("TF_ACC_TERRAFORM_PATH") {
-		t.Setenv("TF_ACC_TERRAFORM_PATH", bins[newest])
-	}
 	for _, tc := range newerTerraformTests {
 		t.Run(tc.name, func(t *testing.T) {
 			if want := goversion.Must(goversion.NewVersion(tc.version)); newest < 0 || versions[newest].LessThan(want) {
 				testenv.SkipUnlessRequired(t, fmt.Sprintf("needs Terraform >= %s (set HELMRELEASE_TEST_TERRAFORM_NEWER to one): %s", tc.version, strings.Join(seen, "; ")))
 			}
-			t.Parallel()
+			if inOwnProcess(t, "TF_ACC_TERRAFORM_PATH="+bins[newest]) {
+				return
+			}
 			tc.test(t)
 		})
 	}

@@ -55,6 +55,9 @@ func (c nowhere) CheckState(_ context.Context, req statecheck.CheckStateRequest,
 // empty); a new write-only value is planned as the upgrade of what it
 // changes, and a version bump with the same value changes no object.
 func TestAccRelease_writeOnly(t *testing.T) {
+	if inOwnProcess(t) {
+		return
+	}
 	terraformAtLeast(t, "1.11.0")
 	ns := testNamespace(t)
 	repo := testrepo.NewHTTP(t)
