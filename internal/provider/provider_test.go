@@ -124,7 +124,14 @@ func inOwnProcess(t *testing.T, env ...string) bool {
 	case err != nil:
 		t.Fatalf("the test's own process: %v\n%s", err, out)
 	case bytes.Contains(out, []byte("--- SKIP: "+t.Name()+" ")):
-		t.Skipf("skipped in its own process:\n%s", out)
+		// Its log without the test framework's lines: the reason.
+		var reason []string
+		for line := range strings.Lines(string(out)) {
+			if l := strings.TrimSpace(line); l != "" && !strings.HasPrefix(l, "=== ") && !strings.HasPrefix(l, "--- ") && l != "PASS" {
+				reason = append(reason, l)
+			}
+		}
+		t.Skip(strings.Join(reason, "\n"))
 	case !bytes.Contains(out, []byte("--- PASS: "+t.Name()+" ")):
 		t.Fatalf("the test's own process ran no %s:\n%s", t.Name(), out)
 	}
@@ -257,25 +264,28 @@ func TestAccNewerTerraform(t *testing.T) {
 	}
 }
 
-// useOpenTofu runs the rest of the test on the OpenTofu that
+// onOpenTofu runs the calling test on the OpenTofu that
 // HELMRELEASE_TEST_OPENTOFU names (make test-all builds one from
-// tools/tofu); it skips the test without one, and in make test.
-func useOpenTofu(t *testing.T) {
+// tools/tofu) in a test process of its own (inOwnProcess), and reports
+// whether the caller must return; it skips the test without one, and in
+// make test.
+func onOpenTofu(t *testing.T) bool {
 	t.Helper()
+	if os.Getenv(ownProcessVariable) == t.Name() {
+		return false
+	}
 	testenv.FullSuiteOnly(t, "OpenTofu, built from tools/tofu")
 	bin := os.Getenv("HELMRELEASE_TEST_OPENTOFU")
 	if bin == "" {
 		testenv.SkipUnlessRequired(t, "needs OpenTofu: set HELMRELEASE_TEST_OPENTOFU to a tofu binary (make test-all builds one from tools/tofu)")
 	}
-	t.Setenv("TF_ACC_TERRAFORM_PATH", bin)
-	// The provider under test is served at OpenTofu's registry address,
-	// where OpenTofu looks for it.
-	t.Setenv("TF_ACC_PROVIDER_HOST", "registry.opentofu.org")
 	// A CLI configuration of its own: OpenTofu prints warnings about a
 	// missing one on standard output, where its version is read.
 	rc := filepath.Join(t.TempDir(), "tofurc")
 	if err := os.WriteFile(rc, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("TF_CLI_CONFIG_FILE", rc)
+	// The provider under test is served at OpenTofu's registry address,
+	// where OpenTofu looks for it.
+	return inOwnProcess(t, "TF_ACC_TERRAFORM_PATH="+bin, "TF_ACC_PROVIDER_HOST=registry.opentofu.org", "TF_CLI_CONFIG_FILE="+rc)
 }

@@ -33,10 +33,9 @@ func TestAccRelease_lifecycle(t *testing.T) {
 
 // TestAccRelease_lifecycleOpenTofu: the same on OpenTofu.
 func TestAccRelease_lifecycleOpenTofu(t *testing.T) {
-	if inOwnProcess(t) {
+	if onOpenTofu(t) {
 		return
 	}
-	useOpenTofu(t)
 	testLifecycle(t)
 }
 
