@@ -178,7 +178,40 @@ func (f *apiFloor) measure(ctx context.Context, api *apiCounter, namespace, crea
 	if err := f.core.CoreV1().Namespaces().Delete(ctx, namespace, metav1.DeleteOptions{}); err != nil {
 		return ft, fmt.Errorf("deleting namespace %s: %w", namespace, err)
 	}
-	return ft, nil
+	// The next run and the providers create the same cluster-scoped
+	// objects (CRDs): they must be gone first, not terminating.
+	return ft, f.waitGone(ctx, namespace, changed)
+}
+
+// waitGone waits, untimed, for the cluster-scoped objects among objs and
+// for namespace to be gone.
+func (f *apiFloor) waitGone(ctx context.Context, namespace string, objs []*unstructured.Unstructured) error {
+	gone := func(get func(context.Context) error) error {
+		return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			err := get(ctx)
+			if apierrors.IsNotFound(err) {
+				return true, nil
+			}
+			return false, err
+		})
+	}
+	for _, o := range objs {
+		m, err := f.mapping(ctx, o)
+		if err != nil {
+			return err
+		}
+		if m.Scope.Name() == meta.RESTScopeNameNamespace {
+			continue
+		}
+		r := f.dyn.Resource(m.Resource)
+		if err := gone(func(ctx context.Context) error { _, err := r.Get(ctx, o.GetName(), metav1.GetOptions{}); return err }); err != nil {
+			return fmt.Errorf("waiting for %s %s to be deleted: %w", o.GetKind(), o.GetName(), err)
+		}
+	}
+	return gone(func(ctx context.Context) error {
+		_, err := f.core.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+		return err
+	})
 }
 
 // apply server-side applies objs, CustomResourceDefinitions first (the
@@ -231,9 +264,21 @@ func (f *apiFloor) each(ctx context.Context, namespace string, objs []*unstructu
 }
 
 // resource is the client of o's resource, in namespace if it is
-// namespaced. A kind not yet served (a CRD just created) is looked up
-// again until it is, for up to a minute.
+// namespaced.
 func (f *apiFloor) resource(ctx context.Context, namespace string, o *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
+	m, err := f.mapping(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		return f.dyn.Resource(m.Resource).Namespace(namespace), nil
+	}
+	return f.dyn.Resource(m.Resource), nil
+}
+
+// mapping is the REST mapping of o's kind. A kind not yet served (a CRD
+// just created) is looked up again until it is, for up to a minute.
+func (f *apiFloor) mapping(ctx context.Context, o *unstructured.Unstructured) (*meta.RESTMapping, error) {
 	gvk := o.GroupVersionKind()
 	var mapping *meta.RESTMapping
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
@@ -248,10 +293,7 @@ func (f *apiFloor) resource(ctx context.Context, namespace string, o *unstructur
 	if err != nil {
 		return nil, fmt.Errorf("mapping %s: %w", gvk, err)
 	}
-	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		return f.dyn.Resource(mapping.Resource).Namespace(namespace), nil
-	}
-	return f.dyn.Resource(mapping.Resource), nil
+	return mapping, nil
 }
 
 // decodeObjects splits a rendered manifest into its objects.
