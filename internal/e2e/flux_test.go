@@ -614,17 +614,19 @@ func TestFluxHealthChecks(t *testing.T) {
 		ns := run.ns
 		c := run.config(t, newRepository(t))
 		w := newWorkspace(t, "health")
-		release := func(message string) string {
+		// The check that never holds fails at its timeout; the one that
+		// holds gets minutes, however loaded the machine.
+		release := func(message, timeout string) string {
 			return c.hcl(map[string]string{"app": fmt.Sprintf(`  engine = "flux"
-  timeout = "20s"
+  timeout = %q
   values = { message = %q }
   health_check_exprs = [{
     api_version = "v1"
     kind        = "ConfigMap"
     current     = "data.message == 'ready'"
-  }]`, message)})
+  }]`, timeout, message)})
 		}
-		w.write(release("starting"))
+		w.write(release("starting", "20s"))
 		if v := run.Versions[testcluster.HelmController]; strings.HasPrefix(v, "v1.4.") {
 			res := w.must(1, "plan", "-input=false", "-no-color")
 			if !has(res.stderr, "has no spec.healthCheckExprs: its helm-controller is older than v1.5") {
@@ -637,7 +639,7 @@ func TestFluxHealthChecks(t *testing.T) {
 			t.Errorf("an install whose health check never holds: the error does not name the failed install and the ConfigMap:\n%s", res.stderr)
 		}
 		t.Logf("what the failed install says:\n%s", res.stderr)
-		w.write(release("ready"))
+		w.write(release("ready", "5m"))
 		w.apply()
 		hr, err := dynamic.NewForConfigOrDie(run.rest).Resource(helmReleases).Namespace(ns).Get(context.Background(), "app", metav1.GetOptions{})
 		if err != nil {
