@@ -92,7 +92,7 @@ func main() {
 	profile := flag.String("profile", "", "write the provider's CPU and heap profiles of each install and no-change plan to this directory (n<N>-c<clusters>/[install/]cpu-<pid>.pprof, heap-<pid>.pprof, heap-peak-<pid>.pprof)")
 	helmChild := flag.Int("helm-child", 0, "internal: install this many releases with the Helm SDK and print the peak RSS")
 	skipHelm := flag.Bool("skip-helm", false, "leave out the Helm SDK installs")
-	floorFlag := flag.Bool("floor", true, "with -n: after the no-change plan, the same plan of the same states with the floor provider (the provider built with -tags floor: its schemas, no work in plan or read)")
+	floorFlag := flag.Bool("floor", true, "with -n and -objects: after the no-change plan, the same plan of the same states with the floor provider (the provider built with -tags floor: its schemas, no work in plan or read)")
 	objects := flag.Int("objects", 0, "instead of -n: one release of a chart of this many objects (1 MB of CRDs among them)")
 	repositories := flag.Int("repositories", 1, "spread the releases over this many repositories, each serving its own ≈20 MB index")
 	clusters := flag.Int("clusters", 1, "with -n: spread the releases over this many clusters, named in the provider's clusters")
@@ -171,7 +171,7 @@ func run(counts string, objects, repositories, clusters, parallelism int, profil
 		return err
 	}
 	var floor *floorBuild
-	if floorFlag && objects == 0 && cmp == nil {
+	if floorFlag && cmp == nil {
 		if floor, err = buildFloor(ctx, work); err != nil {
 			return err
 		}
@@ -261,7 +261,7 @@ func run(counts string, objects, repositories, clusters, parallelism int, profil
 		return nil
 	}
 	if objects > 0 {
-		return bigRelease(ctx, terraform{ctx: ctx, dir: filepath.Join(work, "big"), rc: rc, provider: provider, api: api}, objects, kc, profile)
+		return bigRelease(ctx, terraform{ctx: ctx, dir: filepath.Join(work, "big"), rc: rc, provider: provider, api: api}, objects, kc, profile, floor)
 	}
 	repos, err := newRepositories(max(repositories, 1))
 	if err != nil {

@@ -26,10 +26,12 @@ import (
 const bigNamespace = "planbench-big"
 
 // bigRelease measures one release of a chart of objects objects, 1 MB of
-// CRDs among them: apply, a plan with no change, a plan after one
-// ConfigMap was changed out of band (which must show that object and no
-// other), destroy; and the state's size beside the manifest's.
-func bigRelease(ctx context.Context, tf terraform, objects int, kubeconfig, profile string) error {
+// CRDs among them: apply, a plan with no change (and the same plan of the
+// same state with the floor provider, when given: what Terraform itself
+// costs for a state this size), a plan after one ConfigMap was changed
+// out of band (which must show that object and no other), destroy; and
+// the state's size beside the manifest's.
+func bigRelease(ctx context.Context, tf terraform, objects int, kubeconfig, profile string, floor *floorBuild) error {
 	const crds = 4
 	if objects < crds+1 {
 		return fmt.Errorf("-objects: %d is fewer than the %d CRDs and one ConfigMap", objects, crds)
@@ -107,6 +109,14 @@ resource "helmrelease_release" "big" {
 		return fmt.Errorf("planning with no change: %w", err)
 	}
 	m.row(1, "plan, no change")
+	if floor != nil {
+		f := t
+		f.rc, f.provider, f.profileDir = floor.rc, floor.binary, ""
+		if m, err = f.run([]string{"plan", "-input=false", "-detailed-exitcode"}, 0); err != nil {
+			return fmt.Errorf("the floor provider's plan: %w", err)
+		}
+		m.row(1, "plan, schema floor")
+	}
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
