@@ -226,7 +226,7 @@ func (f *apiFloor) apply(ctx context.Context, namespace string, objs []*unstruct
 		}
 	}
 	for _, part := range [][]*unstructured.Unstructured{crds, rest} {
-		err := f.each(ctx, namespace, part, inFlight, func(r dynamic.ResourceInterface, o *unstructured.Unstructured) error {
+		err := f.each(ctx, namespace, part, inFlight, func(ctx context.Context, r dynamic.ResourceInterface, o *unstructured.Unstructured) error {
 			_, err := r.Apply(ctx, o.GetName(), o, metav1.ApplyOptions{FieldManager: floorFieldManager, Force: true})
 			return err
 		})
@@ -239,13 +239,13 @@ func (f *apiFloor) apply(ctx context.Context, namespace string, objs []*unstruct
 
 // delete deletes objs, inFlight at once.
 func (f *apiFloor) delete(ctx context.Context, namespace string, objs []*unstructured.Unstructured, inFlight int) error {
-	return f.each(ctx, namespace, objs, inFlight, func(r dynamic.ResourceInterface, o *unstructured.Unstructured) error {
+	return f.each(ctx, namespace, objs, inFlight, func(ctx context.Context, r dynamic.ResourceInterface, o *unstructured.Unstructured) error {
 		return r.Delete(ctx, o.GetName(), metav1.DeleteOptions{})
 	})
 }
 
 // each sends one request per object, inFlight at once.
-func (f *apiFloor) each(ctx context.Context, namespace string, objs []*unstructured.Unstructured, inFlight int, request func(dynamic.ResourceInterface, *unstructured.Unstructured) error) error {
+func (f *apiFloor) each(ctx context.Context, namespace string, objs []*unstructured.Unstructured, inFlight int, request func(context.Context, dynamic.ResourceInterface, *unstructured.Unstructured) error) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(inFlight)
 	for _, o := range objs {
@@ -254,7 +254,7 @@ func (f *apiFloor) each(ctx context.Context, namespace string, objs []*unstructu
 			return err
 		}
 		g.Go(func() error {
-			if err := request(r, o); err != nil {
+			if err := request(ctx, r, o); err != nil {
 				return fmt.Errorf("%s %s: %w", o.GetKind(), o.GetName(), err)
 			}
 			return nil
