@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -20,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -30,6 +26,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/helmrelease/terraform-provider-helmrelease/internal/helm"
+	"github.com/helmrelease/terraform-provider-helmrelease/internal/manifest"
 )
 
 // floorInFlight are the numbers of requests in flight the API floor is
@@ -146,11 +143,11 @@ func (f *apiFloor) measure(ctx context.Context, api *apiCounter, namespace, crea
 	if _, err := f.core.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return ft, fmt.Errorf("creating namespace %s: %w", namespace, err)
 	}
-	created, err := decodeObjects(create)
+	created, err := objectsOf(create, namespace)
 	if err != nil {
 		return ft, err
 	}
-	changed, err := decodeObjects(change)
+	changed, err := objectsOf(change, namespace)
 	if err != nil {
 		return ft, err
 	}
@@ -296,22 +293,18 @@ func (f *apiFloor) mapping(ctx context.Context, o *unstructured.Unstructured) (*
 	return mapping, nil
 }
 
-// decodeObjects splits a rendered manifest into its objects.
-func decodeObjects(manifest string) ([]*unstructured.Unstructured, error) {
-	var out []*unstructured.Unstructured
-	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(manifest), 4096)
-	for {
-		var m map[string]any
-		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
-			return out, nil
-		} else if err != nil {
-			return nil, fmt.Errorf("decoding the manifest: %w", err)
-		}
-		if len(m) == 0 {
-			continue
-		}
-		out = append(out, &unstructured.Unstructured{Object: m})
+// objectsOf splits a rendered manifest into its objects, namespaced ones
+// in namespace.
+func objectsOf(rendered, namespace string) ([]*unstructured.Unstructured, error) {
+	objs, err := manifest.Parse(rendered, namespace, nil)
+	if err != nil {
+		return nil, fmt.Errorf("splitting the manifest: %w", err)
 	}
+	out := make([]*unstructured.Unstructured, len(objs))
+	for i, o := range objs {
+		out[i] = o.Object
+	}
+	return out, nil
 }
 
 // floorManifests renders the compared chart as the providers install it

@@ -26,17 +26,3 @@ func TestHCLValues(t *testing.T) {
 		t.Error("an unknown variable evaluated without error")
 	}
 }
-
-func TestDecodeObjects(t *testing.T) {
-	objs, err := decodeObjects("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n# empty\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: b}\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, o := range objs {
-		got = append(got, o.GetKind()+"/"+o.GetName())
-	}
-	if want := []string{"ConfigMap/a", "Secret/b"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("got %v, want %v", got, want)
-	}
-}
