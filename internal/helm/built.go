@@ -45,13 +45,18 @@ func (k *kubeClient) Build(r io.Reader, validate bool) (kube.ResourceList, error
 	if keyed {
 		if objects, ok := builtManifests.Get(key); ok {
 			if list, err := k.fromBuilt(objects); err == nil {
+				k.reads.built(list)
 				return list, nil
 			}
 		}
 	}
 	list, err := k.Client.Build(bytes.NewReader(manifest), validate)
-	if err != nil || !keyed {
+	if err != nil {
 		return list, err
+	}
+	k.reads.built(list)
+	if !keyed {
+		return list, nil
 	}
 	objects := make([]builtObject, len(list))
 	for i, info := range list {

@@ -73,7 +73,8 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	if opts.Log != nil {
 		logs = opts.Log.Handler()
 	}
-	kc := kube.New(opts.Getter)
+	reads := newReadAhead()
+	kc := kube.New(reads.getter(opts.Getter))
 	kc.Factory = withSharedValidation(kc.Factory, opts.Getter)
 	kc.SetLogger(logs)
 	cs, err := kc.Factory.KubernetesClientSet()
@@ -92,7 +93,7 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	if opts.Observe != nil {
 		d = &observer{Driver: d, observe: opts.Observe}
 	}
-	k := &kubeClient{Client: kc, getter: opts.Getter}
+	k := &kubeClient{Client: kc, getter: opts.Getter, reads: reads}
 	cfg := action.NewConfiguration(action.ConfigurationSetLogger(logs))
 	cfg.RESTClientGetter = opts.Getter
 	cfg.Releases = storage.Init(d)

@@ -75,6 +75,8 @@ type kubeClient struct {
 	*kube.Client
 	getter genericclioptions.RESTClientGetter
 	poller *Poller
+	// reads answers Helm's object-by-object GETs of what Build made.
+	reads *readAhead
 }
 
 var (
