@@ -74,15 +74,17 @@ data:
 		t.Errorf("uninstall while a finalizer keeps ConfigMap %s: %v, want the wait's timeout naming it", held, err)
 	}
 	mu.Lock()
-	// Helm reads each object once, to check it is the release's; the
-	// wait lists them while many are left, then reads those left.
+	// Helm's check that each object is the release's is answered by a list
+	// once its reads come in order (readAhead: its first two go to the API
+	// server); the wait lists them while many are left, then reads those
+	// left.
 	for name, n := range reads {
 		if n > 1 && name != held {
 			t.Errorf("the uninstall read ConfigMap %s %d times, want once", name, n)
 		}
 	}
-	if len(reads) != objects || lists == 0 {
-		t.Errorf("the uninstall read %d ConfigMaps and listed them %d times; want each read (Helm's ownership check) and a list", len(reads), lists)
+	if len(reads) > 3 || lists < 2 {
+		t.Errorf("the uninstall read %d ConfigMaps and listed them %d times; want a list for Helm's ownership check, one for the wait, and at most three reads", len(reads), lists)
 	}
 	mu.Unlock()
 	cs := kubernetes.NewForConfigOrDie(testRESTConfig)

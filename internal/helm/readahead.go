@@ -3,16 +3,22 @@ package helm
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"helm.sh/helm/v4/pkg/kube"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
 )
@@ -20,6 +26,18 @@ import (
 // readAheadWindow is how many GETs of the objects a scan asks next are in
 // flight ahead of it, at most.
 const readAheadWindow = 16
+
+// listFrom is the number of a Build's objects of one kind in one
+// namespace from which what a scan reads of them is read with one list of
+// the kind there (pages of listPageSize), not a GET each: a list costs the
+// API server about what a few GETs do. A list that goes on past
+// listBeyond times as many objects as the Build's (a namespace full of
+// others) is given up, and the objects it did not reach are read one by one.
+const (
+	listFrom     = 16
+	listPageSize = 500
+	listBeyond   = 4
+)
 
 // readAheadTimeout bounds a GET sent ahead of the scan that will ask for
 // it, whose own context may end when the GET that prompted it returns.
@@ -31,8 +49,9 @@ const readAheadTimeout = time.Minute
 // parallel, in the objects' order. It sits in the transport of a Client's
 // every Kubernetes request, and learns the objects' order from Build: once
 // a GET asks for the object after the one asked last, the next
-// readAheadWindow objects are asked for at once, and each answer is kept
-// for the GET of that object, once.
+// readAheadWindow objects are asked for at once (those of a kind the Build
+// has listFrom or more of in a namespace, by one list of them), and each
+// answer is kept for the GET of that object, once.
 //
 // An answer is never given but to the GET a sequential scan sends next,
 // with the same headers, and only while no request other than a GET went
@@ -58,6 +77,8 @@ type builtAt struct {
 // a sequential scan of them.
 type scan struct {
 	urls []string
+	// listed is, by index, the group of objects read by one list, if any.
+	listed []*listGroup
 	// epoch is the readAhead's when next and ahead were last true.
 	epoch uint64
 	// next is the index a sequential scan asks next; -1 for none.
@@ -67,13 +88,43 @@ type scan struct {
 	ahead     map[int]*readAnswer
 }
 
-// readAnswer is the answer to one GET sent ahead; done closes when it is in.
+// readAnswer is the answer to one GET sent ahead, or to be found in a
+// list (listing, name); done closes when it is in.
 type readAnswer struct {
 	done   chan struct{}
 	header http.Header // of the request
 	resp   *http.Response
 	body   []byte
 	err    error
+
+	listing *listing
+	name    string
+}
+
+// listGroup is a Build's objects of one kind in one namespace, listFrom or
+// more, read by one list.
+type listGroup struct {
+	// collection is the host and path of the kind in the namespace.
+	collection string
+	gvk        schema.GroupVersionKind
+	resource   schema.GroupResource
+	names      map[string]bool
+	// listing is the list of the scan's epoch; nil before it is sent.
+	listing *listing
+}
+
+// listing is one list of a listGroup's kind; done closes when it is in.
+type listing struct {
+	done chan struct{}
+	// objects are the group's objects found, by name, each as a GET of
+	// it answers (with its kind and apiVersion).
+	objects map[string][]byte
+	header  http.Header // of the list's response
+	// complete: the list reached its end, so what it did not find does
+	// not exist.
+	complete bool
+	err      error
+	resource schema.GroupResource
 }
 
 func newReadAhead() *readAhead { return &readAhead{objects: map[string]builtAt{}} }
@@ -104,6 +155,7 @@ func (g readAheadGetter) ToRESTConfig() (*rest.Config, error) {
 // without a REST client are left out.
 func (r *readAhead) built(list kube.ResourceList) {
 	s := &scan{next: -1, scheduled: -1}
+	groups := map[string]*listGroup{}
 	for _, info := range list {
 		if info.Client == nil || info.Mapping == nil || info.Name == "" {
 			continue
@@ -113,10 +165,23 @@ func (r *readAhead) built(list kube.ResourceList) {
 			Resource(info.Mapping.Resource.Resource).
 			Name(info.Name).
 			URL()
+		collection := strings.TrimSuffix(u.Host+u.Path, "/"+info.Name)
+		g := groups[collection]
+		if g == nil {
+			g = &listGroup{collection: collection, gvk: info.Mapping.GroupVersionKind, resource: info.Mapping.Resource.GroupResource(), names: map[string]bool{}}
+			groups[collection] = g
+		}
+		g.names[info.Name] = true
 		s.urls = append(s.urls, u.Host+u.Path)
+		s.listed = append(s.listed, g)
 	}
 	if len(s.urls) < 2 {
 		return
+	}
+	for i, g := range s.listed {
+		if len(g.names) < listFrom {
+			s.listed[i] = nil
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -150,6 +215,12 @@ func (t readAheadTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	case <-req.Context().Done():
 		return nil, fmt.Errorf("waiting for the GET sent ahead of %s: %w", req.URL.Path, req.Context().Err())
 	}
+	if answer.listing != nil {
+		if resp, ok := answer.listing.answer(req, answer.name); ok {
+			return resp, nil
+		}
+		return t.next.RoundTrip(req)
+	}
 	if answer.err != nil {
 		return t.next.RoundTrip(req) // ask again, as the scan would have
 	}
@@ -180,6 +251,11 @@ func (r *readAhead) ask(req *http.Request, next http.RoundTripper) *readAnswer {
 	s := at.scan
 	if s.epoch != r.epoch {
 		s.epoch, s.next, s.scheduled, s.ahead = r.epoch, -1, -1, nil
+		for _, g := range s.listed {
+			if g != nil {
+				g.listing = nil
+			}
+		}
 	}
 	sequential := s.next == at.index
 	s.next = at.index + 1
@@ -197,7 +273,14 @@ func (r *readAhead) ask(req *http.Request, next http.RoundTripper) *readAnswer {
 		if s.ahead == nil {
 			s.ahead = map[int]*readAnswer{}
 		}
-		s.ahead[i] = r.send(req, s.urls[i], next)
+		if g := s.listed[i]; g != nil {
+			if g.listing == nil {
+				g.listing = g.list(req, next)
+			}
+			s.ahead[i] = &readAnswer{done: g.listing.done, header: req.Header.Clone(), listing: g.listing, name: s.urls[i][len(g.collection)+1:]}
+		} else {
+			s.ahead[i] = r.send(req, s.urls[i], next)
+		}
 		s.scheduled = i
 	}
 	return answer
@@ -229,3 +312,136 @@ func (r *readAhead) send(req *http.Request, hostPath string, next http.RoundTrip
 
 // headersEqual reports whether a and b have the same fields and values.
 func headersEqual(a, b http.Header) bool { return maps.EqualFunc(a, b, slices.Equal[[]string]) }
+
+// list lists g's kind in its namespace, in the background, with the
+// headers of req (a GET of one of g's objects), in pages, keeping g's
+// objects.
+func (g *listGroup) list(req *http.Request, next http.RoundTripper) *listing {
+	l := &listing{done: make(chan struct{}), objects: map[string][]byte{}, resource: g.resource}
+	apiVersion, kind := g.gvk.ToAPIVersionAndKind()
+	typeMeta := map[string]json.RawMessage{}
+	for k, v := range map[string]string{"apiVersion": apiVersion, "kind": kind} {
+		typeMeta[k], _ = json.Marshal(v) // a string
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(req.Context()), readAheadTimeout)
+	go func() {
+		defer close(l.done)
+		defer cancel()
+		seen, cont := 0, ""
+		for seen <= max(listPageSize, listBeyond*len(g.names)) {
+			page, header, err := g.page(ctx, req, next, cont)
+			if err != nil {
+				l.err = err
+				return
+			}
+			l.header = header
+			for _, item := range page.Items {
+				name, object, err := asObject(item, typeMeta)
+				if err != nil {
+					l.err = fmt.Errorf("reading %s: %w", g.collection, err)
+					return
+				}
+				if g.names[name] {
+					l.objects[name] = object
+				}
+			}
+			seen += len(page.Items)
+			if cont = page.Metadata.Continue; cont == "" {
+				l.complete = true
+				return
+			}
+		}
+	}()
+	return l
+}
+
+// asObject is a list's item as a GET of it answers, with its apiVersion
+// and kind (typeMeta), which a list's items may leave out, and its name.
+func asObject(item json.RawMessage, typeMeta map[string]json.RawMessage) (string, []byte, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(item, &fields); err != nil {
+		return "", nil, err
+	}
+	var meta struct {
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal(fields["metadata"], &meta); err != nil {
+		return "", nil, err
+	}
+	maps.Copy(fields, typeMeta)
+	object, err := json.Marshal(fields)
+	return meta.Name, object, err
+}
+
+// listPage is a page of a list.
+type listPage struct {
+	Metadata struct {
+		Continue string `json:"continue"`
+	} `json:"metadata"`
+	Items []json.RawMessage `json:"items"`
+}
+
+// page sends the list request of g after cont.
+func (g *listGroup) page(ctx context.Context, req *http.Request, next http.RoundTripper, cont string) (*listPage, http.Header, error) {
+	listReq := req.Clone(ctx)
+	u := *req.URL
+	u.Path, u.RawPath = g.collection[len(u.Host):], ""
+	q := url.Values{"limit": {strconv.Itoa(listPageSize)}}
+	if cont != "" {
+		q.Set("continue", cont)
+	}
+	u.RawQuery = q.Encode()
+	listReq.URL = &u
+	resp, err := next.RoundTrip(listReq)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, nil, err
+	}
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		return nil, nil, fmt.Errorf("listing %s: %s", g.collection, resp.Status)
+	}
+	var page listPage
+	if err := json.Unmarshal(body, &page); err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", g.collection, err)
+	}
+	return &page, resp.Header, nil
+}
+
+// answer is what a GET of the object name (req) has from l: the object, or
+// the API server's not found when l is complete; ok false when l cannot
+// tell.
+func (l *listing) answer(req *http.Request, name string) (*http.Response, bool) {
+	if l.err != nil {
+		return nil, false
+	}
+	body, found := l.objects[name]
+	status := http.StatusOK
+	if !found {
+		if !l.complete {
+			return nil, false
+		}
+		notFound := apierrors.NewNotFound(l.resource, name).Status()
+		notFound.APIVersion, notFound.Kind = "v1", "Status"
+		var err error
+		if body, err = json.Marshal(&notFound); err != nil {
+			return nil, false
+		}
+		status = http.StatusNotFound
+	}
+	header := l.header.Clone()
+	header.Del("Content-Length")
+	return &http.Response{
+		Status:        fmt.Sprintf("%d %s", status, http.StatusText(status)),
+		StatusCode:    status,
+		Proto:         "HTTP/2.0",
+		ProtoMajor:    2,
+		Header:        header,
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Request:       req,
+	}, true
+}
