@@ -65,6 +65,15 @@ type readAhead struct {
 	// objects is, by host and path, where each built object is in the
 	// newest Build that had it.
 	objects map[string]builtAt
+	// writes counts the starts and ends of writes; written is, by host
+	// and path (an object's, or a kind's in a namespace for a create), the
+	// count at the last start or end of a write there.
+	writes  uint64
+	written map[string]uint64
+	// writing counts the writes under way, by the same keys.
+	writing map[string]int
+	// window is the update under way, if any.
+	window *updateWindow
 }
 
 // builtAt is an object's place in the list of one Build.
@@ -111,6 +120,8 @@ type listGroup struct {
 	names      map[string]bool
 	// listing is the list of the scan's epoch; nil before it is sent.
 	listing *listing
+	// updateListing is the list of the update under way.
+	updateListing *listing
 }
 
 // listing is one list of a listGroup's kind; done closes when it is in.
@@ -125,9 +136,15 @@ type listing struct {
 	complete bool
 	err      error
 	resource schema.GroupResource
+	// header0 is the header of the request it was sent for; sent, the
+	// readAhead's writes when it was.
+	header0 http.Header
+	sent    uint64
 }
 
-func newReadAhead() *readAhead { return &readAhead{objects: map[string]builtAt{}} }
+func newReadAhead() *readAhead {
+	return &readAhead{objects: map[string]builtAt{}, written: map[string]uint64{}, writing: map[string]int{}}
+}
 
 // getter is g with its requests going through r.
 func (r *readAhead) getter(g genericclioptions.RESTClientGetter) genericclioptions.RESTClientGetter {
@@ -155,6 +172,22 @@ func (g readAheadGetter) ToRESTConfig() (*rest.Config, error) {
 // without a REST client are left out.
 func (r *readAhead) built(list kube.ResourceList) {
 	s := &scan{next: -1, scheduled: -1}
+	s.urls, s.listed = objectURLs(list)
+	if len(s.urls) < 2 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s.epoch = r.epoch
+	for i, u := range s.urls {
+		r.objects[u] = builtAt{scan: s, index: i}
+	}
+}
+
+// objectURLs are the host and path of each object of list with a REST
+// client, and the group each is listed with: nil for a kind the list has
+// fewer than listFrom of in the namespace.
+func objectURLs(list kube.ResourceList) (urls []string, listed []*listGroup) {
 	groups := map[string]*listGroup{}
 	for _, info := range list {
 		if info.Client == nil || info.Mapping == nil || info.Name == "" {
@@ -172,23 +205,50 @@ func (r *readAhead) built(list kube.ResourceList) {
 			groups[collection] = g
 		}
 		g.names[info.Name] = true
-		s.urls = append(s.urls, u.Host+u.Path)
-		s.listed = append(s.listed, g)
+		urls = append(urls, u.Host+u.Path)
+		listed = append(listed, g)
 	}
-	if len(s.urls) < 2 {
-		return
-	}
-	for i, g := range s.listed {
+	for i, g := range listed {
 		if len(g.names) < listFrom {
-			s.listed[i] = nil
+			listed[i] = nil
+		}
+	}
+	return urls, listed
+}
+
+// updating opens, until the function it returns is called, a window in
+// which Helm's read of each of targets before it writes it (an update:
+// parts at once, each reading then writing its objects in turn) is
+// answered, in any order, by one list of each kind targets have listFrom
+// or more of in a namespace. An answer goes to the first read of its
+// object, and only while nothing was written to that object (nor created
+// in its kind and namespace) through the client since the list was sent:
+// the update's writes of the other objects do not change whether it
+// exists, which is all Helm reads it for.
+func (r *readAhead) updating(targets kube.ResourceList) func() {
+	urls, listed := objectURLs(targets)
+	w := &updateWindow{groups: map[string]*listGroup{}, served: map[string]bool{}}
+	for i, u := range urls {
+		if listed[i] != nil {
+			w.groups[u] = listed[i]
 		}
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	s.epoch = r.epoch
-	for i, u := range s.urls {
-		r.objects[u] = builtAt{scan: s, index: i}
+	r.window = w
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		if r.window == w {
+			r.window = nil
+		}
+		r.mu.Unlock()
 	}
+}
+
+// updateWindow is the objects of an update under way read by lists.
+type updateWindow struct {
+	groups map[string]*listGroup // by object host and path
+	served map[string]bool
 }
 
 // readAheadTransport is the transport of one REST client, through r.
@@ -199,11 +259,25 @@ type readAheadTransport struct {
 
 func (t readAheadTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodGet && req.Method != http.MethodHead {
-		t.r.write()
-		defer t.r.write() // what was asked while it was under way is stale too
+		key := writtenKey(req)
+		t.r.write(key, 1)
+		defer t.r.write(key, -1) // what was asked while it was under way is stale too
 		return t.next.RoundTrip(req)
 	}
 	if req.Method != http.MethodGet || req.URL.RawQuery != "" {
+		return t.next.RoundTrip(req)
+	}
+	if answer := t.r.askUpdate(req, t.next); answer != nil {
+		select {
+		case <-answer.done:
+		case <-req.Context().Done():
+			return nil, fmt.Errorf("waiting for the list of %s: %w", req.URL.Path, req.Context().Err())
+		}
+		if t.r.unwritten(req.URL, answer.listing) {
+			if resp, ok := answer.listing.answer(req, answer.name); ok {
+				return resp, nil
+			}
+		}
 		return t.next.RoundTrip(req)
 	}
 	answer := t.r.ask(req, t.next)
@@ -232,11 +306,85 @@ func (t readAheadTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	return &resp, nil
 }
 
-// write drops everything read ahead.
-func (r *readAhead) write() {
+// write drops everything read ahead of a scan, and records the start
+// (delta 1) or end (-1) of a write to key for the update under way.
+func (r *readAhead) write(key string, delta int) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.epoch++
-	r.mu.Unlock()
+	r.writes++
+	r.written[key] = r.writes
+	if r.writing[key] += delta; r.writing[key] == 0 {
+		delete(r.writing, key)
+	}
+}
+
+// writtenKey is the host and path of what req writes: the object its URL
+// names, or the object a create (POST to its kind's path) names in its
+// JSON body; the kind's path when the body names none.
+func writtenKey(req *http.Request) string {
+	key := req.URL.Host + req.URL.Path
+	if req.Method != http.MethodPost || req.GetBody == nil || !strings.HasPrefix(req.Header.Get("Content-Type"), "application/json") {
+		return key
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return key
+	}
+	defer body.Close()
+	var object struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	}
+	if err := json.NewDecoder(body).Decode(&object); err != nil || object.Metadata.Name == "" {
+		return key
+	}
+	return key + "/" + object.Metadata.Name
+}
+
+// askUpdate returns the answer of the update under way for req, nil when
+// it has none; the first read of a kind's object sends the list.
+func (r *readAhead) askUpdate(req *http.Request, next http.RoundTripper) *readAnswer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w := r.window
+	if w == nil {
+		return nil
+	}
+	object := req.URL.Host + req.URL.Path
+	g := w.groups[object]
+	if g == nil || w.served[object] {
+		return nil
+	}
+	w.served[object] = true
+	if g.updateListing == nil {
+		g.updateListing = g.list(req, next)
+		g.updateListing.sent = r.writes
+	}
+	l := g.updateListing
+	if !r.unwrittenLocked(object, g.collection, l) || !headersEqual(l.header0, req.Header) {
+		return nil
+	}
+	return &readAnswer{done: l.done, listing: l, name: object[len(g.collection)+1:]}
+}
+
+// unwritten reports whether nothing was written to the object of u, nor
+// created in its kind and namespace, since l was sent.
+func (r *readAhead) unwritten(u *url.URL, l *listing) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	object := u.Host + u.Path
+	return r.unwrittenLocked(object, object[:strings.LastIndex(object, "/")], l)
+}
+
+func (r *readAhead) unwrittenLocked(object, collection string, l *listing) bool {
+	for _, key := range []string{object, collection} {
+		if r.written[key] > l.sent || r.writing[key] > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // ask returns the answer read ahead for req, nil when there is none; a GET
@@ -317,7 +465,7 @@ func headersEqual(a, b http.Header) bool { return maps.EqualFunc(a, b, slices.Eq
 // headers of req (a GET of one of g's objects), in pages, keeping g's
 // objects.
 func (g *listGroup) list(req *http.Request, next http.RoundTripper) *listing {
-	l := &listing{done: make(chan struct{}), objects: map[string][]byte{}, resource: g.resource}
+	l := &listing{done: make(chan struct{}), objects: map[string][]byte{}, resource: g.resource, header0: req.Header.Clone()}
 	apiVersion, kind := g.gvk.ToAPIVersionAndKind()
 	typeMeta := map[string]json.RawMessage{}
 	for k, v := range map[string]string{"apiVersion": apiVersion, "kind": kind} {

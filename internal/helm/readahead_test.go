@@ -298,3 +298,127 @@ func TestReadAheadIsNeverStale(t *testing.T) {
 		})
 	}
 }
+
+// TestReadAheadUpdateByList: an upgrade's read of each object before it
+// writes it is answered by one list of the kind, and tells Helm which
+// objects it creates as the API server would: an upgrade that fails at a
+// later kind, with CleanupOnFail, deletes the ConfigMaps it created and
+// keeps those it changed. A client-side upgrade still reads each object it
+// patches, for the patch.
+func TestReadAheadUpdateByList(t *testing.T) {
+	for _, ssa := range []bool{true, false} {
+		t.Run(fmt.Sprintf("server-side=%t", ssa), func(t *testing.T) {
+			ns := fmt.Sprintf("helm-read-ahead-update-%t-%d", ssa, time.Now().UnixNano()%1e6)
+			newTestClient(t, ns) // the namespace
+			ctx := context.Background()
+			cs := kubernetes.NewForConfigOrDie(testRESTConfig)
+			gets := newObjectGETs("", "")
+			cfg := rest.CopyConfig(testRESTConfig)
+			cfg.QPS, cfg.Burst = 1000, 1000
+			cfg.Wrap(gets.wrap)
+			c, err := NewClient(ClientOptions{Getter: k8s.NewGetter(cfg, ns, ""), StorageNamespace: ns})
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := func(n int, message, port string) string {
+				return fmt.Sprintf(`{{ range until %d }}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cm-{{ . }}
+data:
+  message: %s
+{{ end }}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  ports: [{port: %s}]
+`, n, message, port)
+			}
+			if _, err := c.Install(ctx, manyConfigMaps("1.0.0", body(30, "one", "80")), nil, InstallOptions{ReleaseName: "many", Namespace: ns, Timeout: time.Minute, ServerSideApply: ssa}); err != nil {
+				t.Fatal(err)
+			}
+			before := gets.sent()
+			// cm-30 … cm-39 are new; the Service's port is refused.
+			_, err = c.Upgrade(ctx, "many", manyConfigMaps("1.0.1", body(40, "two", "99999")), nil, UpgradeOptions{Namespace: ns, Timeout: time.Minute, CleanupOnFail: true})
+			if err == nil || !strings.Contains(err.Error(), "99999") {
+				t.Fatalf("upgrade with a Service port of 99999: %v, want the API server's refusal", err)
+			}
+			// At most two lists (the check of the new objects, the update)
+			// and the check's first two reads; client-side, the patch's
+			// read of each object it changes.
+			s := gets.sent().since(before)
+			reads := 0
+			for name, n := range s.gets {
+				reads += n
+				if n > 1 {
+					t.Errorf("the upgrade read %s %d times", name, n)
+				}
+			}
+			wantReads := 2
+			if !ssa {
+				wantReads += 30
+			}
+			if s.lists > 2 || reads > wantReads {
+				t.Errorf("the upgrade sent %d lists and %d reads (%v), want at most 2 and %d", s.lists, reads, s.gets, wantReads)
+			}
+			list, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept := map[string]string{}
+			for _, cm := range list.Items {
+				if strings.HasPrefix(cm.Name, "cm-") {
+					kept[cm.Name] = cm.Data["message"]
+				}
+			}
+			for i := range 40 {
+				name := fmt.Sprintf("cm-%d", i)
+				message, ok := kept[name]
+				switch {
+				case i < 30 && (!ok || message != "two"):
+					t.Errorf("%s after the failed upgrade: found %t, message %q; want it kept, changed to two", name, ok, message)
+				case i >= 30 && ok:
+					t.Errorf("%s, created by the failed upgrade, is left; want it deleted by CleanupOnFail", name)
+				}
+			}
+		})
+	}
+}
+
+// TestReadAheadUpdateSeesItsWrites: in an update, what a list found of an
+// object is not given to a read of it after it was written, or created in
+// its kind, through the client.
+func TestReadAheadUpdateSeesItsWrites(t *testing.T) {
+	ns := fmt.Sprintf("helm-read-ahead-writes-%d", time.Now().UnixNano()%1e6)
+	c, _, _ := newTestClient(t, ns)
+	var b strings.Builder
+	for i := range listFrom + 4 {
+		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%d\n  namespace: %s\n", i, ns)
+	}
+	list, err := c.kube.Build(strings.NewReader(b.String()), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	helper := func(i int) *resource.Helper { return resource.NewHelper(list[i].Client, list[i].Mapping) }
+	defer c.kube.reads.updating(list)()
+	// The list is sent at the first read: none exists.
+	if _, err := helper(0).Get(ns, list[0].Name); !apierrors.IsNotFound(err) {
+		t.Fatalf("cm-0: %v, want not found", err)
+	}
+	for _, i := range []int{3, 5} {
+		if _, err := helper(i).Create(ns, false, list[i].Object); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := helper(i).Get(ns, list[i].Name); err != nil {
+			t.Errorf("cm-%d, created through the client after the list: %v", i, err)
+		}
+	}
+	if _, err := helper(4).Get(ns, list[4].Name); !apierrors.IsNotFound(err) {
+		t.Errorf("cm-4: %v, want not found", err)
+	}
+}

@@ -22,8 +22,10 @@ const (
 // Helm's own Update of those objects, so a create, an apply, a conflict
 // and their errors are Helm's; the objects the new manifest no longer
 // has are deleted after, by Helm's Update too, and only when every part
-// succeeded, as Helm does.
+// succeeded, as Helm does. Helm's read of each object before it writes it
+// is answered by a list of its kind where there are many (readAhead.updating).
 func (k *kubeClient) Update(originals, targets kube.ResourceList, options ...kube.ClientUpdateOption) (*kube.Result, error) {
+	defer k.reads.updating(targets)()
 	res := &kube.Result{}
 	for _, run := range kindRuns(targets) {
 		parts := split(run)
