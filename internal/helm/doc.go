@@ -41,6 +41,16 @@
 //     Helm's legacy waiter logs to slog's default logger, which the
 //     provider process leaves as it is.
 //
+// # Requests
+//
+// Helm 4 reads each object one after another before it adopts, creates
+// or deletes it, and before an update writes it. Those reads still go
+// out, but ahead of Helm or as one list of a kind (readahead.go), each
+// answer given to Helm's own read under rules that keep what it reads
+// what it would have read; an update applies a kind's objects in
+// parallel parts (update.go); Build decodes a manifest once per process
+// (built.go).
+//
 // # Behaviours no option takes back (against Helm 3)
 //
 //   - Manifest splitting: each document of a template is trimmed of its
