@@ -39,8 +39,8 @@ const (
 	listBeyond   = 4
 )
 
-// readAheadTimeout bounds a GET sent ahead of the scan that will ask for
-// it, whose own context may end when the GET that prompted it returns.
+// readAheadTimeout bounds a GET or list sent ahead of the reads it
+// answers, whose own context may end when the GET that prompted it returns.
 const readAheadTimeout = time.Minute
 
 // readAhead answers the GETs Helm sends one object after another (the
@@ -57,7 +57,9 @@ const readAheadTimeout = time.Minute
 // with the same headers, and only while no request other than a GET went
 // through the Client since it was asked for: it is the answer the scan's
 // own GET would have had a moment later. A GET out of order, or any write,
-// drops what was read ahead. GETs of anything else pass through untouched.
+// drops what was read ahead. An update's reads, which come in parallel
+// parts between its writes, are answered under rules of their own
+// (updating). GETs of anything else pass through untouched.
 type readAhead struct {
 	mu sync.Mutex
 	// epoch counts the writes; what was read in an older epoch is stale.
