@@ -75,6 +75,19 @@ func (g *objectGETs) wrap(rt http.RoundTripper) http.RoundTripper {
 	})
 }
 
+// client is a Client of namespace ns whose requests g sees.
+func (g *objectGETs) client(t *testing.T, ns string) *Client {
+	t.Helper()
+	cfg := rest.CopyConfig(testRESTConfig)
+	cfg.QPS, cfg.Burst = 1000, 1000
+	cfg.Wrap(g.wrap)
+	c, err := NewClient(ClientOptions{Getter: k8s.NewGetter(cfg, ns, ""), StorageNamespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // sent is what reached the API server: GETs by name, lists, and whether a
 // held GET waited in vain.
 type sent struct {
@@ -115,13 +128,7 @@ func TestReadAheadOwnershipChecks(t *testing.T) {
 			ctx := context.Background()
 			cs := kubernetes.NewForConfigOrDie(testRESTConfig)
 			gets := newObjectGETs("cm-2", "cm-6")
-			cfg := rest.CopyConfig(testRESTConfig)
-			cfg.QPS, cfg.Burst = 1000, 1000
-			cfg.Wrap(gets.wrap)
-			c, err := NewClient(ClientOptions{Getter: k8s.NewGetter(cfg, ns, ""), StorageNamespace: ns})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := gets.client(t, ns)
 			body := fmt.Sprintf(`{{ range until %d }}
 ---
 apiVersion: v1
@@ -156,7 +163,7 @@ metadata:
 			if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", conflict)}}, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			_, err = c.Install(ctx, manyConfigMaps("1.0.0", body), nil, InstallOptions{ReleaseName: "many", Namespace: ns, Timeout: time.Minute})
+			_, err := c.Install(ctx, manyConfigMaps("1.0.0", body), nil, InstallOptions{ReleaseName: "many", Namespace: ns, Timeout: time.Minute})
 			want := fmt.Sprintf(`ConfigMap "cm-%d" in namespace %q exists and cannot be imported into the current release`, conflict, ns)
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Fatalf("install over a ConfigMap of no release: %v, want an error with %q", err, want)
@@ -313,13 +320,7 @@ func TestReadAheadUpdateByList(t *testing.T) {
 			ctx := context.Background()
 			cs := kubernetes.NewForConfigOrDie(testRESTConfig)
 			gets := newObjectGETs("", "")
-			cfg := rest.CopyConfig(testRESTConfig)
-			cfg.QPS, cfg.Burst = 1000, 1000
-			cfg.Wrap(gets.wrap)
-			c, err := NewClient(ClientOptions{Getter: k8s.NewGetter(cfg, ns, ""), StorageNamespace: ns})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := gets.client(t, ns)
 			body := func(n int, message, port string) string {
 				return fmt.Sprintf(`{{ range until %d }}
 ---
@@ -344,7 +345,7 @@ spec:
 			}
 			before := gets.sent()
 			// cm-30 … cm-39 are new; the Service's port is refused.
-			_, err = c.Upgrade(ctx, "many", manyConfigMaps("1.0.1", body(40, "two", "99999")), nil, UpgradeOptions{Namespace: ns, Timeout: time.Minute, CleanupOnFail: true})
+			_, err := c.Upgrade(ctx, "many", manyConfigMaps("1.0.1", body(40, "two", "99999")), nil, UpgradeOptions{Namespace: ns, Timeout: time.Minute, CleanupOnFail: true})
 			if err == nil || !strings.Contains(err.Error(), "99999") {
 				t.Fatalf("upgrade with a Service port of 99999: %v, want the API server's refusal", err)
 			}
