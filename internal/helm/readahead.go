@@ -261,7 +261,7 @@ type readAheadTransport struct {
 
 func (t readAheadTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodGet && req.Method != http.MethodHead {
-		key := writtenKey(req)
+		key := t.r.writtenKey(req)
 		t.r.write(key, 1)
 		defer t.r.write(key, -1) // what was asked while it was under way is stale too
 		return t.next.RoundTrip(req)
@@ -322,11 +322,16 @@ func (r *readAhead) write(key string, delta int) {
 }
 
 // writtenKey is the host and path of what req writes: the object its URL
-// names, or the object a create (POST to its kind's path) names in its
-// JSON body; the kind's path when the body names none.
-func writtenKey(req *http.Request) string {
+// names, or, while an update is under way, the object a create (POST to
+// its kind's path) names in its JSON body; the kind's path when the body
+// names none. Outside an update nothing tells objects apart, and a body
+// (a release record of megabytes) is not read.
+func (r *readAhead) writtenKey(req *http.Request) string {
 	key := req.URL.Host + req.URL.Path
-	if req.Method != http.MethodPost || req.GetBody == nil || !strings.HasPrefix(req.Header.Get("Content-Type"), "application/json") {
+	r.mu.Lock()
+	updating := r.window != nil
+	r.mu.Unlock()
+	if !updating || req.Method != http.MethodPost || req.GetBody == nil || !strings.HasPrefix(req.Header.Get("Content-Type"), "application/json") {
 		return key
 	}
 	body, err := req.GetBody()
